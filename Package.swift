@@ -1,0 +1,52 @@
+// swift-tools-version: 6.0
+//
+// jackvu — a headless JACK meter and analyser.
+// Module graph (see README.md, "Architecture"):
+//   CJack, CFFTW  — system libraries found by pkg-config, each with a small shim header
+//   DSP           — pure signal processing (CFFTW)
+//   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization)
+//   Jack          — small safe wrapper of libjack; the only module that imports CJack
+//   Outputs       — OSC messages and their oscdump-style text form; knows nothing of JACK
+//   JackVU        — the engine: Jack → ring → worker → snapshot → outputs
+//   jackvu        — the command line
+import PackageDescription
+
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
+let package = Package(
+    name: "jackvu",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "jackvu", targets: ["jackvu"]),
+        .executable(name: "jacktone", targets: ["jacktone"]),
+        .executable(name: "jackvu-bench", targets: ["jackvu-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CJack", path: "Sources/CJack", pkgConfig: "jack",
+            providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(
+            name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3f",
+            providers: [.apt(["libfftw3-dev"])]),
+        .target(name: "DSP", dependencies: ["CFFTW"]),
+        .target(name: "Realtime"),
+        .target(name: "Jack", dependencies: ["CJack"]),
+        .target(name: "Outputs"),
+        .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs"]),
+        .executableTarget(name: "jackvu", dependencies: ["JackVU", argumentParser]),
+        .executableTarget(
+            name: "jacktone", dependencies: ["Jack", "Realtime", argumentParser],
+            path: "Tools/jacktone"),
+        .executableTarget(
+            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU"],
+            path: "Tools/jackvu-bench"),
+        .testTarget(name: "DSPTests", dependencies: ["DSP"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
+        .testTarget(name: "OutputsTests", dependencies: ["Outputs"]),
+        .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
+        .testTarget(name: "IntegrationTests", dependencies: []),
+    ]
+)

@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// vDSP-like vector helpers written with Swift SIMD types.
+//
+// Every helper works on caller-owned buffers (in place or into `result`), never allocates and
+// never throws, so all of them are real-time safe. Each doc comment shows the plain scalar loop
+// that the helper computes; `jackvu-bench simd` compares them against exactly those loops.
+
+/// Vector helpers over `Float` buffers, in the spirit of Apple's vDSP.
+///
+/// Lengths: where a helper takes two inputs, or an input and a `result`, it processes
+/// `min` of their counts. Real-time safe.
+public enum Vector {
+    @usableFromInline typealias V8 = SIMD8<Float>
+
+    @inlinable @inline(__always)
+    static func load(_ p: UnsafePointer<Float>, _ i: Int) -> V8 {
+        UnsafeRawPointer(p + i).loadUnaligned(as: V8.self)
+    }
+
+    @inlinable @inline(__always)
+    static func store(_ v: V8, _ p: UnsafeMutablePointer<Float>, _ i: Int) {
+        UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: V8.self)
+    }
+
+    /// `for i in 0..<n { result[i] = a[i] * b[i] }`. `result` may alias `a` or `b`.
+    /// Real-time safe.
+    @inlinable
+    public static func multiply(
+        _ a: UnsafeBufferPointer<Float>, _ b: UnsafeBufferPointer<Float>,
+        result: UnsafeMutableBufferPointer<Float>
+    ) {
+        let n = min(a.count, b.count, result.count)
+        guard n > 0, let pa = a.baseAddress, let pb = b.baseAddress, let pr = result.baseAddress
+        else { return }
+        var i = 0
+        while i + 8 <= n {
+            store(load(pa, i) * load(pb, i), pr, i)
+            i += 8
+        }
+        while i < n {
+            pr[i] = pa[i] * pb[i]
+            i += 1
+        }
+    }
+
+    /// `for i in 0..<n { result[i] = a[i] * scalar }`. `result` may alias `a`. Real-time safe.
+    @inlinable
+    public static func multiply(
+        _ a: UnsafeBufferPointer<Float>, scalar: Float, result: UnsafeMutableBufferPointer<Float>
+    ) {
+        let n = min(a.count, result.count)
+        guard n > 0, let pa = a.baseAddress, let pr = result.baseAddress else { return }
+        let s = V8(repeating: scalar)
+        var i = 0
+        while i + 8 <= n {
+            store(load(pa, i) * s, pr, i)
+            i += 8
+        }
+        while i < n {
+            pr[i] = pa[i] * scalar
+            i += 1
+        }
+    }
+
+    /// `var s: Float = 0; for x in a { s += x }; return s`. Real-time safe.
+    @inlinable
+    public static func sum(_ a: UnsafeBufferPointer<Float>) -> Float {
+        guard let p = a.baseAddress else { return 0 }
+        let n = a.count
+        var acc0 = V8(), acc1 = V8()
+        var i = 0
+        while i + 16 <= n {
+            acc0 += load(p, i)
+            acc1 += load(p, i + 8)
+            i += 16
+        }
+        var s = (acc0 + acc1).sum()
+        while i < n {
+            s += p[i]
+            i += 1
+        }
+        return s
+    }
+
+    /// `var s: Float = 0; for x in a { s += x * x }; return s`. Real-time safe.
+    @inlinable
+    public static func sumOfSquares(_ a: UnsafeBufferPointer<Float>) -> Float {
+        guard let p = a.baseAddress else { return 0 }
+        let n = a.count
+        var acc0 = V8(), acc1 = V8()
+        var i = 0
+        while i + 16 <= n {
+            let x0 = load(p, i), x1 = load(p, i + 8)
+            acc0.addProduct(x0, x0)
+            acc1.addProduct(x1, x1)
+            i += 16
+        }
+        var s = (acc0 + acc1).sum()
+        while i < n {
+            s += p[i] * p[i]
+            i += 1
+        }
+        return s
+    }
+
+    /// `var m: Float = 0; for x in a { m = max(m, abs(x)) }; return m`. Real-time safe.
+    @inlinable
+    public static func maxMagnitude(_ a: UnsafeBufferPointer<Float>) -> Float {
+        guard let p = a.baseAddress else { return 0 }
+        let n = a.count
+        var acc = V8()
+        var i = 0
+        while i + 8 <= n {
+            let x = load(p, i)
+            acc = pointwiseMax(acc, pointwiseMax(x, -x))
+            i += 8
+        }
+        var m = acc.max()
+        while i < n {
+            m = Swift.max(m, Swift.abs(p[i]))
+            i += 1
+        }
+        return m
+    }
+
+    /// Magnitudes of interleaved complex values (re, im, re, im, …):
+    /// `for k in 0..<n { result[k] = sqrt(c[2k] * c[2k] + c[2k+1] * c[2k+1]) * scale }`,
+    /// with `n = min(c.count / 2, result.count)`. Real-time safe.
+    @inlinable
+    public static func magnitudes(
+        interleaved c: UnsafeBufferPointer<Float>, scale: Float = 1,
+        result: UnsafeMutableBufferPointer<Float>
+    ) {
+        let n = min(c.count / 2, result.count)
+        guard n > 0, let pc = c.baseAddress, let pr = result.baseAddress else { return }
+        let s = V8(repeating: scale)
+        var k = 0
+        while k + 8 <= n {
+            let z = UnsafeRawPointer(pc + 2 * k).loadUnaligned(as: SIMD16<Float>.self)
+            let re = z.evenHalf, im = z.oddHalf
+            var m = re * re
+            m.addProduct(im, im)
+            store(m.squareRoot() * s, pr, k)
+            k += 8
+        }
+        while k < n {
+            let re = pc[2 * k], im = pc[2 * k + 1]
+            pr[k] = (re * re + im * im).squareRoot() * scale
+            k += 1
+        }
+    }
+
+    /// Index and value of the largest element in `range` (first one on ties):
+    /// `var j = range.lowerBound; for i in range where a[i] > a[j] { j = i }; return (j, a[j])`.
+    /// Returns nil for an empty range. Real-time safe.
+    @inlinable
+    public static func maxIndex(_ a: UnsafeBufferPointer<Float>, in range: Range<Int>)
+        -> (index: Int, value: Float)?
+    {
+        let r = range.clamped(to: 0..<a.count)
+        guard !r.isEmpty else { return nil }
+        var best = r.lowerBound
+        var bestValue = a[best]
+        for i in r where a[i] > bestValue {
+            best = i
+            bestValue = a[i]
+        }
+        return (best, bestValue)
+    }
+
+    /// Amplitude to decibels: `for i in 0..<n { result[i] = 20 * log10(max(a[i], floor)) }`,
+    /// with `floor` a linear amplitude (> 0). `result` may alias `a`. Real-time safe.
+    @inlinable
+    public static func amplitudeToDecibels(
+        _ a: UnsafeBufferPointer<Float>, floor: Float, result: UnsafeMutableBufferPointer<Float>
+    ) {
+        let n = min(a.count, result.count)
+        let floorDB = 20 * log10f(floor)
+        for i in 0..<n {
+            result[i] = Decibels.fromAmplitude(a[i], floor: floorDB)
+        }
+    }
+
+    /// `for i in 0..<n { result[i] = value }`. Real-time safe.
+    @inlinable
+    public static func fill(_ result: UnsafeMutableBufferPointer<Float>, with value: Float) {
+        guard let p = result.baseAddress else { return }
+        let n = result.count
+        let v = V8(repeating: value)
+        var i = 0
+        while i + 8 <= n {
+            store(v, p, i)
+            i += 8
+        }
+        while i < n {
+            p[i] = value
+            i += 1
+        }
+    }
+}
