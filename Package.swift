@@ -43,10 +43,12 @@ let package = Package(
         .executableTarget(
             name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU"],
             path: "Tools/jackvu-bench"),
+        // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
-        .testTarget(name: "OutputsTests", dependencies: ["Outputs"]),
+        .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
         .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
-        .testTarget(name: "IntegrationTests", dependencies: []),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport"]),
     ]
 )

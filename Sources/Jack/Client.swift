@@ -1,0 +1,199 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CJack
+
+/// A JACK client: a connection to one JACK server, with ports and callbacks.
+///
+/// JACK terms: a *server* (jackd) runs the audio graph and calls each active *client* once per
+/// *cycle* of `bufferSize` frames on its real-time thread; clients own *ports*, named
+/// `client:port`, which carry mono 32-bit float audio (or control voltage) and connect to
+/// other clients' ports.
+///
+/// Lifecycle: `init` (open) → `registerPort` → `setHandlers` → `warmUp` → `activate` →
+/// `connect` … → `close`. All methods are for one setup thread; none is real-time safe.
+public final class Client: @unchecked Sendable {
+    // @unchecked Sendable: the handle is used by the owning thread only; the real-time and
+    // notification threads reach the handlers through `CallbackContext`, not through this.
+
+    private var handle: OpaquePointer?
+    private var context: Unmanaged<CallbackContext>?
+    private var ports: [Port] = []
+    private var active = false
+
+    /// The client's name on the server.
+    public let name: String
+    /// The server's sample rate when the client opened, in Hz.
+    public var sampleRate: Int { handle.map { Int(jack_get_sample_rate($0)) } ?? 0 }
+    /// The server's buffer size, in frames.
+    public var bufferSize: Int { handle.map { Int(jack_get_buffer_size($0)) } ?? 0 }
+    /// Whether the server runs its process thread with real-time priority.
+    public var isRealtime: Bool { handle.map { jack_is_realtime($0) != 0 } ?? false }
+
+    /// Opens a client named exactly `name` on `server` (nil: `$JACK_DEFAULT_SERVER`, else the
+    /// default server). Never starts a server. Not real-time safe.
+    public init(name: String, server: String?) throws(JackError) {
+        Client.routeLibraryMessages()
+        var status = jack_status_t(rawValue: 0)
+        let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
+        let opened = jackvu_client_open(name, options, &status, server)
+        guard let opened else {
+            if status.rawValue & JackNameNotUnique.rawValue != 0 { throw .nameInUse(name) }
+            if status.rawValue & (JackServerFailed.rawValue | JackServerError.rawValue) != 0 {
+                let env = getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
+                throw .serverUnavailable(server: server ?? env)
+            }
+            throw .openFailed(status: status.rawValue)
+        }
+        handle = opened
+        self.name = String(cString: jack_get_client_name(opened))
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Registers an audio port (also used for CV, which JACK carries as audio).
+    public func registerPort(name portName: String, direction: PortDirection) throws(JackError) -> Port {
+        guard let handle,
+            let raw = jack_port_register(handle, portName, JACK_DEFAULT_AUDIO_TYPE, direction.flags, 0)
+        else { throw .portRegistrationFailed("\(name):\(portName)") }
+        let port = Port(raw: raw)
+        ports.append(port)
+        return port
+    }
+
+    /// Sets the handlers; call once, before `activate`. The client keeps them alive until it
+    /// closes.
+    public func setHandlers(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?) {
+        precondition(context == nil && !active, "handlers are set once, before activate")
+        guard let handle else { return }
+        let box = Unmanaged.passRetained(CallbackContext(process: process, notifications: notifications))
+        context = box
+        let arg = box.toOpaque()
+        if process != nil {
+            jack_set_process_callback(handle, { nframes, arg in
+                // The real-time path: no allocation from here on (see ProcessHandler).
+                jackvu_rtsan_enter()
+                let context = Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+                let keepGoing = context.process!.process(ProcessScope(frames: Int(nframes), scratch: nil))
+                jackvu_rtsan_exit()
+                return keepGoing ? 0 : 1
+            }, arg)
+        }
+        guard notifications != nil else { return }
+        jack_on_info_shutdown(handle, { _, reason, arg in
+            let context = Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+            context.notifications?.serverShutdown(reason: reason.map { String(cString: $0) } ?? "")
+        }, arg)
+        jack_set_xrun_callback(handle, { arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue().notifications?.xrun()
+            return 0
+        }, arg)
+        jack_set_sample_rate_callback(handle, { rate, arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+                .notifications?.sampleRateChanged(Int(rate))
+            return 0
+        }, arg)
+        jack_set_buffer_size_callback(handle, { frames, arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+                .notifications?.bufferSizeChanged(Int(frames))
+            return 0
+        }, arg)
+    }
+
+    /// Runs the process handler `cycles` times outside JACK, on scratch buffers of the current
+    /// buffer size, so that Swift's one-time work (type metadata, lazy initialisation) happens
+    /// here and not on the real-time thread. Call after `setHandlers`, before `activate`.
+    public func warmUp(cycles: Int = 4) {
+        guard let process = context?.takeUnretainedValue().process else { return }
+        let frames = max(1, bufferSize)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        scratch.initialize(repeating: 0, count: frames)
+        defer { scratch.deallocate() }
+        for _ in 0..<cycles {
+            _ = process.process(ProcessScope(frames: frames, scratch: scratch))
+        }
+    }
+
+    /// Starts processing: from now on JACK calls the process handler every cycle.
+    public func activate() throws(JackError) {
+        guard let handle, jack_activate(handle) == 0 else { throw .activationFailed }
+        active = true
+    }
+
+    /// Full names of the ports whose names match the POSIX extended regular expression
+    /// `pattern` (unanchored, as `jack_lsp` and `jack_get_ports` match), optionally only audio
+    /// ports, and only those with `direction` as seen by their owner. In the server's order.
+    public func portNames(matching pattern: String, audioOnly: Bool = true, direction: PortDirection? = nil)
+        throws(JackError) -> [String]
+    {
+        var regex = regex_t()
+        guard regcomp(&regex, pattern, REG_EXTENDED | REG_NOSUB) == 0 else { throw .invalidPattern(pattern) }
+        regfree(&regex)
+        guard let handle else { return [] }
+        guard let list = jack_get_ports(handle, pattern, audioOnly ? JACK_DEFAULT_AUDIO_TYPE : nil, direction?.flags ?? 0)
+        else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+        var names: [String] = []
+        var i = 0
+        while let p = list[i] {
+            names.append(String(cString: p))
+            i += 1
+        }
+        return names
+    }
+
+    /// Connects output port `source` to input port `destination` (full names). Connecting
+    /// ports that are already connected is not an error. The client must be active.
+    public func connect(_ source: String, to destination: String) throws(JackError) {
+        guard let handle else { throw .activationFailed }
+        let code = jack_connect(handle, source, destination)
+        guard code == 0 || code == EEXIST else {
+            throw .connectionFailed(source: source, destination: destination, code: code)
+        }
+    }
+
+    /// Sets a metadata property on a port (`type` nil for plain text).
+    public func setProperty(_ port: Port, key: String, value: String, type: String? = nil) throws(JackError) {
+        guard let handle, jack_set_property(handle, port.uuid, key, value, type) == 0 else {
+            throw .metadataFailed(port: port.name, key: key)
+        }
+    }
+
+    /// Stops processing, removes this client's port metadata and closes the client; the
+    /// handlers are released after JACK has stopped calling them. Safe to call twice.
+    public func close() {
+        guard let handle else { return }
+        if active {
+            jack_deactivate(handle)
+            active = false
+        }
+        for port in ports { jack_remove_properties(handle, port.uuid) }
+        ports.removeAll()
+        jack_client_close(handle)
+        self.handle = nil
+        context?.release()
+        context = nil
+    }
+
+    /// libjack prints its own diagnostics to stderr ("Cannot connect to server socket", …);
+    /// jackvu reports errors in one line of its own, so those go nowhere unless
+    /// `JACKVU_JACK_DEBUG=1`.
+    private static func routeLibraryMessages() {
+        if let debug = getenv("JACKVU_JACK_DEBUG"), String(cString: debug) == "1" {
+            jack_set_error_function { message in
+                guard let message else { return }
+                let line = "libjack: \(String(cString: message))\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
+            }
+            return
+        }
+        jack_set_error_function { _ in }
+        jack_set_info_function { _ in }
+    }
+
+    /// Whether this binary was linked with RealtimeSanitizer (`-fsanitize=realtime`), which
+    /// then checks every process cycle.
+    public static var realtimeSanitizerLinked: Bool { jackvu_rtsan_linked() != 0 }
+}

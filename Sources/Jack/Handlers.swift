@@ -1,0 +1,82 @@
+import CJack
+
+/// The buffers of one process cycle. A scope exists only for the duration of one call to
+/// `ProcessHandler.process(_:)`: do not keep it, or any buffer it hands out, past that call.
+public struct ProcessScope {
+    /// Frames in this cycle (the server's buffer size).
+    public let frames: Int
+    /// Set during warm-up: every port reads and writes this scratch buffer instead of JACK's.
+    private let scratch: UnsafeMutablePointer<Float>?
+
+    @inline(__always)
+    init(frames: Int, scratch: UnsafeMutablePointer<Float>?) {
+        self.frames = frames
+        self.scratch = scratch
+    }
+
+    /// The samples an input port received this cycle. Real-time safe.
+    @inline(__always)
+    public func input(_ port: Port) -> UnsafeBufferPointer<Float> {
+        UnsafeBufferPointer(buffer(port))
+    }
+
+    /// The samples an output port sends this cycle; fill all of them. Real-time safe.
+    @inline(__always)
+    public func output(_ port: Port) -> UnsafeMutableBufferPointer<Float> {
+        buffer(port)
+    }
+
+    @inline(__always)
+    private func buffer(_ port: Port) -> UnsafeMutableBufferPointer<Float> {
+        if let scratch { return UnsafeMutableBufferPointer(start: scratch, count: frames) }
+        let raw = jack_port_get_buffer(port.raw, jack_nframes_t(frames))
+        return UnsafeMutableBufferPointer(
+            start: raw?.assumingMemoryBound(to: Float.self), count: raw == nil ? 0 : frames)
+    }
+}
+
+/// The real-time handler: JACK calls `process` once per cycle on its real-time thread.
+///
+/// Inside `process`, and everything it calls: no allocation (no Array growth, no String, no
+/// class instance, no existential boxing, no closure that escapes), no lock, no I/O, no print,
+/// no waiting, no Swift runtime work that may allocate (first use of generic metadata: hence
+/// `Client.warmUp`). Everything it touches is preallocated before the client is activated.
+/// When linked with RealtimeSanitizer, any such call in `process` aborts with a report.
+public protocol ProcessHandler: AnyObject, Sendable {
+    /// Handles one cycle; returns false to stop processing (JACK then stops calling it).
+    /// Real-time safe — must be.
+    func process(_ scope: ProcessScope) -> Bool
+}
+
+/// The non-real-time handler: server events, called on a JACK notification thread. Keep them
+/// short and non-blocking; do not call libjack from them. Every method has a default that
+/// does nothing.
+public protocol NotificationHandler: AnyObject, Sendable {
+    /// The server shut down or dropped the client. Do not call libjack from here.
+    func serverShutdown(reason: String)
+    /// An xrun (a missed deadline somewhere in the graph) happened.
+    func xrun()
+    /// The server's sample rate is now `rate` Hz (also called once when the callback is set).
+    func sampleRateChanged(_ rate: Int)
+    /// The server's buffer size is now `frames`.
+    func bufferSizeChanged(_ frames: Int)
+}
+
+extension NotificationHandler {
+    public func serverShutdown(reason: String) {}
+    public func xrun() {}
+    public func sampleRateChanged(_ rate: Int) {}
+    public func bufferSizeChanged(_ frames: Int) {}
+}
+
+/// What the C callbacks get as their argument: the handlers, kept alive by the client.
+final class CallbackContext: @unchecked Sendable {
+    // @unchecked Sendable: both fields are set once, before any callback is registered.
+    let process: (any ProcessHandler)?
+    let notifications: (any NotificationHandler)?
+
+    init(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?) {
+        self.process = process
+        self.notifications = notifications
+    }
+}

@@ -1,0 +1,45 @@
+import CJack
+
+/// A registered JACK port of this client. A small value: copy it freely; it stays valid until
+/// the client that registered it closes.
+public struct Port: @unchecked Sendable, Equatable {
+    // @unchecked Sendable: a jack_port_t handle is safe to use from any of the client's
+    // threads; libjack owns it and frees it when the client closes.
+    let raw: OpaquePointer
+
+    /// Full name, `client:port`. Not real-time safe (allocates).
+    public var name: String { String(cString: jack_port_name(raw)) }
+    /// Short name, without the client part. Not real-time safe (allocates).
+    public var shortName: String { String(cString: jack_port_short_name(raw)) }
+    /// The port's UUID, the subject of its metadata.
+    public var uuid: UInt64 { jack_port_uuid(raw) }
+    /// Number of connections. Not real-time safe.
+    public var connectionCount: Int { Int(jack_port_connected(raw)) }
+}
+
+/// Which way a port carries signal, seen from this client.
+public enum PortDirection: Sendable {
+    /// The port receives audio from other clients (JackPortIsInput).
+    case input
+    /// The port sends audio to other clients (JackPortIsOutput).
+    case output
+
+    var flags: UInt {
+        switch self {
+        case .input: return UInt(JackPortIsInput.rawValue)
+        case .output: return UInt(JackPortIsOutput.rawValue)
+        }
+    }
+}
+
+/// JACK metadata keys (jack/metadata.h) and value types that jackvu sets.
+public enum MetadataKey {
+    /// `http://jackaudio.org/metadata/signal-type`: `AUDIO` or `CV`.
+    public static let signalType = "http://jackaudio.org/metadata/signal-type"
+    /// `http://jackaudio.org/metadata/pretty-name`: a human-readable name.
+    public static let prettyName = "http://jackaudio.org/metadata/pretty-name"
+    /// `http://jackaudio.org/metadata/order`: an integer giving the port's position.
+    public static let order = "http://jackaudio.org/metadata/order"
+    /// The type of integer values (e.g. `order`).
+    public static let integerType = "http://www.w3.org/2001/XMLSchema#integer"
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// Errors of test fixtures: each says what is missing and how to get it.
+public struct FixtureError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A process started by a test, with stdout and stderr sent to files (never to the test's
+/// own output, so nothing it leaves behind can hold the test runner's pipes open). Stopped by
+/// `stop()` or, at the latest, when the value is released.
+public final class BackgroundProcess: @unchecked Sendable {
+    public let process = Process()
+    public let stdoutURL: URL
+    public let stderrURL: URL
+    public let label: String
+
+    /// Starts `executable` with `arguments` and extra `environment` entries.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil)
+        throws
+    {
+        self.label = label ?? URL(fileURLWithPath: executable).lastPathComponent
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-tests", isDirectory: true)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let stem = "\(self.label)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        stdoutURL = dir.appendingPathComponent("\(stem).out")
+        stderrURL = dir.appendingPathComponent("\(stem).err")
+        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: try Executables.resolve(executable))
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+        process.standardError = try FileHandle(forWritingTo: stderrURL)
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    public var isRunning: Bool { process.isRunning }
+    public var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` and waits up to `timeout` seconds for the process to exit; then kills it.
+    /// Returns the exit status (or the terminating signal).
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, signal)
+            if !waitForExit(timeout: timeout) {
+                kill(process.processIdentifier, SIGKILL)
+                _ = waitForExit(timeout: 5)
+            }
+        }
+        return process.isRunning ? -1 : process.terminationStatus
+    }
+
+    /// Waits up to `timeout` seconds for the process to exit by itself.
+    public func waitForExit(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return !process.isRunning
+    }
+
+    /// Polls stdout until `predicate` holds or `timeout` seconds pass; returns the last text.
+    public func waitForStdout(timeout: Double, until predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            let text = stdout
+            if predicate(text) { return text }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+}
+
+/// Result of a command run to completion.
+public struct CommandResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+/// Locating and running executables.
+public enum Executables {
+    /// The folder holding the package's built products (`jackvu`, `jacktone`): the folder of
+    /// the running test binary, or `$JACKVU_BIN_DIR`.
+    public static var productsDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["JACKVU_BIN_DIR"] { return dir }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+    }
+
+    /// A built product of this package, by name.
+    public static func product(_ name: String) throws -> String {
+        let path = productsDirectory + "/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw FixtureError("\(name) is not built in \(productsDirectory): run `swift build` first")
+        }
+        return path
+    }
+
+    /// An absolute path for `name`: itself if it has a slash, else found on PATH.
+    public static func resolve(_ name: String) throws -> String {
+        if name.contains("/") { return name }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw FixtureError("\(name) is not installed (the README's test command installs it)")
+    }
+
+    /// Runs a command to completion (at most `timeout` seconds) and captures its output.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           timeout: Double = 30) throws -> CommandResult
+    {
+        let p = try BackgroundProcess(executable, arguments, environment: environment)
+        guard p.waitForExit(timeout: timeout) else {
+            p.stop(signal: SIGKILL)
+            throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
+        }
+        return CommandResult(status: p.process.terminationStatus, stdout: p.stdout, stderr: p.stderr)
+    }
+}
+
+/// A free UDP port on the loopback interface (bound, read, released).
+public func freeUDPPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+    }
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
+    return UInt16(bigEndian: addr.sin_port)
+}
+
+/// Sends one UDP datagram to 127.0.0.1:`port`.
+public func sendUDP(_ bytes: [UInt8], port: UInt16) {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = port.bigEndian
+    _ = bytes.withUnsafeBytes { b in
+        withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+}
