@@ -1,0 +1,81 @@
+import DSP
+import Jack
+import Realtime
+
+/// The real-time half of jackvu: JACK's process callback.
+///
+/// Per cycle, and nothing else: copy each input port's frames into the ring and publish them;
+/// fill each meter port with its channel's latest display level; wake the worker; count the
+/// cycle and its duration. Everything it touches is allocated before activation and every
+/// field is a `let`, so there is no allocation, no lock, no exclusivity bookkeeping and no
+/// I/O on this path (RealtimeSanitizer checks it in the tests).
+final class CaptureProcessor: ProcessHandler {
+    /// Audio inputs, in channel order.
+    let inputs: [Port]
+    /// CV meter outputs, in channel order.
+    let meters: [Port]
+    /// Where the input frames go.
+    let ring: AudioRing
+    /// Each channel's display level 0 ... 1, written by the worker.
+    let meterValues: AtomicFloatArray
+    /// Wakes the worker.
+    let wake: WakeSignal
+    /// Process cycles run.
+    let cycles = Counter()
+    /// Sum and maximum of the callback's own duration, in nanoseconds.
+    let busyNanoseconds = Counter()
+    let maxBusyNanoseconds = Counter()
+    /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
+    let canary: Bool
+
+    init(inputs: [Port], meters: [Port], ring: AudioRing, meterValues: AtomicFloatArray,
+         wake: WakeSignal, canary: Bool)
+    {
+        self.inputs = inputs
+        self.meters = meters
+        self.ring = ring
+        self.meterValues = meterValues
+        self.wake = wake
+        self.canary = canary
+    }
+
+    /// Real-time safe.
+    func process(_ scope: ProcessScope) -> Bool {
+        let start = monotonicNanoseconds()
+        let frames = scope.frames
+        if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
+            for c in 0..<inputs.count {
+                let input = scope.input(inputs[c])
+                if let samples = input.baseAddress, input.count == frames {
+                    ring.copyIn(channel: c, from: samples, frames: frames)
+                }
+            }
+            ring.commit(frames: frames)
+        }
+        for c in 0..<meters.count {
+            Vector.fill(scope.output(meters[c]), with: meterValues[c])
+        }
+        if canary { allocateOnPurpose(cycles.count) }
+        cycles.add()
+        wake.signal()
+        let busy = monotonicNanoseconds() - start
+        busyNanoseconds.add(busy)
+        maxBusyNanoseconds.raise(to: busy)
+        return true
+    }
+
+    /// Forgets the warm-up: statistics start at activation.
+    func resetStatistics() {
+        cycles.store(0)
+        busyNanoseconds.store(0)
+        maxBusyNanoseconds.store(0)
+    }
+}
+
+/// Allocates a heap array the optimiser cannot remove (the `--rt-canary` debug aid).
+@inline(never)
+func allocateOnPurpose(_ n: Int) {
+    let a = [Int](repeating: n, count: 64 + n % 7)
+    withExtendedLifetime(a) {}
+    if a[0] == -42 { print("unreachable") }
+}

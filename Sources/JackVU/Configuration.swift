@@ -1,0 +1,91 @@
+import DSP
+import Outputs
+
+/// Everything a jackvu run is told, validated. The command line builds one; tests and tools
+/// may build their own.
+public struct Configuration: Equatable, Sendable {
+    /// JACK client name (`--name`).
+    public var clientName = "jackvu"
+    /// JACK server name (`--server`); nil: `$JACK_DEFAULT_SERVER`, else the default server.
+    public var serverName: String?
+    /// Number of audio inputs and meter outputs (`--channels`).
+    public var channels = 2
+    /// Port regexes to connect to the inputs, in order (`--connect`).
+    public var connect: [String] = []
+    /// FFT size in samples (`--fft-size`).
+    public var fftSize = FFTSize.default
+    /// Fraction of each FFT frame shared with the next (`--overlap`), 0 ..< 1.
+    public var overlap = 0.75
+    /// Number of spectrum bars (`--bars`).
+    public var bars = 48
+    /// Lower edge of the first bar, in Hz (`--bars-from`).
+    public var barsFromHz = 60.0
+    /// Upper edge of the last bar, in Hz (`--bars-to`).
+    public var barsToHz = 18000.0
+    /// Text updates per second at most (`--rate`).
+    public var rate = 20.0
+    /// OSC address prefix (`--prefix`).
+    public var prefix = "/jackvu"
+    /// Level shown as 0 on the meter ports and in `level`/`hold`, in dBFS (`--meter-floor`).
+    public var meterFloorDBFS = -60.0
+    /// Fall rate of the display values, in dB per second (`--fall`).
+    public var fallDBPerSecond = 20.0
+    /// How long `hold` keeps a new peak before falling, in seconds (`--hold`).
+    public var holdSeconds = 1.5
+    /// Debug aid for the real-time test: the process callback allocates (hidden option).
+    public var realtimeCanary = false
+
+    public init() {}
+
+    /// Samples between analyses for a sample rate-independent FFT size and overlap.
+    public var hopSize: Int { max(1, Int((Double(fftSize) * (1 - overlap)).rounded())) }
+
+    /// Throws the first invalid setting, with a message naming the option.
+    public func validate() throws(ConfigurationError) {
+        func check(_ ok: Bool, _ option: String, _ message: String) throws(ConfigurationError) {
+            if !ok { throw ConfigurationError(option: option, message: message) }
+        }
+        try check(!clientName.isEmpty && clientName.utf8.count <= 63 && !clientName.contains(":"), "--name",
+                  "must be 1 to 63 bytes without ':'")
+        try check((1...64).contains(channels), "--channels", "must be from 1 to 64, got \(channels)")
+        do { try FFTSize.validate(fftSize) } catch {
+            throw ConfigurationError(option: "--fft-size", message: error.description)
+        }
+        try check(overlap >= 0 && overlap <= 0.95, "--overlap",
+                  "must be from 0 to 0.95 (or 0% to 95%), got \(overlap)")
+        try check((1...1024).contains(bars), "--bars", "must be from 1 to 1024, got \(bars)")
+        try check(barsFromHz > 0 && barsFromHz < barsToHz, "--bars-from",
+                  "must be above 0 Hz and below --bars-to (\(barsToHz) Hz)")
+        try check(rate > 0 && rate <= 1000, "--rate", "must be above 0 and at most 1000 updates per second")
+        if let problem = OSCAddress.problem(withPrefix: prefix) {
+            throw ConfigurationError(option: "--prefix", message: problem)
+        }
+        try check(meterFloorDBFS >= -200 && meterFloorDBFS <= -1, "--meter-floor",
+                  "must be from -200 to -1 dBFS, got \(meterFloorDBFS)")
+        try check(fallDBPerSecond > 0 && fallDBPerSecond.isFinite, "--fall", "must be above 0 dB/s")
+        try check(holdSeconds >= 0 && holdSeconds <= 60, "--hold", "must be from 0 to 60 s")
+        for pattern in connect {
+            try check(!pattern.isEmpty, "--connect", "must not be empty")
+        }
+    }
+
+    /// The DSP settings at `sampleRate`.
+    func spectrum(sampleRate: Double) -> SpectrumConfiguration {
+        SpectrumConfiguration(
+            sampleRate: sampleRate, fftSize: fftSize, barCount: bars,
+            minFrequency: barsFromHz, maxFrequency: barsToHz)
+    }
+}
+
+/// A setting that is out of range; `option` names the command-line option.
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let option: String
+    public let message: String
+
+    public init(option: String, message: String) {
+        self.option = option
+        self.message = message
+    }
+
+    public var description: String { "\(option) \(message)" }
+}

@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DSP
+import Jack
+import Outputs
+import Realtime
+import Synchronization
+
+/// The engine: wires JACK → ring → worker → snapshot → outputs, runs until SIGINT/SIGTERM
+/// (or until the server or stdout goes away), then shuts everything down in order.
+///
+/// Threads: JACK's real-time thread runs `CaptureProcessor`; the worker thread runs the
+/// `Analyzer`; the output thread prints text; the calling thread only sets up, waits for a
+/// signal and tears down.
+public final class Engine {
+    public let configuration: Configuration
+    private let sink: FileDescriptorSink
+
+    /// Why the run is stopping (0: not yet).
+    private enum StopReason: Int {
+        case running = 0, signal, serverShutdown, outputClosed
+    }
+
+    public init(configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink()) throws(EngineError) {
+        do { try configuration.validate() } catch { throw EngineError(.usage, error.description) }
+        self.configuration = configuration
+        self.sink = sink
+    }
+
+    /// Runs until stopped. Returns normally after SIGINT/SIGTERM; throws with the exit status
+    /// and message for every failure. Not real-time safe; call from the main thread, before
+    /// any other thread exists (it blocks SIGINT, SIGTERM and SIGUSR1 in every thread it
+    /// starts, and waits for them here).
+    public func run() throws(EngineError) {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for s in [SIGINT, SIGTERM, SIGUSR1] { sigaddset(&signals, s) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let c = configuration
+        let client: Client
+        do {
+            client = try Client(name: c.clientName, server: c.serverName)
+        } catch {
+            switch error {
+            case .nameInUse: throw EngineError(.nameInUse, error.description)
+            case .serverUnavailable: throw EngineError(.unavailable, error.description)
+            default: throw EngineError(.unavailable, error.description)
+            }
+        }
+        defer { client.close() }
+
+        // Ports and their metadata.
+        var inputs: [Port] = []
+        var meters: [Port] = []
+        do {
+            for n in 1...c.channels { inputs.append(try client.registerPort(name: "in_\(n)", direction: .input)) }
+            for n in 1...c.channels { meters.append(try client.registerPort(name: "meter_\(n)", direction: .output)) }
+        } catch {
+            throw EngineError(.software, error.description)
+        }
+        describePorts(client: client, inputs: inputs, meters: meters)
+
+        // Shared state, preallocated before activation.
+        let sampleRate = client.sampleRate
+        let analyzer: Analyzer
+        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate) } catch {
+            throw EngineError(.software, error.description)
+        }
+        let ring = AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768))
+        let meterValues = AtomicFloatArray(count: c.channels)
+        let wake = WakeSignal()
+        let shared = SharedState()
+        shared.serverSampleRate.store(sampleRate)
+        shared.serverBufferSize.store(client.bufferSize)
+        let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars) }
+        let processor = CaptureProcessor(
+            inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
+            canary: c.realtimeCanary)
+        let stop = Atomic<Int>(StopReason.running.rawValue)
+        let shutdownReason = Mutex<String>("")
+        let notifications = Notifications(shared: shared) { reason in
+            shutdownReason.withLock { $0 = reason }
+            stop.store(StopReason.serverShutdown.rawValue, ordering: .relaxed)
+            kill(getpid(), SIGUSR1)
+        }
+        client.setHandlers(process: processor, notifications: notifications)
+
+        // Warm up the process path outside real time, then forget what it produced.
+        client.warmUp()
+        ring.discardReadable()
+        processor.resetStatistics()
+
+        let worker = Worker(
+            configuration: c, analyzer: analyzer, ring: ring, wake: wake, meterValues: meterValues,
+            snapshots: snapshots, shared: shared, processor: processor)
+        let outputError = Mutex<String>("")
+        let output = OutputLoop(
+            snapshots: snapshots, addressSpace: AddressSpace(prefix: c.prefix), sink: sink,
+            rate: c.rate, shared: shared
+        ) { error in
+            outputError.withLock { $0 = error.description }
+            stop.store(StopReason.outputClosed.rawValue, ordering: .relaxed)
+            kill(getpid(), SIGUSR1)
+        }
+        worker.start()
+        output.start()
+        defer {
+            // Order: stop JACK calling us, then the threads that read what it wrote.
+            client.close()
+            shared.stopping.store(true, ordering: .relaxed)
+            wake.signal()
+            worker.join()
+            output.join()
+        }
+
+        do { try client.activate() } catch { throw EngineError(.software, error.description) }
+        try connectInputs(client: client, inputs: inputs)
+
+        // Wait for a signal (SIGUSR1 comes from our own threads).
+        var received: Int32 = 0
+        while true {
+            sigwait(&signals, &received)
+            if received == SIGINT || received == SIGTERM {
+                _ = stop.compareExchange(
+                    expected: StopReason.running.rawValue, desired: StopReason.signal.rawValue,
+                    ordering: .relaxed)
+            }
+            if stop.load(ordering: .relaxed) != StopReason.running.rawValue { break }
+        }
+        switch StopReason(rawValue: stop.load(ordering: .relaxed)) {
+        case .serverShutdown:
+            let reason = shutdownReason.withLock { $0 }
+            throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
+        case .outputClosed:
+            throw EngineError(.ioError, outputError.withLock { $0 } + ": stopping")
+        default:
+            return
+        }
+    }
+
+    /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
+    /// (qjackctl) show the meters as CV. A server without metadata support only gets a warning.
+    private func describePorts(client: Client, inputs: [Port], meters: [Port]) {
+        let floor = Int(configuration.meterFloorDBFS.rounded())
+        do {
+            for (i, port) in inputs.enumerated() {
+                try client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
+                try client.setProperty(port, key: MetadataKey.prettyName, value: "Input \(i + 1)")
+                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
+            }
+            for (i, port) in meters.enumerated() {
+                try client.setProperty(port, key: MetadataKey.signalType, value: "CV")
+                try client.setProperty(
+                    port, key: MetadataKey.prettyName,
+                    value: "Meter \(i + 1) (RMS, 0..1 = \(floor)..0 dBFS)")
+                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
+            }
+        } catch {
+            printError("warning: \(error.description)")
+        }
+    }
+
+    /// `--connect`: every pattern's matching output ports (other clients' only), in order,
+    /// go to successive inputs.
+    private func connectInputs(client: Client, inputs: [Port]) throws(EngineError) {
+        var sources: [String] = []
+        for pattern in configuration.connect {
+            let matches: [String]
+            do {
+                matches = try client.portNames(matching: pattern, direction: .output)
+                    .filter { !$0.hasPrefix(client.name + ":") }
+            } catch {
+                throw EngineError(.usage, "--connect: \(error.description)")
+            }
+            guard !matches.isEmpty else {
+                throw EngineError(.noMatchingPort, "--connect '\(pattern)' matches no output port (see jack_lsp)")
+            }
+            sources += matches
+        }
+        if sources.count > inputs.count {
+            printError(
+                "note: \(sources.count) ports match --connect but there are \(inputs.count) inputs; "
+                    + "not connected: \(sources[inputs.count...].joined(separator: ", "))")
+        }
+        for (source, input) in zip(sources, inputs) {
+            do { try client.connect(source, to: input.name) } catch {
+                throw EngineError(.software, error.description)
+            }
+        }
+    }
+}
+
+/// Server notifications: counters and the shutdown hook. Called on JACK's notification thread.
+final class Notifications: NotificationHandler {
+    let shared: SharedState
+    let onShutdown: @Sendable (String) -> Void
+
+    init(shared: SharedState, onShutdown: @escaping @Sendable (String) -> Void) {
+        self.shared = shared
+        self.onShutdown = onShutdown
+    }
+
+    func serverShutdown(reason: String) { onShutdown(reason) }
+    func xrun() { shared.xruns.add() }
+    func sampleRateChanged(_ rate: Int) { shared.serverSampleRate.store(rate) }
+    func bufferSizeChanged(_ frames: Int) { shared.serverBufferSize.store(frames) }
+}
+
+/// Writes `jackvu: MESSAGE` as one line on stderr.
+public func printError(_ message: String) {
+    let line = "jackvu: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+}

@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Jack
+import Realtime
+import Synchronization
+
+/// `jacktone`: a JACK test-tone generator.
+@main
+struct JackTone: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jacktone",
+        abstract: "Play sine tones and chords into JACK, with click-free ramps.",
+        discussion: """
+            jacktone registers one output port, NAME:out, and plays the sum of sines at every \
+            --freq, each at --level dBFS peak (so one sine's RMS is level − 3.01 dB). It runs \
+            until SIGINT or SIGTERM (or --duration), then fades out and closes.
+
+            While it runs, each line on stdin changes the tones, with ramps: a list of \
+            frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit".
+
+            Exit codes: 0 done; 64 bad option or value; 66 a --connect pattern matches no port; \
+            69 no JACK server, or it shut down; 70 internal failure; 75 the client name is taken.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("JACK client name; the port is NAME:out.", valueName: "name"))
+    var name = "jacktone"
+
+    @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Frequency of a sine, in Hz; repeat for a chord (up to 16).", valueName: "Hz"))
+    var freq: [Double] = [440]
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Peak level of each sine, in dBFS.", valueName: "dBFS"))
+    var level = -18.0
+
+    @Option(name: .long, help: ArgumentHelp("Connect the output to the input ports matching this regex; repeatable.", valueName: "port-or-regex"))
+    var connect: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Length of the fade in, fade out and of every change, in milliseconds.", valueName: "ms"))
+    var ramp = 20.0
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this many seconds (default: run until a signal).", valueName: "s"))
+    var duration: Double?
+
+    func validate() throws {
+        guard (1...ToneRequest.capacity).contains(freq.count) else {
+            throw ValidationError("--freq: give 1 to \(ToneRequest.capacity) frequencies")
+        }
+        for f in freq where !(f > 0 && f < 1_000_000) {
+            throw ValidationError("--freq \(f) is not a frequency above 0 Hz")
+        }
+        guard level <= 0, level >= -200 else { throw ValidationError("--level must be from -200 to 0 dBFS") }
+        guard ramp >= 1, ramp <= 10_000 else { throw ValidationError("--ramp must be from 1 to 10000 ms") }
+        if let d = duration, !(d > 0) { throw ValidationError("--duration must be above 0 s") }
+    }
+
+    mutating func run() throws {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for s in [SIGINT, SIGTERM, SIGUSR1, SIGALRM] { sigaddset(&signals, s) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let client: Client
+        do {
+            client = try Client(name: name, server: server)
+        } catch {
+            fail(error.description, error == .nameInUse(name) ? 75 : 69)
+        }
+        let port: Port
+        do { port = try client.registerPort(name: "out", direction: .output) } catch { fail(error.description, 70) }
+        try? client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
+        try? client.setProperty(port, key: MetadataKey.prettyName, value: "Tone")
+
+        let rate = client.sampleRate
+        for f in freq where f >= Double(rate) / 2 {
+            client.close()
+            fail("--freq \(f) Hz is not below the Nyquist frequency (\(rate / 2) Hz at \(rate) Hz)", 64)
+        }
+        let sampleRate = Counter()
+        sampleRate.store(rate)
+        let requests = TripleBuffer { ToneRequest() }
+        let writer = Mutex(0)  // serialises the two writers (stdin thread, main thread)
+        @Sendable func send(_ frequencies: [Double], _ amplitude: Double) {
+            writer.withLock { generation in
+                generation += 1
+                requests.withBack { r in
+                    r.count = min(frequencies.count, ToneRequest.capacity)
+                    for k in 0..<r.count { r.frequencies[k] = frequencies[k] }
+                    r.amplitude = amplitude
+                    r.generation = generation
+                }
+                requests.publish()
+            }
+        }
+        let amplitude = Mutex(pow(10, level / 20))
+        let renderer = ToneRenderer(
+            port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000)
+        let shutdown = Atomic<Bool>(false)
+        let notifications = ToneNotifications(sampleRate: sampleRate) { _ in
+            shutdown.store(true, ordering: .relaxed)
+            kill(getpid(), SIGUSR1)
+        }
+        client.setHandlers(process: renderer, notifications: notifications)
+        client.warmUp()
+        send(freq, amplitude.withLock { $0 })
+        do { try client.activate() } catch { client.close(); fail(error.description, 70) }
+
+        for pattern in connect {
+            let targets = (try? client.portNames(matching: pattern, direction: .input)) ?? []
+            guard !targets.isEmpty else {
+                client.close()
+                fail("--connect '\(pattern)' matches no input port (see jack_lsp)", 66)
+            }
+            for target in targets {
+                do { try client.connect(port.name, to: target) } catch { client.close(); fail(error.description, 70) }
+            }
+        }
+
+        // Commands on stdin, on their own thread (it may block on read forever; it is not joined).
+        let current = Mutex(freq)
+        _ = PosixThread(name: "jacktone-stdin") {
+            while let line = readLine() {
+                let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
+                guard let first = words.first else { continue }
+                switch first {
+                case "quit", "exit":
+                    kill(getpid(), SIGTERM)
+                    return
+                case "off", "silence":
+                    current.withLock { $0 = [] }
+                    send([], amplitude.withLock { $0 })
+                case "level":
+                    guard words.count == 2, let db = Double(words[1]), db <= 0 else {
+                        complain("ignored '\(line)': expected 'level DBFS' (≤ 0)")
+                        continue
+                    }
+                    amplitude.withLock { $0 = pow(10, db / 20) }
+                    send(current.withLock { $0 }, amplitude.withLock { $0 })
+                default:
+                    let values = words.compactMap { Double($0) }
+                    guard values.count == words.count, values.count <= ToneRequest.capacity,
+                        values.allSatisfy({ $0 > 0 && $0 < Double(rate) / 2 })
+                    else {
+                        complain("ignored '\(line)': expected up to 16 frequencies in Hz, 'level DBFS', 'off' or 'quit'")
+                        continue
+                    }
+                    current.withLock { $0 = values }
+                    send(values, amplitude.withLock { $0 })
+                }
+            }
+        }
+
+        if let duration { alarmAfter(seconds: duration) }
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        if shutdown.load(ordering: .relaxed) {
+            client.close()
+            fail("the JACK server shut down", 69)
+        }
+        // Fade out, wait for silence (at most the ramp plus a little), then close.
+        send([], 0)
+        let deadline = monotonicNanoseconds() + Int((ramp / 1000 + 0.5) * 1e9)
+        while renderer.sounding.count > 0 && monotonicNanoseconds() < deadline { usleep(2_000) }
+        client.close()
+    }
+}
+
+/// Prints `jacktone: MESSAGE` on stderr.
+func complain(_ message: String) {
+    let line = "jacktone: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+}
+
+/// Prints one line on stderr and exits with `code`.
+func fail(_ message: String, _ code: Int32) -> Never {
+    complain(message)
+    exit(code)
+}
+
+/// Delivers SIGALRM after `seconds` (which the main thread's sigwait receives).
+func alarmAfter(seconds: Double) {
+    var timer = itimerval()
+    timer.it_value.tv_sec = Int(seconds)
+    timer.it_value.tv_usec = Int((seconds - Double(Int(seconds))) * 1e6)
+    setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &timer, nil)
+}
