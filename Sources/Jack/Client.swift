@@ -38,7 +38,9 @@ public final class Client: @unchecked Sendable {
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
         let opened = jackvu_client_open(name, options, &status, server)
         guard let opened else {
-            if status.rawValue & JackNameNotUnique.rawValue != 0 { throw .nameInUse(name) }
+            if status.rawValue & JackNameNotUnique.rawValue != 0 || Client.nameTaken(name, server: server) {
+                throw .nameInUse(name)
+            }
             if status.rawValue & (JackServerFailed.rawValue | JackServerError.rawValue) != 0 {
                 let env = getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
                 throw .serverUnavailable(server: server ?? env)
@@ -175,6 +177,20 @@ public final class Client: @unchecked Sendable {
         self.handle = nil
         context?.release()
         context = nil
+    }
+
+    /// JACK2 reports a taken exact name as a general failure: ask the server, through a
+    /// short-lived client with a unique name, whether a client of that name exists.
+    private static func nameTaken(_ name: String, server: String?) -> Bool {
+        var status = jack_status_t(rawValue: 0)
+        let options = jack_options_t(rawValue: JackNoStartServer.rawValue)
+        guard let probe = jackvu_client_open("jackvu-probe-\(getpid())", options, &status, server) else {
+            return false
+        }
+        defer { jack_client_close(probe) }
+        guard let uuid = jack_get_uuid_for_client_name(probe, name) else { return false }
+        jack_free(uuid)
+        return true
     }
 
     /// libjack prints its own diagnostics to stderr ("Cannot connect to server socket", …);

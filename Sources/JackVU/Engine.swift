@@ -52,7 +52,15 @@ public final class Engine {
         }
         defer { client.close() }
 
-        // Ports and their metadata.
+        // Shared state, preallocated before activation (FFT plans first: they take longest).
+        let sampleRate = client.sampleRate
+        let analyzer: Analyzer
+        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate) } catch {
+            throw EngineError(.software, error.description)
+        }
+
+        // Ports and their metadata: after the slow setup (FFT planning), so that the ports
+        // appear only shortly before the client is active and can be connected to.
         var inputs: [Port] = []
         var meters: [Port] = []
         do {
@@ -63,12 +71,6 @@ public final class Engine {
         }
         describePorts(client: client, inputs: inputs, meters: meters)
 
-        // Shared state, preallocated before activation.
-        let sampleRate = client.sampleRate
-        let analyzer: Analyzer
-        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate) } catch {
-            throw EngineError(.software, error.description)
-        }
         let ring = AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768))
         let meterValues = AtomicFloatArray(count: c.channels)
         let wake = WakeSignal()

@@ -1,0 +1,106 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Every user-facing failure: one clear line on stderr and the documented exit code; nothing
+/// hangs (each run has a time limit) and nothing crashes.
+final class ErrorTests: XCTestCase {
+    private func jackvu(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+        try Executables.run(try Executables.product("jackvu"), arguments, environment: environment, timeout: 20)
+    }
+
+    private func assertOneLine(_ r: CommandResult, status: Int32, contains text: String,
+                               file: StaticString = #filePath, line: UInt = #line)
+    {
+        XCTAssertEqual(r.status, status, r.stderr, file: file, line: line)
+        let lines = r.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, "stderr: \(r.stderr)", file: file, line: line)
+        XCTAssertTrue(r.stderr.hasPrefix("jackvu: "), r.stderr, file: file, line: line)
+        XCTAssertTrue(r.stderr.contains(text), "expected '\(text)' in: \(r.stderr)", file: file, line: line)
+    }
+
+    func testNoServer() throws {
+        let r = try jackvu(["--server", "jackvu-test-no-such-server-\(getpid())"])
+        assertOneLine(r, status: 69, contains: "cannot connect to JACK server 'jackvu-test-no-such-server")
+        let viaEnv = try jackvu([], environment: ["JACK_DEFAULT_SERVER": "jackvu-test-absent-\(getpid())"])
+        assertOneLine(viaEnv, status: 69, contains: "jackvu-test-absent-")
+    }
+
+    func testBadOptionValues() throws {
+        assertOneLine(try jackvu(["--fft-size", "1000"]), status: 64, contains: "--fft-size")
+        assertOneLine(try jackvu(["--fft-size", "131072"]), status: 64, contains: "power of two from 256 to 65536")
+        assertOneLine(try jackvu(["--fft-size", "lots"]), status: 64, contains: "fft-size")
+        assertOneLine(try jackvu(["--bogus"]), status: 64, contains: "Unknown option '--bogus'")
+        assertOneLine(try jackvu(["--channels", "0"]), status: 64, contains: "--channels")
+        assertOneLine(try jackvu(["--overlap", "75"]), status: 64, contains: "--overlap")
+        assertOneLine(try jackvu(["--prefix", "no-slash"]), status: 64, contains: "--prefix")
+        assertOneLine(try jackvu(["--rate", "0"]), status: 64, contains: "--rate")
+        assertOneLine(try jackvu(["--meter-floor", "5"]), status: 64, contains: "--meter-floor")
+    }
+
+    func testHelpGoesToStdout() throws {
+        let r = try jackvu(["--help"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertTrue(r.stdout.contains("USAGE: jackvu"))
+        XCTAssertTrue(r.stdout.contains("Exit codes"))
+        XCTAssertEqual(r.stderr, "")
+    }
+
+    func testServerErrorsAndClosedStdout() throws {
+        let server = try JackServer(sampleRate: 48000, label: "errors")
+        let env = server.environment
+
+        // A pattern that matches nothing; an invalid regex.
+        assertOneLine(try jackvu(["--connect", "nothing:here"], environment: env), status: 66, contains: "nothing:here")
+        assertOneLine(try jackvu(["--connect", "system:capture_(1"], environment: env), status: 64, contains: "regular expression")
+
+        // A name already in use.
+        let first = try BackgroundProcess(try Executables.product("jackvu"), [], environment: env)
+        defer { first.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: first)
+        assertOneLine(try jackvu([], environment: env), status: 75, contains: "already running")
+
+        // A regex matching two capture ports fills both inputs, in order.
+        let both = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--name", "both", "--connect", "system:capture_[12]"],
+            environment: env, label: "both")
+        defer { both.stop() }
+        try waitForPorts(server, ["both:in_2"], process: both)
+        let connections = try server.lsp(["-c"]).stdout
+        XCTAssertTrue(connections.contains("both:in_1\n   system:capture_1"), connections)
+        XCTAssertTrue(connections.contains("both:in_2\n   system:capture_2"), connections)
+
+        // stdout closed under it: EPIPE → one line, exit 74, the client closed.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Executables.product("jackvu"))
+        p.arguments = ["--name", "closed"]
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        let out = Pipe()
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-closed-\(getpid()).err")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        p.standardOutput = out
+        p.standardError = try FileHandle(forWritingTo: errURL)
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        try out.fileHandleForReading.close()
+        let deadline = Date().addingTimeInterval(10)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        assertOneLine(CommandResult(status: p.terminationStatus, stdout: "", stderr: stderr), status: 74, contains: "stdout is closed")
+        XCTAssertFalse(try server.lsp().stdout.contains("closed:"))
+    }
+
+    func testServerShutdownIsReported() throws {
+        let server = try JackServer(sampleRate: 48000, label: "shutdown")
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), [], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        server.stop()
+        XCTAssertTrue(vu.waitForExit(timeout: 10), "jackvu did not exit after the server went away")
+        XCTAssertEqual(vu.process.terminationStatus, 69)
+        XCTAssertTrue(vu.stderr.hasPrefix("jackvu: the JACK server shut down"), vu.stderr)
+        XCTAssertEqual(vu.stderr.split(separator: "\n").count, 1, vu.stderr)
+    }
+}

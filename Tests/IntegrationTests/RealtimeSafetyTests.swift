@@ -1,0 +1,68 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Real-time safety, tested while real clients run: jackvu and jacktone built with
+/// RealtimeSanitizer (`-fsanitize=realtime`, see Tools/test.sh) mark their process callbacks as
+/// real-time contexts, so any allocation, lock or blocking call in them aborts the client with
+/// a report. The binaries come from `$JACKVU_RTSAN_BIN_DIR`, else `.build-rtsan/debug`.
+final class RealtimeSafetyTests: XCTestCase {
+    private func sanitizedProduct(_ name: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let dir = ProcessInfo.processInfo.environment["JACKVU_RTSAN_BIN_DIR"] ?? root.path + "/.build-rtsan/debug"
+        let path = dir + "/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            let message = "no RealtimeSanitizer build of \(name) in \(dir): Tools/test.sh builds it"
+            if ProcessInfo.processInfo.environment["CI"] != nil { throw FixtureError(message) }
+            throw XCTSkip(message)
+        }
+        return path
+    }
+
+    /// Over 10,000 process cycles with a tone flowing, neither client's callback allocates or
+    /// locks: both are still running and RTSan reported nothing.
+    func testProcessCallbacksNeverAllocateOrLock() throws {
+        let jackvu = try sanitizedProduct("jackvu")
+        let jacktone = try sanitizedProduct("jacktone")
+        // 64-frame periods at 48 kHz: 750 cycles a second.
+        let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan")
+        let vu = try BackgroundProcess(jackvu, ["--channels", "8", "--rate", "10"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_8"], process: vu)
+        let tone = try BackgroundProcess(
+            jacktone, ["--freq", "440", "--freq", "660", "--connect", "jackvu:in_[1-8]"], environment: server.environment)
+        defer { tone.stop() }
+
+        var cycles = 0.0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, vu.isRunning, tone.isRunning {
+            cycles = OSCText.updates(vu.stdout).last.flatMap { $0.float("/jackvu/status", 4) } ?? 0
+            if cycles >= 10_000 { break }
+            usleep(200_000)
+        }
+        XCTAssertFalse(vu.stderr.contains("RealtimeSanitizer"), vu.stderr)
+        XCTAssertFalse(tone.stderr.contains("RealtimeSanitizer"), tone.stderr)
+        XCTAssertTrue(vu.isRunning, "jackvu died: \(vu.stderr)")
+        XCTAssertTrue(tone.isRunning, "jacktone died: \(tone.stderr)")
+        XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
+        let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
+        XCTAssertEqual(last.string("/jackvu/ch/8/pitch", 1).map { ["A4", "E5"].contains($0) }, true, "audio flowed")
+        XCTAssertEqual(tone.stop(signal: SIGTERM), 0, tone.stderr)
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+    }
+
+    /// The check is live in these binaries: with the hidden `--rt-canary` the callback
+    /// allocates, and RTSan must stop jackvu with a report naming malloc.
+    func testAnAllocatingCallbackIsCaught() throws {
+        let jackvu = try sanitizedProduct("jackvu")
+        let server = try JackServer(sampleRate: 48000, period: 64, label: "canary")
+        let vu = try BackgroundProcess(jackvu, ["--rt-canary"], environment: server.environment)
+        defer { vu.stop() }
+        XCTAssertTrue(vu.waitForExit(timeout: 20), "RTSan did not stop an allocating callback")
+        XCTAssertNotEqual(vu.process.terminationStatus, 0)
+        XCTAssertTrue(vu.stderr.contains("RealtimeSanitizer"), vu.stderr)
+        XCTAssertTrue(vu.stderr.contains("malloc"), vu.stderr)
+        XCTAssertTrue(vu.stderr.contains("CaptureProcessor"), vu.stderr)
+    }
+}
