@@ -37,8 +37,9 @@ let package = Package(
         .target(name: "Outputs"),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs"]),
         .executableTarget(name: "jackvu", dependencies: ["JackVU", argumentParser]),
+        .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
-            name: "jacktone", dependencies: ["Jack", "Realtime", argumentParser],
+            name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", argumentParser],
             path: "Tools/jacktone"),
         .executableTarget(
             name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU"],
@@ -49,6 +50,7 @@ let package = Package(
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
         .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
+        .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport"]),
     ]
 )

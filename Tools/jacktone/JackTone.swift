@@ -5,6 +5,7 @@ import ArgumentParser
 import Jack
 import Realtime
 import Synchronization
+import ToneSynth
 
 /// `jacktone`: a JACK test-tone generator.
 @main
@@ -115,7 +116,19 @@ struct JackTone: ParsableCommand {
                 fail("--connect '\(pattern)' matches no input port (see jack_lsp)", 66)
             }
             for target in targets {
-                do { try client.connect(port.name, to: target) } catch { client.close(); fail(error.description, 70) }
+                // A client that has just registered its ports may not be active yet, and JACK
+                // refuses connections to inactive clients: retry for up to two seconds.
+                var attempt = 0
+                while true {
+                    do {
+                        try client.connect(port.name, to: target)
+                        break
+                    } catch {
+                        attempt += 1
+                        if attempt >= 40 { client.close(); fail(error.description, 70) }
+                        usleep(50_000)
+                    }
+                }
             }
         }
 

@@ -1,0 +1,155 @@
+import DSP
+import Foundation
+import JackVU
+import Outputs
+import XCTest
+
+/// The worker's analysis without threads or JACK: frames in, snapshots out.
+final class AnalyzerTests: XCTestCase {
+    private func sine(_ f: Double, rate: Double, count: Int, amplitude: Double) -> [Float] {
+        (0..<count).map { Float(amplitude * sin(2 * Double.pi * f * Double($0) / rate)) }
+    }
+
+    /// Feeds `channels` in chunks of the given sizes (cycling); returns the snapshot after
+    /// the last hop and the number of hop callbacks.
+    private func run(_ analyzer: Analyzer, _ channels: [[Float]], chunks: [Int]) -> (Snapshot, Int) {
+        var snapshot = Snapshot(channels: channels.count, barCount: analyzer.configuration.bars)
+        var hops = 0
+        var offset = 0
+        var k = 0
+        let total = channels[0].count
+        while offset < total {
+            let n = min(chunks[k % chunks.count], total - offset)
+            k += 1
+            withPointers(channels, offset) { pointers in
+                analyzer.append(frames: n, from: { pointers[$0] }) {
+                    hops += 1
+                    analyzer.write(into: &snapshot)
+                }
+            }
+            offset += n
+        }
+        return (snapshot, hops)
+    }
+
+    private func withPointers(_ channels: [[Float]], _ offset: Int, _ body: ([UnsafePointer<Float>]) -> Void) {
+        let copies = channels.map { Array($0[offset...]) }
+        var pointers: [UnsafePointer<Float>] = []
+        var buffers: [UnsafeMutablePointer<Float>] = []
+        for c in copies {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: c.count)
+            p.initialize(from: c, count: c.count)
+            buffers.append(p)
+            pointers.append(UnsafePointer(p))
+        }
+        body(pointers)
+        for b in buffers { b.deallocate() }
+    }
+
+    func testStreamingToneAt48kNamesA4AndMeasuresLevels() throws {
+        let analyzer = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+        XCTAssertEqual(analyzer.hopSize, 1024)  // 4096 × (1 − 0.75)
+        let tone = sine(440, rate: 48000, count: 48000, amplitude: 0.25)  // −12.04 dBFS peak
+        let silence = [Float](repeating: 0, count: 48000)
+        let (s, hops) = run(analyzer, [tone, silence], chunks: [256])
+        XCTAssertEqual(hops, 48000 / 1024)
+        XCTAssertEqual(s.sequence, hops)
+        XCTAssertEqual(s.channels[0].note?.name, "A4")
+        XCTAssertEqual(s.channels[0].pitchHz, 440, accuracy: 0.5)
+        XCTAssertEqual(Double(s.channels[0].rmsDBFS), 20 * log10(0.25) - 3.0103, accuracy: 0.05)
+        XCTAssertEqual(Double(s.channels[0].peakDBFS), 20 * log10(0.25), accuracy: 0.05)
+        // Display level: (RMS + 60) / 60 once risen.
+        XCTAssertEqual(Double(s.channels[0].level), (20 * log10(0.25) - 3.0103 + 60) / 60, accuracy: 0.002)
+        XCTAssertNil(s.channels[1].note)
+        XCTAssertEqual(s.channels[1].rmsDBFS, Decibels.floor)
+        XCTAssertEqual(s.channels[1].level, 0)
+    }
+
+    /// The sample-rate regression through the streaming path: a 48 kHz signal analysed as
+    /// 44.1 kHz is not A4; analysed at the true rate it is.
+    func testSampleRateRegressionWhenStreaming() throws {
+        let tone = sine(440, rate: 48000, count: 16384, amplitude: 0.5)
+        let (wrong, _) = run(try Analyzer(configuration: Configuration(), sampleRate: 44100), [tone, tone], chunks: [512])
+        XCTAssertNotEqual(wrong.channels[0].note?.name, "A4")
+        let (right, _) = run(try Analyzer(configuration: Configuration(), sampleRate: 48000), [tone, tone], chunks: [512])
+        XCTAssertEqual(right.channels[0].note?.name, "A4")
+    }
+
+    /// Results do not depend on how the frames are chunked (as JACK buffer sizes vary).
+    func testChunkingDoesNotChangeResults() throws {
+        var c = Configuration()
+        c.channels = 1
+        c.fftSize = 2048
+        c.overlap = 0.5
+        let tone = sine(1234.5, rate: 44100, count: 20000, amplitude: 0.7)
+        let (a, ha) = run(try Analyzer(configuration: c, sampleRate: 44100), [tone], chunks: [64])
+        let (b, hb) = run(try Analyzer(configuration: c, sampleRate: 44100), [tone], chunks: [1, 7, 1000, 333, 4096])
+        XCTAssertEqual(ha, hb)
+        XCTAssertEqual(a.channels[0].bars, b.channels[0].bars)
+        XCTAssertEqual(a.channels[0].pitchHz, b.channels[0].pitchHz)
+        XCTAssertEqual(a.channels[0].rmsDBFS, b.channels[0].rmsDBFS)
+        XCTAssertEqual(a.channels[0].pitchHz, 1234.5, accuracy: 0.5)
+    }
+
+    /// After the tone stops, the display level falls at --fall dB/s and the hold waits --hold s.
+    func testDisplayBallistics() throws {
+        var c = Configuration()
+        c.channels = 1
+        c.fallDBPerSecond = 30
+        c.holdSeconds = 0.5
+        let analyzer = try Analyzer(configuration: c, sampleRate: 48000)
+        let tone = sine(1000, rate: 48000, count: 48000, amplitude: 1)
+        let (loud, _) = run(analyzer, [tone], chunks: [480])
+        XCTAssertEqual(Double(loud.channels[0].level), (60 - 3.0103) / 60, accuracy: 0.002)
+        XCTAssertEqual(Double(loud.channels[0].hold), 1, accuracy: 0.002)
+        // 0.25 s of silence: the block empties after 4096 samples, then the level falls.
+        let (later, _) = run(analyzer, [[Float](repeating: 0, count: 12288)], chunks: [480])
+        let elapsed = Double(12288) / 48000  // 0.256 s, i.e. 12 hops
+        XCTAssertLessThan(later.channels[0].level, loud.channels[0].level)
+        XCTAssertEqual(Double(later.channels[0].hold), 1, accuracy: 0.002, "still holding")
+        XCTAssertGreaterThanOrEqual(Double(later.channels[0].level), (60 - 3.0103 - 30 * elapsed) / 60 - 0.002)
+    }
+
+    func testAddressSpaceMessages() {
+        var s = Snapshot(channels: 1, barCount: 3)
+        s.sequence = 1
+        s.sampleRate = 48000
+        s.channels[0].peakDBFS = -12
+        s.channels[0].rmsDBFS = -15.01
+        s.channels[0].level = 0.75
+        s.channels[0].hold = 0.8
+        s.channels[0].bars = [0, 0.5, 1]
+        s.channels[0].pitchHz = 440
+        s.channels[0].note = Note(frequency: 440)
+        s.status.xruns = 2
+        s.status.overruns = 3
+        s.status.cycles = 99
+        let text = AddressSpace(prefix: "/studio/a").messages(for: s).map(\.text).joined()
+        XCTAssertEqual(text, """
+            /studio/a/ch/1/peak f -12.000000
+            /studio/a/ch/1/rms f -15.010000
+            /studio/a/ch/1/level f 0.750000
+            /studio/a/ch/1/hold f 0.800000
+            /studio/a/ch/1/pitch fsf 440.000000 "A4" 0.000000
+            /studio/a/ch/1/bars fff 0.000000 0.500000 1.000000
+            /studio/a/status iiiii 48000 2 3 0 99
+
+            """)
+    }
+
+    func testConfigurationValidation() {
+        var c = Configuration()
+        XCTAssertNoThrow(try c.validate())
+        c.fftSize = 3000
+        XCTAssertThrowsError(try c.validate()) { XCTAssertEqual(($0 as? ConfigurationError)?.option, "--fft-size") }
+        c = Configuration()
+        c.overlap = 0.99
+        XCTAssertThrowsError(try c.validate())
+        c = Configuration()
+        c.prefix = "/a/"
+        XCTAssertThrowsError(try c.validate())
+        c = Configuration()
+        c.barsFromHz = 20000
+        XCTAssertThrowsError(try c.validate())
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what jackvu needs on Debian (12 or later) unless it is already there:
+# the JACK, FFTW, liblo and libsndfile development packages, the JACK server and example tools
+# (jackd, jack_lsp, jack_property), oscdump/oscsend, pkg-config and sox.
+# Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
+set -euo pipefail
+
+packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev liblo-tools sox)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6.0 or later is needed)" >&2; exit 1; }
