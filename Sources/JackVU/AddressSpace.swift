@@ -14,7 +14,8 @@ import Outputs
 ///
 /// Then once: `PREFIX/status iiiii` — sample rate (Hz), xruns, overruns (process cycles whose
 /// audio was dropped because analysis fell behind), skipped text updates (slow stdout),
-/// process cycles.
+/// process cycles. Then `PREFIX/callback ff` — mean and maximum time spent in the process
+/// callback per cycle since the start, in microseconds.
 public struct AddressSpace: Sendable {
     public let prefix: String
 
@@ -25,7 +26,7 @@ public struct AddressSpace: Sendable {
     /// The messages for one snapshot. Not real-time safe (allocates).
     public func messages(for snapshot: Snapshot) -> [OSCMessage] {
         var out: [OSCMessage] = []
-        out.reserveCapacity(snapshot.channels.count * 6 + 1)
+        out.reserveCapacity(snapshot.channels.count * 6 + 2)
         for (i, ch) in snapshot.channels.enumerated() {
             let base = "\(prefix)/ch/\(i + 1)"
             out.append(OSCMessage(base + "/peak", [.float(ch.peakDBFS)]))
@@ -43,6 +44,9 @@ public struct AddressSpace: Sendable {
             .int(Int32(clamping: snapshot.sampleRate)), .int(Int32(clamping: s.xruns)),
             .int(Int32(clamping: s.overruns)), .int(Int32(clamping: s.outputSkipped)),
             .int(Int32(truncatingIfNeeded: s.cycles)),
+        ]))
+        out.append(OSCMessage(prefix + "/callback", [
+            .float(s.callbackMeanMicroseconds), .float(s.callbackMaxMicroseconds),
         ]))
         return out
     }

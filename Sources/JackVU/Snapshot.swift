@@ -45,6 +45,9 @@ public struct Snapshot: Sendable {
         public var outputSkipped = 0
         /// Process cycles run.
         public var cycles = 0
+        /// Mean and maximum duration of the process callback since the start, in microseconds.
+        public var callbackMeanMicroseconds: Float = 0
+        public var callbackMaxMicroseconds: Float = 0
         public init() {}
     }
 

@@ -100,7 +100,11 @@ final class Worker: @unchecked Sendable {
             snapshot.status.xruns = shared.xruns.count
             snapshot.status.overruns = ring.overruns
             snapshot.status.outputSkipped = shared.outputSkipped.count
-            snapshot.status.cycles = processor.cycles.count
+            let cycles = processor.cycles.count
+            snapshot.status.cycles = cycles
+            snapshot.status.callbackMeanMicroseconds =
+                cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
+            snapshot.status.callbackMaxMicroseconds = Float(processor.maxBusyNanoseconds.count) / 1000
         }
         snapshots.publish()
     }

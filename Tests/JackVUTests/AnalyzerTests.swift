@@ -124,6 +124,8 @@ final class AnalyzerTests: XCTestCase {
         s.status.xruns = 2
         s.status.overruns = 3
         s.status.cycles = 99
+        s.status.callbackMeanMicroseconds = 1.5
+        s.status.callbackMaxMicroseconds = 20
         let text = AddressSpace(prefix: "/studio/a").messages(for: s).map(\.text).joined()
         XCTAssertEqual(text, """
             /studio/a/ch/1/peak f -12.000000
@@ -133,6 +135,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/ch/1/pitch fsf 440.000000 "A4" 0.000000
             /studio/a/ch/1/bars fff 0.000000 0.500000 1.000000
             /studio/a/status iiiii 48000 2 3 0 99
+            /studio/a/callback ff 1.500000 20.000000
 
             """)
     }

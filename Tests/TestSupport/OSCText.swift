@@ -1,5 +1,5 @@
 /// Reads jackvu's OSC-style text output back: one message per line, an update ends with its
-/// `…/status` message.
+/// `…/callback` message (after `…/status`).
 public struct OSCTextUpdate: Sendable {
     /// Arguments by address, as printed (strings keep their quotes stripped).
     public var messages: [String: [String]] = [:]
@@ -24,7 +24,7 @@ public enum OSCText {
             let address = parts[0]
             let args = parts.dropFirst(2).map { $0.hasPrefix("\"") && $0.hasSuffix("\"") && $0.count >= 2 ? String($0.dropFirst().dropLast()) : $0 }
             current.messages[address] = Array(args)
-            if address == prefix + "/status" {
+            if address == prefix + "/callback" {
                 result.append(current)
                 current = OSCTextUpdate()
             }
