@@ -19,33 +19,43 @@ echo
 "$bin/jackvu-bench" worker 60
 echo
 
-server="jackvu-bench-$$"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
-jackd -n "$server" --no-realtime -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-jackd.log 2>&1 &
-pids+=($!)
-export JACK_DEFAULT_SERVER="$server"
-for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
 
-echo "Process callback per cycle, 48000 Hz, 256 frames, ${seconds} s each (jackd -d dummy, not real-time)"
-echo "channels   mean µs   max µs   cycles"
-for channels in 2 8; do
-  out="/tmp/jackvu-bench-$channels.out"
-  "$bin/jacktone" --name "tone$channels" --freq 440 --freq 1000 >/dev/null 2>&1 &
-  tone=$!
-  pids+=($tone)
-  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q "^tone$channels:out$" && break; sleep 0.1; done
-  args=()
-  for _ in $(seq "$channels"); do args+=(--connect "tone$channels:out"); done
-  # One source port per --connect: every input gets the tone.
-  "$bin/jackvu" --name "bench$channels" --channels "$channels" --rate 2 "${args[@]}" >"$out" 2>&1 &
-  vu=$!
-  pids+=($vu)
-  sleep "$seconds"
-  kill -INT "$vu"; wait "$vu" || true
-  kill "$tone"; wait "$tone" 2>/dev/null || true
-  cb=$(grep '/callback ' "$out" | tail -1)
-  st=$(grep '/status ' "$out" | tail -1)
-  echo "$channels          $(echo "$cb" | awk '{print $3}')   $(echo "$cb" | awk '{print $4}')   $(echo "$st" | awk '{print $7}')"
-done
+# mode: "-R" (real-time scheduling, as in a studio; needs rtprio, e.g. root) or "--no-realtime"
+callbacks() {
+  local mode="$1" server="jackvu-bench-$$-${1//-/}"
+  jackd -n "$server" "$mode" -d dummy -r 48000 -p 256 >"/tmp/jackvu-bench-jackd$mode.log" 2>&1 &
+  local jackd_pid=$!
+  pids+=($jackd_pid)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  if ! jack_lsp >/dev/null 2>&1; then echo "(jackd $mode did not start: see /tmp/jackvu-bench-jackd$mode.log)"; return; fi
+  echo "Process callback per cycle, jackd $mode -d dummy -r 48000 -p 256, ${seconds} s each"
+  echo "channels   mean µs   p99 µs (≤)   max µs   cycles"
+  for channels in 2 8; do
+    local out="/tmp/jackvu-bench-$channels.out"
+    "$bin/jacktone" --name "tone$channels" --freq 440 --freq 1000 >/dev/null 2>&1 &
+    local tone=$!
+    pids+=($tone)
+    for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q "^tone$channels:out$" && break; sleep 0.1; done
+    local args=()
+    # One source port per --connect: every input gets the tone.
+    for _ in $(seq "$channels"); do args+=(--connect "tone$channels:out"); done
+    "$bin/jackvu" --name "bench$channels" --channels "$channels" --rate 2 "${args[@]}" >"$out" 2>&1 &
+    local vu=$!
+    pids+=($vu)
+    sleep "$seconds"
+    kill -INT "$vu"; wait "$vu" || true
+    kill "$tone"; wait "$tone" 2>/dev/null || true
+    local cb st
+    cb=$(grep '/callback ' "$out" | tail -1)
+    st=$(grep '/status ' "$out" | tail -1)
+    echo "$channels          $(echo "$cb" | awk '{print $3}')   $(echo "$cb" | awk '{print $4}')   $(echo "$cb" | awk '{print $5}')   $(echo "$st" | awk '{print $7}')"
+  done
+  kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
+  echo
+}
+callbacks -R
+callbacks --no-realtime

@@ -94,8 +94,10 @@ public enum Vector {
         var i = 0
         while i + 16 <= n {
             let x0 = load(p, i), x1 = load(p, i + 8)
-            acc0.addProduct(x0, x0)
-            acc1.addProduct(x1, x1)
+            // Not addProduct: a fused multiply-add without FMA hardware in the baseline
+            // x86-64 target becomes a library call per lane.
+            acc0 += x0 * x0
+            acc1 += x1 * x1
             i += 16
         }
         var s = (acc0 + acc1).sum()
@@ -114,8 +116,10 @@ public enum Vector {
         var acc = V8()
         var i = 0
         while i + 8 <= n {
-            let x = load(p, i)
-            acc = pointwiseMax(acc, pointwiseMax(x, -x))
+            // Compare-and-select rather than pointwiseMax, whose NaN rules keep it scalar.
+            var x = load(p, i)
+            x.replace(with: -x, where: x .< 0)
+            acc.replace(with: x, where: x .> acc)
             i += 8
         }
         var m = acc.max()
@@ -141,8 +145,7 @@ public enum Vector {
         while k + 8 <= n {
             let z = UnsafeRawPointer(pc + 2 * k).loadUnaligned(as: SIMD16<Float>.self)
             let re = z.evenHalf, im = z.oddHalf
-            var m = re * re
-            m.addProduct(im, im)
+            let m = re * re + im * im
             store(m.squareRoot() * s, pr, k)
             k += 8
         }

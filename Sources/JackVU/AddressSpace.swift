@@ -14,8 +14,8 @@ import Outputs
 ///
 /// Then once: `PREFIX/status iiiii` — sample rate (Hz), xruns, overruns (process cycles whose
 /// audio was dropped because analysis fell behind), skipped text updates (slow stdout),
-/// process cycles. Then `PREFIX/callback ff` — mean and maximum time spent in the process
-/// callback per cycle since the start, in microseconds.
+/// process cycles. Then `PREFIX/callback fff` — mean, 99th percentile (to a factor of two)
+/// and maximum time spent in the process callback per cycle since the start, in µs.
 public struct AddressSpace: Sendable {
     public let prefix: String
 
@@ -46,7 +46,8 @@ public struct AddressSpace: Sendable {
             .int(Int32(truncatingIfNeeded: s.cycles)),
         ]))
         out.append(OSCMessage(prefix + "/callback", [
-            .float(s.callbackMeanMicroseconds), .float(s.callbackMaxMicroseconds),
+            .float(s.callbackMeanMicroseconds), .float(s.callbackP99Microseconds),
+            .float(s.callbackMaxMicroseconds),
         ]))
         return out
     }

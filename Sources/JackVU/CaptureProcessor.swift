@@ -5,8 +5,9 @@ import Realtime
 /// The real-time half of jackvu: JACK's process callback.
 ///
 /// Per cycle, and nothing else: copy each input port's frames into the ring and publish them;
-/// fill each meter port with its channel's latest display level; wake the worker; count the
-/// cycle and its duration. Everything it touches is allocated before activation and every
+/// fill each meter port with its channel's latest display level; wake the worker once a hop's
+/// worth of frames is waiting (waking is a futex system call, tens of microseconds on a
+/// virtual machine: once per hop, not every cycle); count the cycle and its duration. Everything it touches is allocated before activation and every
 /// field is a `let`, so there is no allocation, no lock, no exclusivity bookkeeping and no
 /// I/O on this path (RealtimeSanitizer checks it in the tests).
 final class CaptureProcessor: ProcessHandler {
@@ -25,12 +26,19 @@ final class CaptureProcessor: ProcessHandler {
     /// Sum and maximum of the callback's own duration, in nanoseconds.
     let busyNanoseconds = Counter()
     let maxBusyNanoseconds = Counter()
+    /// Cycles by duration: bucket b counts durations of 2^(b-1) ..< 2^b nanoseconds.
+    let durationHistogram = AtomicCounterArray(count: 64)
+    /// Frames to gather before waking the worker (its hop size).
+    let wakeThreshold: Int
+    /// Frames captured since the worker was last woken; written by the callback only.
+    let framesSinceWake = Counter()
     /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
     let canary: Bool
 
     init(inputs: [Port], meters: [Port], ring: AudioRing, meterValues: AtomicFloatArray,
-         wake: WakeSignal, canary: Bool)
+         wake: WakeSignal, wakeThreshold: Int, canary: Bool)
     {
+        self.wakeThreshold = max(1, wakeThreshold)
         self.inputs = inputs
         self.meters = meters
         self.ring = ring
@@ -57,10 +65,17 @@ final class CaptureProcessor: ProcessHandler {
         }
         if canary { allocateOnPurpose(cycles.count) }
         cycles.add()
-        wake.signal()
+        let pending = framesSinceWake.count + frames
+        if pending >= wakeThreshold {
+            framesSinceWake.store(0)
+            wake.signal()
+        } else {
+            framesSinceWake.store(pending)
+        }
         let busy = monotonicNanoseconds() - start
         busyNanoseconds.add(busy)
         maxBusyNanoseconds.raise(to: busy)
+        durationHistogram.add(1, at: Int.bitWidth - busy.leadingZeroBitCount)
         return true
     }
 
@@ -69,6 +84,22 @@ final class CaptureProcessor: ProcessHandler {
         cycles.store(0)
         busyNanoseconds.store(0)
         maxBusyNanoseconds.store(0)
+        framesSinceWake.store(0)
+        for b in 0..<durationHistogram.count { durationHistogram.store(0, at: b) }
+    }
+
+    /// The duration (µs) below which `fraction` of the cycles so far finished, to a factor of
+    /// two (the upper edge of its histogram bucket). Not real-time safe; any thread.
+    func durationQuantileMicroseconds(_ fraction: Double) -> Float {
+        var total = 0
+        for b in 0..<durationHistogram.count { total += durationHistogram[b] }
+        guard total > 0 else { return 0 }
+        var seen = 0
+        for b in 0..<durationHistogram.count {
+            seen += durationHistogram[b]
+            if Double(seen) >= fraction * Double(total) { return Float(1 << b) / 1000 }
+        }
+        return Float(maxBusyNanoseconds.count) / 1000
     }
 }
 

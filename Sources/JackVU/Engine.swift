@@ -80,7 +80,7 @@ public final class Engine {
         let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars) }
         let processor = CaptureProcessor(
             inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
-            canary: c.realtimeCanary)
+            wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary)
         let stop = Atomic<Int>(StopReason.running.rawValue)
         let shutdownReason = Mutex<String>("")
         let notifications = Notifications(shared: shared) { reason in

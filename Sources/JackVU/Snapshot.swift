@@ -48,6 +48,8 @@ public struct Snapshot: Sendable {
         /// Mean and maximum duration of the process callback since the start, in microseconds.
         public var callbackMeanMicroseconds: Float = 0
         public var callbackMaxMicroseconds: Float = 0
+        /// 99 % of the cycles took less than this, in microseconds (to a factor of two).
+        public var callbackP99Microseconds: Float = 0
         public init() {}
     }
 

@@ -105,6 +105,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
             snapshot.status.callbackMaxMicroseconds = Float(processor.maxBusyNanoseconds.count) / 1000
+            snapshot.status.callbackP99Microseconds = processor.durationQuantileMicroseconds(0.99)
         }
         snapshots.publish()
     }

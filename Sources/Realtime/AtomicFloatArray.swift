@@ -59,3 +59,36 @@ public final class Counter: @unchecked Sendable {
         }
     }
 }
+
+/// A fixed number of integer counters, each updated atomically (relaxed). Real-time safe.
+public final class AtomicCounterArray: @unchecked Sendable {
+    // @unchecked Sendable: every access to an element is atomic.
+
+    /// Number of counters.
+    public let count: Int
+    private let values: UnsafeMutablePointer<Atomic<Int>>
+
+    /// `count` counters at 0. Not real-time safe (allocates).
+    public init(count: Int) {
+        self.count = count
+        values = .allocate(capacity: max(1, count))
+        for i in 0..<count { (values + i).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        for i in 0..<count { _ = (values + i).move() }
+        values.deallocate()
+    }
+
+    /// Adds `n` to counter `i` (clamped to the last counter). Real-time safe.
+    @inline(__always)
+    public func add(_ n: Int, at i: Int) {
+        values[min(max(0, i), count - 1)].add(n, ordering: .relaxed)
+    }
+
+    /// Stores `n` in counter `i`. Real-time safe.
+    public func store(_ n: Int, at i: Int) { values[i].store(n, ordering: .relaxed) }
+
+    /// Counter `i`. Real-time safe.
+    public subscript(i: Int) -> Int { values[i].load(ordering: .relaxed) }
+}

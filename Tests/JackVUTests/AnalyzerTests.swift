@@ -126,6 +126,7 @@ final class AnalyzerTests: XCTestCase {
         s.status.cycles = 99
         s.status.callbackMeanMicroseconds = 1.5
         s.status.callbackMaxMicroseconds = 20
+        s.status.callbackP99Microseconds = 2.048
         let text = AddressSpace(prefix: "/studio/a").messages(for: s).map(\.text).joined()
         XCTAssertEqual(text, """
             /studio/a/ch/1/peak f -12.000000
@@ -135,7 +136,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/ch/1/pitch fsf 440.000000 "A4" 0.000000
             /studio/a/ch/1/bars fff 0.000000 0.500000 1.000000
             /studio/a/status iiiii 48000 2 3 0 99
-            /studio/a/callback ff 1.500000 20.000000
+            /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)
     }
