@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Coefficients of a second-order IIR section, normalised so that a0 = 1:
 /// `y[n] = b0·x[n] + b1·x[n−1] + b2·x[n−2] − a1·y[n−1] − a2·y[n−2]`.
 public struct BiquadCoefficients: Equatable, Sendable {
