@@ -1,0 +1,253 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Loudness channel layouts (ITU-R BS.1770-4 Table 3): each channel's weight in the sum.
+public enum ChannelLayout: String, CaseIterable, Sendable {
+    /// One channel, weight 1.
+    case mono
+    /// L, R: weights 1, 1.
+    case stereo
+    /// L, R, C, Ls, Rs: weights 1, 1, 1, 1.41, 1.41 (surrounds +1.5 dB).
+    case surround50 = "5.0"
+    /// L, R, C, LFE, Ls, Rs (the SMPTE/ITU order): LFE excluded (weight 0), surrounds 1.41.
+    case surround51 = "5.1"
+
+    /// Number of channels.
+    public var channelCount: Int {
+        switch self {
+        case .mono: return 1
+        case .stereo: return 2
+        case .surround50: return 5
+        case .surround51: return 6
+        }
+    }
+
+    /// Per-channel weights G_i.
+    public var weights: [Double] {
+        switch self {
+        case .mono: return [1]
+        case .stereo: return [1, 1]
+        case .surround50: return [1, 1, 1, 1.41, 1.41]
+        case .surround51: return [1, 1, 1, 0, 1.41, 1.41]
+        }
+    }
+
+    /// The layout for a channel count (1, 2, 5, 6), or nil.
+    public static func forChannelCount(_ n: Int) -> ChannelLayout? {
+        allCases.first { $0.channelCount == n }
+    }
+}
+
+/// Loudness per EBU R 128 / ITU-R BS.1770-4 with the EBU Tech 3341 'EBU Mode' time scales and
+/// the EBU Tech 3342 loudness range.
+///
+/// Each channel is K-weighted (`KWeighting`), squared and weighted by its G_i; the sum is kept
+/// in steps of 10 ms (round(fs / 100) samples). From those steps, after every step:
+/// - momentary loudness: the last 400 ms (40 steps), so every 10 ms — EBU Tech 3341 cases 13
+///   and 14 need that resolution;
+/// - short-term loudness: the last 3 s (300 steps);
+/// - integrated loudness: gating blocks of 400 ms every 100 ms (75 % overlap), gated at
+///   −70 LUFS absolute and −10 LU relative (BS.1770-4 §2.3); an incomplete final block is
+///   left out;
+/// - loudness range (Tech 3342): short-term values every 100 ms from complete 3 s windows,
+///   gated at −70 LUFS and −20 LU, LRA = 95th − 10th percentile (the MATLAB reference's
+///   indexing).
+/// `L = −0.691 + 10·log10(Σ G_i·mean(y_i²))` throughout, in LUFS (LU for differences).
+///
+/// One thread at a time. `process` is real-time safe except that the gating history grows
+/// (an array append every 100 ms: amortised, but it may allocate); readings of integrated
+/// loudness and loudness range sort or scan that history (not real-time safe).
+public final class LoudnessMeter: @unchecked Sendable {
+    // @unchecked Sendable: one thread at a time owns the meter and all its state.
+
+    /// Sample rate, Hz.
+    public let sampleRate: Int
+    /// Channel weights G_i (0 excludes a channel).
+    public let weights: [Double]
+    /// Samples per 10 ms step.
+    public let stepSamples: Int
+
+    /// The two K-weighting sections of each channel.
+    private var shelves: [Biquad]
+    private var highPasses: [Biquad]
+    /// Weighted sum of squares of the step being filled.
+    private var stepEnergy = 0.0
+    /// Samples in the step being filled.
+    private var stepFill = 0
+    /// Mean weighted power of the last 300 steps (a ring), oldest overwritten.
+    private var steps: [Double]
+    /// Steps completed since the start or the last reset.
+    public private(set) var stepCount = 0
+    /// Mean powers of the complete 400 ms gating blocks so far (one per 100 ms).
+    private var gatingBlocks: [Double] = []
+    /// Mean powers of the complete 3 s short-term windows so far (one per 100 ms), for LRA.
+    private var shortTermBlocks: [Double] = []
+    /// Largest momentary and short-term mean power so far.
+    private var maxMomentaryPower = 0.0
+    private var maxShortTermPower = 0.0
+    /// Momentary and short-term mean power after the last step.
+    private var momentaryPower = 0.0
+    private var shortTermPower = 0.0
+
+    /// The lowest loudness jackvu reports (for silence), in LUFS.
+    public static let floor = -120.0
+    /// BS.1770's −0.691 dB offset.
+    static let offset = -0.691
+    static let absoluteGate = -70.0
+    static let momentarySteps = 40
+    static let shortTermSteps = 300
+    static let blockHopSteps = 10
+
+    /// A meter for `weights.count` channels at `sampleRate` Hz. Not real-time safe.
+    public init(sampleRate: Int, weights: [Double]) {
+        precondition(sampleRate > 0 && !weights.isEmpty)
+        self.sampleRate = sampleRate
+        self.weights = weights
+        stepSamples = max(1, Int((Double(sampleRate) / 100).rounded()))
+        let shelf = KWeighting.shelf(sampleRate: Double(sampleRate))
+        let highPass = KWeighting.highPass(sampleRate: Double(sampleRate))
+        shelves = Array(repeating: Biquad(shelf), count: weights.count)
+        highPasses = Array(repeating: Biquad(highPass), count: weights.count)
+        steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
+        gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
+        shortTermBlocks.reserveCapacity(36_000)
+    }
+
+    /// A meter for a standard layout.
+    public convenience init(sampleRate: Int, layout: ChannelLayout) {
+        self.init(sampleRate: sampleRate, weights: layout.weights)
+    }
+
+    /// Converts a mean weighted power to LUFS (the floor for silence).
+    @inline(__always)
+    public static func lufs(_ power: Double) -> Double {
+        power > 0 ? max(floor, offset + 10 * log10(power)) : floor
+    }
+
+    /// Feeds `frames` frames; `source(c)` points at channel c's samples. Calls `step()` after
+    /// every completed 10 ms step, when the momentary and short-term readings are new.
+    public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void = {}) {
+        var offset = 0
+        while offset < frames {
+            let n = min(frames - offset, stepSamples - stepFill)
+            var energy = 0.0
+            for c in 0..<weights.count where weights[c] != 0 {
+                let x = source(c) + offset
+                var shelf = shelves[c], highPass = highPasses[c]
+                var sum = 0.0
+                for i in 0..<n {
+                    let y = highPass.process(shelf.process(Double(x[i])))
+                    sum += y * y
+                }
+                shelf.flushDenormals()
+                highPass.flushDenormals()
+                shelves[c] = shelf
+                highPasses[c] = highPass
+                energy += weights[c] * sum
+            }
+            stepEnergy += energy
+            stepFill += n
+            offset += n
+            if stepFill == stepSamples {
+                completeStep()
+                step()
+            }
+        }
+    }
+
+    private func completeStep() {
+        steps[stepCount % LoudnessMeter.shortTermSteps] = stepEnergy / Double(stepSamples)
+        stepEnergy = 0
+        stepFill = 0
+        stepCount += 1
+        momentaryPower = meanOfLastSteps(LoudnessMeter.momentarySteps)
+        shortTermPower = meanOfLastSteps(LoudnessMeter.shortTermSteps)
+        if stepCount >= LoudnessMeter.momentarySteps {
+            maxMomentaryPower = max(maxMomentaryPower, momentaryPower)
+            if stepCount % LoudnessMeter.blockHopSteps == 0 { gatingBlocks.append(momentaryPower) }
+        }
+        if stepCount >= LoudnessMeter.shortTermSteps {
+            maxShortTermPower = max(maxShortTermPower, shortTermPower)
+            if stepCount % LoudnessMeter.blockHopSteps == 0 { shortTermBlocks.append(shortTermPower) }
+        }
+    }
+
+    /// Mean of the last `count` steps; steps before the start count as silence.
+    private func meanOfLastSteps(_ count: Int) -> Double {
+        var sum = 0.0
+        for k in 0..<min(count, stepCount) {
+            sum += steps[(stepCount - 1 - k) % LoudnessMeter.shortTermSteps]
+        }
+        return sum / Double(count)
+    }
+
+    // MARK: Readings (LUFS / LU)
+
+    /// Momentary loudness (400 ms), LUFS.
+    public var momentary: Double { LoudnessMeter.lufs(momentaryPower) }
+    /// Short-term loudness (3 s), LUFS.
+    public var shortTerm: Double { LoudnessMeter.lufs(shortTermPower) }
+    /// Largest momentary loudness since the start or reset, LUFS.
+    public var maxMomentary: Double { LoudnessMeter.lufs(maxMomentaryPower) }
+    /// Largest short-term loudness since the start or reset, LUFS.
+    public var maxShortTerm: Double { LoudnessMeter.lufs(maxShortTermPower) }
+
+    /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
+    /// passed the gates. Not real-time safe (scans the history).
+    public var integrated: Double {
+        let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
+        var sum = 0.0, count = 0
+        for p in gatingBlocks where p > absolute {
+            sum += p
+            count += 1
+        }
+        guard count > 0 else { return LoudnessMeter.floor }
+        let relative = sum / Double(count) * LoudnessMeter.power(ofLU: -10)
+        sum = 0
+        count = 0
+        for p in gatingBlocks where p > absolute && p > relative {
+            sum += p
+            count += 1
+        }
+        return count > 0 ? LoudnessMeter.lufs(sum / Double(count)) : LoudnessMeter.floor
+    }
+
+    /// Loudness range (EBU Tech 3342) since the start or reset, LU; 0 before any short-term
+    /// value passes the gates. Not real-time safe (sorts the history).
+    public var loudnessRange: Double {
+        let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
+        let gated = shortTermBlocks.filter { $0 >= absolute }
+        guard !gated.isEmpty else { return 0 }
+        let mean = gated.reduce(0, +) / Double(gated.count)
+        let relative = mean * LoudnessMeter.power(ofLU: -20)
+        let sorted = gated.filter { $0 >= relative }.map(LoudnessMeter.lufs).sorted()
+        guard !sorted.isEmpty else { return 0 }
+        // MATLAB reference: sorted(round((n − 1)·p/100 + 1)), 1-based, round half away from 0.
+        func percentile(_ p: Double) -> Double {
+            let index = Int(((Double(sorted.count - 1) * p / 100) + 1).rounded(.toNearestOrAwayFromZero)) - 1
+            return sorted[min(max(0, index), sorted.count - 1)]
+        }
+        return percentile(95) - percentile(10)
+    }
+
+    /// Starts the measurement again: integrated loudness, loudness range, maxima and the
+    /// time windows (the filters keep their state, so the signal stays continuous).
+    public func reset() {
+        stepEnergy = 0
+        stepFill = 0
+        stepCount = 0
+        for i in steps.indices { steps[i] = 0 }
+        gatingBlocks.removeAll(keepingCapacity: true)
+        shortTermBlocks.removeAll(keepingCapacity: true)
+        maxMomentaryPower = 0
+        maxShortTermPower = 0
+        momentaryPower = 0
+        shortTermPower = 0
+    }
+
+    /// The mean power whose loudness is `lufs`.
+    static func power(ofLUFS lufs: Double) -> Double { pow(10, (lufs - offset) / 10) }
+    /// The power ratio of `lu` loudness units.
+    static func power(ofLU lu: Double) -> Double { pow(10, lu / 10) }
+}

@@ -1,0 +1,123 @@
+/// True-peak level per ITU-R BS.1770-4 Annex 2: the signal is oversampled 4× (below 96 kHz;
+/// 2× from 96 kHz, none from 192 kHz) with the Annex's 48-tap interpolation filter, and the
+/// largest absolute oversampled value is the true peak. Read it in dBTP with
+/// `Decibels.fromAmplitude`.
+///
+/// The filter: four phases of 12 taps, `y[4n + p] = Σ_k h_p[k]·x[n − k]`, as BS.1770-4
+/// Annex 2 §3 publishes them (phases 2 and 3 are phases 1 and 0 reversed). Phase 0 is nearly
+/// the identity, delayed by 6 samples.
+///
+/// One thread at a time; `process` is real-time safe.
+public final class TruePeakMeter: @unchecked Sendable {
+    // @unchecked Sendable: owned by one thread at a time.
+
+    /// BS.1770-4 Annex 2, phases 0 and 1 (taps 0 … 11).
+    static let phase0: [Float] = [
+        0.0017089843750, 0.0109863281250, -0.0196533203125, 0.0332031250000,
+        -0.0594482421875, 0.1373291015625, 0.9721679687500, -0.1022949218750,
+        0.0476074218750, -0.0266113281250, 0.0148925781250, -0.0083007812500,
+    ]
+    static let phase1: [Float] = [
+        -0.0291748046875, 0.0292968750000, -0.0517578125000, 0.0891113281250,
+        -0.1665039062500, 0.4650878906250, 0.7797851562500, -0.2003173828125,
+        0.1015625000000, -0.0582275390625, 0.0330810546875, -0.0189208984375,
+    ]
+    static let taps = 12
+    /// Samples processed per inner pass (the scratch buffer's size past the history).
+    static let chunk = 1024
+
+    /// Oversampling factor: 4, 2 or 1.
+    public let factor: Int
+    public let channels: Int
+    /// Tap k of all four phases, as one vector: (h0[k], h1[k], h2[k], h3[k]).
+    private let coefficients: [SIMD4<Float>]
+    /// Per channel: the last 11 input samples, then room for a chunk.
+    private let scratch: UnsafeMutablePointer<Float>
+    /// Largest |oversampled value| per channel since the start or reset (linear).
+    private let maxPeaks: UnsafeMutablePointer<Float>
+    /// Largest |oversampled value| per channel since the last `takeRecentPeak` (linear).
+    private let recentPeaks: UnsafeMutablePointer<Float>
+
+    /// Not real-time safe (allocates).
+    public init(sampleRate: Int, channels: Int) {
+        factor = sampleRate < 96000 ? 4 : (sampleRate < 192000 ? 2 : 1)
+        self.channels = channels
+        let p0 = TruePeakMeter.phase0, p1 = TruePeakMeter.phase1
+        let n = TruePeakMeter.taps
+        coefficients = (0..<n).map { k in SIMD4(p0[k], p1[k], p1[n - 1 - k], p0[n - 1 - k]) }
+        let stride = TruePeakMeter.taps - 1 + TruePeakMeter.chunk
+        scratch = .allocate(capacity: channels * stride)
+        scratch.initialize(repeating: 0, count: channels * stride)
+        maxPeaks = .allocate(capacity: channels)
+        maxPeaks.initialize(repeating: 0, count: channels)
+        recentPeaks = .allocate(capacity: channels)
+        recentPeaks.initialize(repeating: 0, count: channels)
+    }
+
+    deinit {
+        scratch.deallocate()
+        maxPeaks.deallocate()
+        recentPeaks.deallocate()
+    }
+
+    /// Feeds `frames` frames; `source(c)` points at channel c's samples. Real-time safe.
+    public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        let history = TruePeakMeter.taps - 1
+        let stride = history + TruePeakMeter.chunk
+        for c in 0..<channels {
+            let buffer = scratch + c * stride
+            let input = source(c)
+            var peak = recentPeaks[c]
+            var done = 0
+            while done < frames {
+                let n = min(TruePeakMeter.chunk, frames - done)
+                (buffer + history).update(from: input + done, count: n)
+                peak = max(peak, factor == 1 ? Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history, count: n))
+                                              : oversampledPeak(buffer, count: n))
+                // Keep the last `history` samples for the next pass.
+                buffer.update(from: buffer + n, count: history)
+                done += n
+            }
+            recentPeaks[c] = peak
+            maxPeaks[c] = max(maxPeaks[c], peak)
+        }
+    }
+
+    /// Largest |y| over the oversampled values of `count` new samples, which follow 11
+    /// samples of history in `buffer`.
+    @inline(__always)
+    private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int) -> Float {
+        let h = coefficients
+        var best = SIMD4<Float>()
+        let history = TruePeakMeter.taps - 1
+        for i in 0..<count {
+            // x[n − k] for k = 0 … 11 is buffer[history + i − k].
+            let newest = buffer + history + i
+            var acc = h[0] * newest[0]
+            for k in 1..<TruePeakMeter.taps { acc += h[k] * newest[-k] }
+            acc.replace(with: -acc, where: acc .< 0)
+            best.replace(with: acc, where: acc .> best)
+        }
+        if factor == 2 { return max(best[0], best[2]) }
+        return best.max()
+    }
+
+    /// Largest true peak of channel `c` since the start or reset (linear). Real-time safe.
+    public func maxPeak(channel c: Int) -> Float { maxPeaks[c] }
+
+    /// Largest true peak of channel `c` since the last call (linear), and starts a new
+    /// interval. Real-time safe.
+    public func takeRecentPeak(channel c: Int) -> Float {
+        let p = recentPeaks[c]
+        recentPeaks[c] = 0
+        return p
+    }
+
+    /// Forgets the maxima (not the filter history). Real-time safe.
+    public func reset() {
+        for c in 0..<channels {
+            maxPeaks[c] = 0
+            recentPeaks[c] = 0
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import DSP
+import XCTest
+
+/// EBU Tech 3341 (cases 1–6, 9–23) and Tech 3342 (cases 1–4), synthesised per the
+/// specifications, with their tolerances; plus BS.1770's published 48 kHz coefficients.
+final class LoudnessTests: XCTestCase {
+    typealias S = EBUSignals.Segment
+
+    /// Runs `signal` through a fresh meter in uneven chunks; `step` sees every 10 ms step.
+    @discardableResult
+    private func measure(_ signal: [[Float]], layout: ChannelLayout = .stereo, sampleRate: Int = 48000,
+                         meter: LoudnessMeter? = nil, step: (LoudnessMeter) -> Void = { _ in }) -> LoudnessMeter {
+        let m = meter ?? LoudnessMeter(sampleRate: sampleRate, layout: layout)
+        let frames = signal[0].count
+        let pointers = signal.map { ch in ch.withUnsafeBufferPointer { $0.baseAddress! } }
+        var offset = 0
+        var k = 0
+        let chunks = [256, 1000, 4800, 17]
+        while offset < frames {
+            let n = min(chunks[k % chunks.count], frames - offset)
+            k += 1
+            withExtendedLifetime(signal) {
+                m.process(frames: n, from: { pointers[$0] + offset }) { step(m) }
+            }
+            offset += n
+        }
+        return m
+    }
+
+    func testKWeightingMatchesBS1770At48k() {
+        let shelf = KWeighting.shelf(sampleRate: 48000)
+        let hp = KWeighting.highPass(sampleRate: 48000)
+        // ITU-R BS.1770-4, Tables 1 and 2.
+        XCTAssertEqual(shelf.b0, 1.53512485958697, accuracy: 1e-8)
+        XCTAssertEqual(shelf.b1, -2.69169618940638, accuracy: 1e-8)
+        XCTAssertEqual(shelf.b2, 1.19839281085285, accuracy: 1e-8)
+        XCTAssertEqual(shelf.a1, -1.69065929318241, accuracy: 1e-8)
+        XCTAssertEqual(shelf.a2, 0.73248077421585, accuracy: 1e-8)
+        XCTAssertEqual(hp.a1, -1.99004745483398, accuracy: 1e-8)
+        XCTAssertEqual(hp.a2, 0.99007225036621, accuracy: 1e-8)
+        // The pre-filter lifts high frequencies by about +4 dB.
+        XCTAssertEqual(20 * log10(shelf.magnitude(at: 16000, sampleRate: 48000)), 4, accuracy: 0.1)
+    }
+
+    // MARK: Tech 3341 cases 1–6: M, S, I of steady and gated tones
+
+    func testCase1And2SteadyStereoTones() {
+        for level in [-23.0, -33.0] {
+            let m = measure(EBUSignals.tones([S(seconds: 20, dBFS: level)]))
+            XCTAssertEqual(m.momentary, level, accuracy: 0.1, "M at \(level)")
+            XCTAssertEqual(m.shortTerm, level, accuracy: 0.1, "S at \(level)")
+            XCTAssertEqual(m.integrated, level, accuracy: 0.1, "I at \(level)")
+        }
+    }
+
+    func testCase3To5Gating() {
+        let cases: [[S]] = [
+            [S(seconds: 10, dBFS: -36), S(seconds: 60, dBFS: -23), S(seconds: 10, dBFS: -36)],
+            [S(seconds: 10, dBFS: -72), S(seconds: 10, dBFS: -36), S(seconds: 60, dBFS: -23),
+             S(seconds: 10, dBFS: -36), S(seconds: 10, dBFS: -72)],
+            [S(seconds: 20, dBFS: -26), S(seconds: 20.1, dBFS: -20), S(seconds: 20, dBFS: -26)],
+        ]
+        for (i, segments) in cases.enumerated() {
+            XCTAssertEqual(measure(EBUSignals.tones(segments)).integrated, -23, accuracy: 0.1, "case \(i + 3)")
+        }
+    }
+
+    func testCase6FivePointZero() {
+        // L, R −28; C −24; Ls, Rs −30 dBFS.
+        let signal = EBUSignals.tones([S(seconds: 20, dBFS: 0)], channelGains: [-28, -28, -24, -30, -30])
+        XCTAssertEqual(measure(signal, layout: .surround50).integrated, -23, accuracy: 0.1)
+        // 5.1 with a loud LFE: the LFE is excluded.
+        var withLFE = signal
+        withLFE.insert(EBUSignals.tones([S(seconds: 20, dBFS: -3)], channelGains: [0])[0], at: 3)
+        XCTAssertEqual(measure(withLFE, layout: .surround51).integrated, -23, accuracy: 0.1)
+    }
+
+    // MARK: Cases 9–14: the time scales
+
+    func testCase9ShortTermConstantAfter3s() {
+        let signal = EBUSignals.tones(Array(repeating: [S(seconds: 1.34, dBFS: -20), S(seconds: 1.66, dBFS: -30)], count: 5).flatMap { $0 })
+        var worst = 0.0, checked = 0
+        measure(signal) { m in
+            guard m.stepCount >= 300 else { return }
+            worst = max(worst, abs(m.shortTerm + 23))
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 1000)
+        XCTAssertLessThanOrEqual(worst, 0.1)
+    }
+
+    func testCase10MaxShortTermPerFile() {
+        for i in 0..<20 {
+            let m = measure(EBUSignals.tones([S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -23), S(seconds: 1, dBFS: nil)]))
+            XCTAssertEqual(m.maxShortTerm, -23, accuracy: 0.1, "segment \(i)")
+        }
+    }
+
+    func testCase11MaxShortTermLive() {
+        var segments: [S] = []
+        var ends: [Int] = []  // step count at the end of each segment
+        var t = 0.0
+        for i in 0..<20 {
+            segments += [S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -38 + Double(i)),
+                         S(seconds: 3 - Double(i) * 0.15, dBFS: nil)]
+            t += 6
+            ends.append(Int((t * 100).rounded()))
+        }
+        var readings: [Int: Double] = [:]
+        measure(EBUSignals.tones(segments)) { m in
+            if ends.contains(m.stepCount) { readings[m.stepCount] = m.maxShortTerm }
+        }
+        for (i, end) in ends.enumerated() {
+            XCTAssertEqual(readings[end] ?? 0, -38 + Double(i), accuracy: 0.1, "segment \(i)")
+        }
+    }
+
+    func testCase12MomentaryConstantAfter1s() {
+        let signal = EBUSignals.tones(Array(repeating: [S(seconds: 0.18, dBFS: -20), S(seconds: 0.22, dBFS: -30)], count: 25).flatMap { $0 })
+        var worst = 0.0, checked = 0
+        measure(signal) { m in
+            guard m.stepCount >= 100 else { return }
+            worst = max(worst, abs(m.momentary + 23))
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 800)
+        XCTAssertLessThanOrEqual(worst, 0.1)
+    }
+
+    /// A meter that updates momentary loudness only every 100 ms misses most of these.
+    func testCase13MaxMomentaryPerFile() {
+        for i in 0..<20 {
+            let m = measure(EBUSignals.tones([S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -23), S(seconds: 1, dBFS: nil)]))
+            XCTAssertEqual(m.maxMomentary, -23, accuracy: 0.1, "segment \(i)")
+        }
+    }
+
+    func testCase14MaxMomentaryLive() {
+        var segments: [S] = []
+        var ends: [Int] = []
+        var t = 0.0
+        for i in 0..<20 {
+            segments += [S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -38 + Double(i)),
+                         S(seconds: 0.4 - Double(i) * 0.02, dBFS: nil)]
+            t += 0.8
+            ends.append(Int((t * 100).rounded()))
+        }
+        var readings: [Int: Double] = [:]
+        measure(EBUSignals.tones(segments)) { m in
+            if ends.contains(m.stepCount) { readings[m.stepCount] = m.maxMomentary }
+        }
+        for (i, end) in ends.enumerated() {
+            XCTAssertEqual(readings[end] ?? 0, -38 + Double(i), accuracy: 0.1, "segment \(i)")
+        }
+    }
+
+    // MARK: Cases 15–23: true peak (+0.2 / −0.4 dB)
+
+    private func truePeakDB(_ signal: [[Float]], sampleRate: Int = 48000) -> Double {
+        let meter = TruePeakMeter(sampleRate: sampleRate, channels: signal.count)
+        let pointers = signal.map { ch in ch.withUnsafeBufferPointer { $0.baseAddress! } }
+        var offset = 0
+        while offset < signal[0].count {
+            let n = min(333, signal[0].count - offset)
+            withExtendedLifetime(signal) { meter.process(frames: n, from: { pointers[$0] + offset }) }
+            offset += n
+        }
+        return Double(Decibels.fromAmplitude((0..<signal.count).map { meter.maxPeak(channel: $0) }.max()!))
+    }
+
+    private func assertTruePeak(_ value: Double, _ expected: Double, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertLessThanOrEqual(value, expected + 0.2, label, file: file, line: line)
+        XCTAssertGreaterThanOrEqual(value, expected - 0.4, label, file: file, line: line)
+    }
+
+    func testCases15To19TruePeakOfSines() {
+        let fs = 48000.0
+        assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 0)), -6, "case 15")
+        assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 45)), -6, "case 16")
+        assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 6, amplitude: 0.5, phaseDegrees: 60)), -6, "case 17")
+        assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 8, amplitude: 0.5, phaseDegrees: 67.5)), -6, "case 18")
+        assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 4, amplitude: 1.41, phaseDegrees: 45)), 3, "case 19")
+        // The sample peak of case 16 under-reads by 3 dB: the true-peak meter must not.
+        let case16 = EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 45)
+        XCTAssertEqual(Double(Decibels.fromAmplitude(case16[0].map(abs).max()!)), -9.03, accuracy: 0.05)
+    }
+
+    func testCases20To23InterSamplePeaks() {
+        for offset in 0..<4 {
+            assertTruePeak(truePeakDB(EBUSignals.interSamplePeak(offset: offset)), 0, "case \(20 + offset)")
+        }
+    }
+
+    func testTruePeakAt44100And96000() {
+        for rate in [44100, 96000] {
+            let s = EBUSignals.taperedSine(frequency: Double(rate) / 4, amplitude: 0.5, phaseDegrees: 45, sampleRate: rate)
+            assertTruePeak(truePeakDB(s, sampleRate: rate), -6, "\(rate) Hz")
+        }
+    }
+
+    // MARK: Tech 3342 cases 1–4: loudness range (±1 LU; aim ±0.1)
+
+    func testLoudnessRangeCases1To4() {
+        let cases: [([Double], Double)] = [
+            ([-20, -30], 10), ([-20, -15], 5), ([-40, -20], 20), ([-50, -35, -20, -35, -50], 15),
+        ]
+        for (i, (levels, expected)) in cases.enumerated() {
+            let m = measure(EBUSignals.tones(levels.map { S(seconds: 20, dBFS: $0) }))
+            XCTAssertEqual(m.loudnessRange, expected, accuracy: 0.1, "Tech 3342 case \(i + 1)")
+        }
+    }
+
+    func testResetStartsAgain() {
+        let m = measure(EBUSignals.tones([S(seconds: 5, dBFS: -10)]))
+        m.reset()
+        measure(EBUSignals.tones([S(seconds: 5, dBFS: -30)]), meter: m)
+        XCTAssertEqual(m.integrated, -30, accuracy: 0.1)
+        XCTAssertEqual(m.maxMomentary, -30, accuracy: 0.1)
+        XCTAssertEqual(LoudnessMeter(sampleRate: 48000, layout: .stereo).integrated, LoudnessMeter.floor)
+    }
+
+    func testOtherSampleRates() {
+        for rate in [44100, 96000, 32000] {
+            let m = measure(EBUSignals.tones([S(seconds: 10, dBFS: -23)], sampleRate: rate), sampleRate: rate)
+            XCTAssertEqual(m.integrated, -23, accuracy: 0.1, "\(rate) Hz")
+        }
+    }
+}
