@@ -10,4 +10,10 @@ static inline fftwf_plan jackvu_fftwf_plan_r2c(int n, float *in, float *out, uns
     return fftwf_plan_dft_r2c_1d(n, in, (fftwf_complex *)out, flags);
 }
 
+/// Plans the inverse (complex-to-real) transform: `n / 2 + 1` interleaved complex values to
+/// `n` floats, unnormalised (the result is n times the signal).
+static inline fftwf_plan jackvu_fftwf_plan_c2r(int n, float *in, float *out, unsigned flags) {
+    return fftwf_plan_dft_c2r_1d(n, (fftwf_complex *)in, out, flags);
+}
+
 #endif

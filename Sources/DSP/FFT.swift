@@ -57,6 +57,23 @@ public final class RealFFT: @unchecked Sendable {
         fftwf_free(output.baseAddress)
     }
 
+    /// Plans an inverse (complex-to-real) transform of `size` points from `from` (interleaved,
+    /// `size / 2 + 1` complex values) to `to` (`size` floats), for a caller that owns both
+    /// buffers; destroy it with `destroy`. FFTW_ESTIMATE: planning must not touch the data.
+    /// Not real-time safe.
+    static func planInverse(size: Int, from: UnsafeMutablePointer<Float>, to: UnsafeMutablePointer<Float>) -> fftwf_plan {
+        let address = plannerLock.withLock { _ in
+            Int(bitPattern: jackvu_fftwf_plan_c2r(Int32(size), from, to, UInt32(FFTW_ESTIMATE)))
+        }
+        return fftwf_plan(bitPattern: address)!
+    }
+
+    /// Destroys a plan made by `planInverse`. Not real-time safe.
+    static func destroy(_ plan: fftwf_plan) {
+        let address = Int(bitPattern: plan)
+        plannerLock.withLock { _ in fftwf_destroy_plan(fftwf_plan(bitPattern: address)) }
+    }
+
     /// Transforms `input` into `output`. Real-time safe (no allocation, no lock).
     @inline(__always)
     public func forward() {

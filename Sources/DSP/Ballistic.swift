@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A second-order low-pass with unit DC gain, `y'' + 2ζω·y' + ω²·y = ω²·u`, integrated per
+/// sample (semi-implicit Euler: ω/fs ≪ 1 for meter time constants, so the error is far below
+/// a hundredth of a dB). The moving-coil movement of a VU meter, and the RMS smoothing of a
+/// K-meter. Real-time safe.
+struct SecondOrderMovement: Sendable {
+    /// Natural angular frequency ω (rad/s) times the sample period.
+    let omegaDt: Double
+    /// 2ζω times the sample period.
+    let dampingDt: Double
+    /// Position and velocity (per sample).
+    var y = 0.0
+    var v = 0.0
+
+    init(omega: Double, zeta: Double, sampleRate: Double) {
+        omegaDt = omega / sampleRate
+        dampingDt = 2 * zeta * omega / sampleRate
+    }
+
+    @inline(__always)
+    mutating func step(_ u: Double) -> Double {
+        // v is in units of (value per second) / fs; y' = v·fs.
+        v += omegaDt * omegaDt * (u - y) - dampingDt * v
+        y += v
+        return y
+    }
+
+    /// ω for which a unit step first reaches `fraction` after `seconds`, at damping `zeta`
+    /// (found by bisection on the analytic step response).
+    static func omega(reaching fraction: Double, after seconds: Double, zeta: Double) -> Double {
+        func firstCrossing(_ omega: Double) -> Double {
+            // Step response of the second-order system, sampled every 0.1 ms.
+            var t = 0.0
+            while t < 10 {
+                let y: Double
+                if zeta < 1 {
+                    let wd = omega * (1 - zeta * zeta).squareRoot()
+                    y = 1 - exp(-zeta * omega * t) * (cos(wd * t) + zeta / (1 - zeta * zeta).squareRoot() * sin(wd * t))
+                } else {  // critically damped
+                    y = 1 - exp(-omega * t) * (1 + omega * t)
+                }
+                if y >= fraction { return t }
+                t += 1e-4
+            }
+            return .infinity
+        }
+        var lo = 0.1, hi = 1000.0
+        for _ in 0..<60 {
+            let mid = (lo * hi).squareRoot()
+            if firstCrossing(mid) > seconds { lo = mid } else { hi = mid }
+        }
+        return (lo * hi).squareRoot()
+    }
+}
+
+/// A VU meter per IEC 60268-17: full-wave average rectification, a movement that reaches 99 %
+/// of its final deflection in 300 ms and overshoots by 1.25 % (the standard allows 1–1.5 %),
+/// reading in VU relative to a reference level (0 VU: a sine at `referenceDBFS`, default
+/// −18 dBFS as in EBU R 68). Scale −20 … +3 VU. One channel; real-time safe.
+public struct VUMeter: Sendable {
+    /// Rise time to 99 % (s) and overshoot of the movement.
+    public static let riseTime = 0.3
+    public static let overshoot = 0.0125
+    /// The scale, VU.
+    public static let scale: ClosedRange<Double> = -20...3
+
+    /// The average rectified value of the reference sine, 2/π·A_ref.
+    private let referenceAverage: Double
+    private var movement: SecondOrderMovement
+
+    public init(sampleRate: Double, referenceDBFS: Double = -18) {
+        let lnOvershoot = log(VUMeter.overshoot)
+        let zeta = -lnOvershoot / (Double.pi * Double.pi + lnOvershoot * lnOvershoot).squareRoot()
+        let omega = SecondOrderMovement.omega(reaching: 0.99, after: VUMeter.riseTime, zeta: zeta)
+        movement = SecondOrderMovement(omega: omega, zeta: zeta, sampleRate: sampleRate)
+        referenceAverage = 2 / Double.pi * pow(10, referenceDBFS / 20)
+    }
+
+    /// Feeds samples. Real-time safe.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>) {
+        var m = movement
+        for x in samples { _ = m.step(Double(abs(x))) }
+        if abs(m.y) < 1e-20 { m.y = 0; m.v = 0 }
+        movement = m
+    }
+
+    /// The pointer's deflection relative to 0 VU (1.0 = 0 VU), for step-response checks.
+    public var deflection: Double { movement.y / referenceAverage }
+
+    /// The reading in VU (dB relative to the reference), at least −60.
+    public var reading: Double { max(-60, 20 * log10(max(1e-9, movement.y / referenceAverage))) }
+}
+
+/// A K-System meter (Bob Katz): RMS on a scale whose 0 sits `headroom` dB below full scale —
+/// K-20, K-14 or K-12. The RMS is sine-referenced (AES17: a sine reads its peak level), so a
+/// sine at −20 dBFS peak reads 0 on K-20. Ballistics as in Fons Adriaensen's jkmeter, the
+/// reference Linux K-meter: a critically damped second-order smoothing of the mean square that
+/// reaches 99 % about 15 % sooner than a VU (0.26 s), without overshoot. One channel.
+public struct KMeter: Sendable {
+    /// Supported headrooms: K-20, K-14, K-12.
+    public static let headrooms = [20, 14, 12]
+    public static let riseTime = 0.26
+
+    public let headroom: Double
+    private var movement: SecondOrderMovement
+
+    public init(sampleRate: Double, headroom: Int = 20) {
+        self.headroom = Double(headroom)
+        let omega = SecondOrderMovement.omega(reaching: 0.99, after: KMeter.riseTime, zeta: 1)
+        movement = SecondOrderMovement(omega: omega, zeta: 1, sampleRate: sampleRate)
+    }
+
+    /// Feeds samples. Real-time safe.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>) {
+        var m = movement
+        for x in samples { _ = m.step(Double(x) * Double(x)) }
+        if abs(m.y) < 1e-30 { m.y = 0; m.v = 0 }
+        movement = m
+    }
+
+    /// Sine-referenced RMS in dBFS (a sine reads its peak level).
+    public var rmsDBFS: Double { 10 * log10(max(1e-14, 2 * movement.y)) }
+    /// The reading on the K scale, dB (0 = −headroom dBFS).
+    public var reading: Double { rmsDBFS + headroom }
+}
+
+/// Quasi-peak programme meters per IEC 60268-10 (and their national forms), each with its
+/// published scale. A one-pole charge follows the rectified signal, so fast enough that a
+/// 5 kHz tone burst lasting the integration time reads 2 dB below the steady tone; the reading
+/// then falls linearly in dB. Calibrated so a steady 1 kHz sine reads its peak level.
+public enum PPMType: String, CaseIterable, Sendable {
+    /// Type I, DIN 45406: integration 5 ms, fall 20 dB in 1.5 s; scale −50 … +5 dB with the
+    /// alignment level at −9 dB.
+    case din
+    /// Type I, Nordic N9: integration 5 ms, fall 20 dB in 1.7 s; scale −36 … +9 dB, alignment
+    /// ("TEST") at 0 dB.
+    case nordic
+    /// Type IIa, BBC: integration 10 ms, fall 24 dB in 2.8 s; scale marks 1 … 7, 4 dB apart,
+    /// alignment at 4.
+    case bbc
+    /// Type IIb, EBU: integration 10 ms, fall 24 dB in 2.8 s; scale −12 … +12 dB, alignment
+    /// ("TEST") at 0 dB.
+    case ebu
+
+    /// Integration time, seconds.
+    public var integrationTime: Double { self == .din || self == .nordic ? 0.005 : 0.010 }
+    /// Fall rate, dB per second.
+    public var fallRate: Double {
+        switch self {
+        case .din: return 20 / 1.5
+        case .nordic: return 20 / 1.7
+        case .bbc, .ebu: return 24 / 2.8
+        }
+    }
+    /// The scale's range, in its own units (dB, or marks for the BBC meter).
+    public var scale: ClosedRange<Double> {
+        switch self {
+        case .din: return -50...5
+        case .nordic: return -36...9
+        case .bbc: return 1...7
+        case .ebu: return -12...12
+        }
+    }
+    /// The reading on this scale of a level `dB` relative to the alignment level.
+    public func scaleValue(relativeToAlignment dB: Double) -> Double {
+        switch self {
+        case .din: return dB - 9
+        case .nordic, .ebu: return dB
+        case .bbc: return 4 + dB / 4
+        }
+    }
+}
+
+/// One channel of a quasi-peak programme meter (see `PPMType`). Real-time safe after init.
+public struct PPMMeter: Sendable {
+    public let type: PPMType
+    /// Charge coefficient per sample (one-pole attack).
+    private let attack: Float
+    /// Fall factor per sample (linear in dB).
+    private let release: Float
+    /// Gain that makes a steady 1 kHz sine read its peak.
+    private let gain: Float
+    /// Alignment level, dBFS (reads 0 dB relative).
+    public let alignmentDBFS: Double
+    /// The envelope, linear.
+    private var envelope: Float = 0
+
+    public init(type: PPMType, sampleRate: Double, alignmentDBFS: Double = -18) {
+        self.type = type
+        self.alignmentDBFS = alignmentDBFS
+        release = Float(pow(10, -type.fallRate / 20 / sampleRate))
+        // Steady-state gain for an attack, then the attack that puts a burst of the
+        // integration time 2 dB below the steady tone (both by simulation at this rate).
+        func envelopePeak(attack a: Float, frequency: Double, seconds: Double) -> Float {
+            var env: Float = 0, best: Float = 0
+            let n = Int(seconds * sampleRate)
+            let r = Float(pow(10, -type.fallRate / 20 / sampleRate))
+            for i in 0..<(n + Int(0.05 * sampleRate)) {
+                let x: Float = i < n ? Float(abs(sin(2 * Double.pi * frequency * Double(i) / sampleRate))) : 0
+                env = x > env ? env + a * (x - env) : env * r
+                best = max(best, env)
+            }
+            return best
+        }
+        var lo: Float = 1e-5, hi: Float = 1
+        for _ in 0..<40 {
+            let a = (lo * hi).squareRoot()
+            let burst = envelopePeak(attack: a, frequency: 5000, seconds: type.integrationTime)
+            let steady = envelopePeak(attack: a, frequency: 5000, seconds: 0.5)
+            if 20 * log10(burst / steady) < -2 { lo = a } else { hi = a }
+        }
+        attack = (lo * hi).squareRoot()
+        gain = 1 / envelopePeak(attack: attack, frequency: 1000, seconds: 0.5)
+    }
+
+    /// Feeds samples. Real-time safe.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>) {
+        var env = envelope
+        let a = attack, r = release
+        for s in samples {
+            let x = abs(s)
+            env = x > env ? env + a * (x - env) : env * r
+        }
+        envelope = env < 1e-12 ? 0 : env
+    }
+
+    /// Level in dBFS (peak-calibrated), at least −150.
+    public var levelDBFS: Double { max(-150, 20 * log10(max(1e-12, Double(envelope * gain)))) }
+    /// The reading on the type's scale.
+    public var reading: Double { type.scaleValue(relativeToAlignment: levelDBFS - alignmentDBFS) }
+}
+
+/// A digital sample-peak meter with peak hold and an "over" counter: the held peak rises at
+/// once, holds `holdTime` seconds, then falls at `fallRate` dB/s; every run of consecutive
+/// samples at or above `clipLevel` (linear, default 1.0 = 0 dBFS) counts as one clip.
+public struct DigitalPeakMeter: Sendable {
+    private var ballistics: Ballistics
+    public let clipLevel: Float
+    /// Clips (runs of samples at or above the clip level) since the start or reset.
+    public private(set) var clips = 0
+    /// Whether the last sample was at or above the clip level.
+    private var inClip = false
+    /// Largest |sample| since the last `take` (linear).
+    private var recent: Float = 0
+
+    public init(holdTime: Double, fallRate: Double, clipLevel: Float = 1) {
+        ballistics = Ballistics(holdTime: holdTime, fallRate: fallRate)
+        self.clipLevel = clipLevel
+    }
+
+    /// Feeds samples. Real-time safe.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>) {
+        var clipping = inClip
+        var count = clips
+        var peak = recent
+        for s in samples {
+            let x = abs(s)
+            if x > peak { peak = x }
+            if x >= clipLevel {
+                if !clipping { count += 1 }
+                clipping = true
+            } else {
+                clipping = false
+            }
+        }
+        inClip = clipping
+        clips = count
+        recent = peak
+    }
+
+    /// Applies the ballistics to the peak since the last call over `elapsed` seconds; returns
+    /// the held reading in dBFS. Real-time safe.
+    public mutating func update(elapsed: Double) -> Double {
+        let value = ballistics.update(Double(Decibels.fromAmplitude(recent)), elapsed: elapsed)
+        recent = 0
+        return value
+    }
+
+    /// Clears the hold and the clip count.
+    public mutating func reset() {
+        ballistics.reset()
+        clips = 0
+        recent = 0
+    }
+}
+
+/// Phase correlation of a channel pair: Σ(l·r) / √(Σl²·Σr²) over an exponential window of
+/// `timeConstant` seconds (default 0.3 s): +1 for identical channels, −1 for inverted ones,
+/// near 0 for independent ones; 0 for silence. Real-time safe.
+public struct CorrelationMeter: Sendable {
+    private let decay: Double
+    private var lr = 0.0, ll = 0.0, rr = 0.0
+
+    public init(sampleRate: Double, timeConstant: Double = 0.3) {
+        decay = exp(-1 / (timeConstant * sampleRate))
+    }
+
+    public mutating func process(_ left: UnsafeBufferPointer<Float>, _ right: UnsafeBufferPointer<Float>) {
+        let k = decay
+        var a = lr, b = ll, c = rr
+        for i in 0..<min(left.count, right.count) {
+            let l = Double(left[i]), r = Double(right[i])
+            a = a * k + l * r
+            b = b * k + l * l
+            c = c * k + r * r
+        }
+        if b < 1e-30 { b = 0 }
+        if c < 1e-30 { c = 0 }
+        (lr, ll, rr) = (a, b, c)
+    }
+
+    /// −1 … +1.
+    public var correlation: Double {
+        let d = (ll * rr).squareRoot()
+        return d > 1e-20 ? max(-1, min(1, lr / d)) : 0
+    }
+}

@@ -1,0 +1,213 @@
+import DSP
+import Foundation
+import XCTest
+
+/// VU, PPM, K-System, digital peak, correlation, 1/3-octave bands and YIN against the
+/// standards' figures.
+final class MeterTests: XCTestCase {
+    let fs = 48000.0
+
+    private func sine(_ f: Double, seconds: Double, dBFS: Double = 0, phase: Double = 0) -> [Float] {
+        let a = pow(10, dBFS / 20)
+        return (0..<Int(seconds * fs)).map { Float(a * sin(2 * Double.pi * f * Double($0) / fs + phase)) }
+    }
+
+    private func noise(_ count: Int, seed: UInt64, rms: Double) -> [Float] {
+        var s = seed
+        // Sum of 4 uniforms: near-Gaussian, unit variance scaled to `rms`.
+        return (0..<count).map { _ in
+            var sum = 0.0
+            for _ in 0..<4 {
+                s = s &* 6364136223846793005 &+ 1442695040888963407
+                sum += Double(s >> 11) / Double(1 << 53) - 0.5
+            }
+            return Float(sum / (4.0 / 12).squareRoot() * rms)
+        }
+    }
+
+    // MARK: VU (IEC 60268-17)
+
+    func testVUStepResponse() {
+        // A reference-level 1 kHz tone switched on at t = 0: 99 % of the final deflection at
+        // 300 ms ± 10 %, overshoot 1 … 1.5 %.
+        var vu = VUMeter(sampleRate: fs, referenceDBFS: -18)
+        let tone = sine(1000, seconds: 2, dBFS: -18)
+        var reached: Double?
+        var peak = 0.0
+        let block = 48  // 1 ms
+        for start in stride(from: 0, to: tone.count, by: block) {
+            tone[start..<(start + block)].withUnsafeBufferPointer { vu.process($0) }
+            let t = Double(start + block) / fs
+            if reached == nil && vu.deflection >= 0.99 { reached = t }
+            peak = max(peak, vu.deflection)
+        }
+        let final = vu.deflection
+        XCTAssertEqual(final, 1, accuracy: 0.005, "0 VU at the reference level")
+        XCTAssertEqual(vu.reading, 0, accuracy: 0.05)
+        XCTAssertEqual(reached ?? 0, 0.3, accuracy: 0.03, "99 % after 300 ms ± 10 %")
+        let overshoot = (peak / final - 1) * 100
+        XCTAssertGreaterThanOrEqual(overshoot, 1.0)
+        XCTAssertLessThanOrEqual(overshoot, 1.5)
+        // +3 dB reads +3 VU.
+        var loud = VUMeter(sampleRate: fs, referenceDBFS: -18)
+        sine(1000, seconds: 3, dBFS: -15).withUnsafeBufferPointer { loud.process($0) }
+        XCTAssertEqual(loud.reading, 3, accuracy: 0.05)
+    }
+
+    // MARK: PPM (IEC 60268-10)
+
+    private func ppmReading(_ type: PPMType, burst seconds: Double?) -> Double {
+        var ppm = PPMMeter(type: type, sampleRate: fs, alignmentDBFS: -18)
+        let tone = sine(5000, seconds: seconds ?? 1, dBFS: -18)
+        var best = -200.0
+        for start in stride(from: 0, to: tone.count + 2400, by: 48) {
+            let chunk: [Float] = start < tone.count ? Array(tone[start..<min(tone.count, start + 48)]) : [Float](repeating: 0, count: 48)
+            chunk.withUnsafeBufferPointer { ppm.process($0) }
+            best = max(best, ppm.levelDBFS)
+        }
+        return best
+    }
+
+    func testPPMIntegrationTimesAndSteadyReading() {
+        for type in PPMType.allCases {
+            let steady = ppmReading(type, burst: nil)
+            XCTAssertEqual(steady, -18, accuracy: 0.25, "\(type): a steady tone reads its peak level")
+            let burst = ppmReading(type, burst: type.integrationTime)
+            XCTAssertEqual(burst - steady, -2, accuracy: 0.3, "\(type): a burst of \(type.integrationTime * 1000) ms reads 2 dB low")
+            // Twice the integration time reads closer to steady.
+            let longer = ppmReading(type, burst: 2 * type.integrationTime)
+            XCTAssertGreaterThan(longer, burst)
+        }
+    }
+
+    func testPPMFallTimesAndScales() {
+        for (type, dB, seconds) in [(PPMType.din, 20.0, 1.5), (.nordic, 20, 1.7), (.bbc, 24, 2.8), (.ebu, 24, 2.8)] {
+            var ppm = PPMMeter(type: type, sampleRate: fs, alignmentDBFS: -18)
+            sine(1000, seconds: 1, dBFS: -18).withUnsafeBufferPointer { ppm.process($0) }
+            let start = ppm.levelDBFS
+            [Float](repeating: 0, count: Int(seconds * fs)).withUnsafeBufferPointer { ppm.process($0) }
+            XCTAssertEqual(start - ppm.levelDBFS, dB, accuracy: 0.5, "\(type) falls \(dB) dB in \(seconds) s")
+        }
+        XCTAssertEqual(PPMType.bbc.scaleValue(relativeToAlignment: 0), 4)
+        XCTAssertEqual(PPMType.bbc.scaleValue(relativeToAlignment: 8), 6)
+        XCTAssertEqual(PPMType.din.scaleValue(relativeToAlignment: 0), -9)
+        XCTAssertEqual(PPMType.ebu.scaleValue(relativeToAlignment: -12), -12)
+        var ebu = PPMMeter(type: .ebu, sampleRate: fs, alignmentDBFS: -18)
+        sine(1000, seconds: 1, dBFS: -10).withUnsafeBufferPointer { ebu.process($0) }
+        XCTAssertEqual(ebu.reading, 8, accuracy: 0.25, "+8 dB above alignment on the EBU scale")
+    }
+
+    // MARK: K-System
+
+    func testKMeterReferenceReadings() {
+        for headroom in KMeter.headrooms {
+            var k = KMeter(sampleRate: fs, headroom: headroom)
+            sine(1000, seconds: 2, dBFS: -Double(headroom)).withUnsafeBufferPointer { k.process($0) }
+            XCTAssertEqual(k.reading, 0, accuracy: 0.1, "K-\(headroom): a sine at −\(headroom) dBFS reads 0")
+        }
+        // Noise at −20 dBFS true RMS reads +3.01 on K-20 (the scale is sine-referenced).
+        var k = KMeter(sampleRate: fs, headroom: 20)
+        noise(Int(4 * fs), seed: 3, rms: 0.1).withUnsafeBufferPointer { k.process($0) }
+        XCTAssertEqual(k.reading, 3.01, accuracy: 0.3)
+        // Rise: 99 % of the steady RMS reading at about 0.26 s, no overshoot.
+        var rising = KMeter(sampleRate: fs, headroom: 20)
+        var t99: Double?
+        var maxReading = -100.0
+        let tone = sine(1000, seconds: 2, dBFS: -20)
+        for start in stride(from: 0, to: tone.count, by: 48) {
+            tone[start..<(start + 48)].withUnsafeBufferPointer { rising.process($0) }
+            if t99 == nil && rising.reading >= 20 * log10(0.99) { t99 = Double(start + 48) / fs }
+            maxReading = max(maxReading, rising.reading)
+        }
+        XCTAssertEqual(t99 ?? 0, 0.26, accuracy: 0.05)
+        XCTAssertLessThan(maxReading, 0.05)
+    }
+
+    // MARK: Digital peak, correlation
+
+    func testDigitalPeakHoldAndClipCounter() {
+        var meter = DigitalPeakMeter(holdTime: 1, fallRate: 20)
+        let clipped: [Float] = [0.5, 1.0, 1.0, 0.2, -1.0, 0.3, 1.2]
+        clipped.withUnsafeBufferPointer { meter.process($0) }
+        XCTAssertEqual(meter.clips, 3, "three runs at or above full scale")
+        XCTAssertEqual(meter.update(elapsed: 0.1), Double(Decibels.fromAmplitude(1.2)), accuracy: 1e-6)
+        [Float](repeating: 0.01, count: 480).withUnsafeBufferPointer { meter.process($0) }
+        XCTAssertEqual(meter.update(elapsed: 0.5), Double(Decibels.fromAmplitude(1.2)), accuracy: 1e-6, "held")
+        XCTAssertEqual(meter.update(elapsed: 1.0), Double(Decibels.fromAmplitude(1.2)) - 10, accuracy: 1e-6, "0.5 s hold left, then 0.5 s at 20 dB/s")
+        meter.reset()
+        XCTAssertEqual(meter.clips, 0)
+    }
+
+    func testCorrelation() {
+        let a = noise(Int(fs), seed: 1, rms: 0.3)
+        let b = noise(Int(fs), seed: 2, rms: 0.3)
+        func correlation(_ l: [Float], _ r: [Float]) -> Double {
+            var m = CorrelationMeter(sampleRate: fs)
+            l.withUnsafeBufferPointer { lp in r.withUnsafeBufferPointer { m.process(lp, $0) } }
+            return m.correlation
+        }
+        XCTAssertEqual(correlation(a, a), 1, accuracy: 1e-9)
+        XCTAssertEqual(correlation(a, a.map { -$0 }), -1, accuracy: 1e-9)
+        XCTAssertEqual(correlation(a, b), 0, accuracy: 0.05)
+        XCTAssertEqual(correlation([Float](repeating: 0, count: 100), [Float](repeating: 0, count: 100)), 0)
+    }
+
+    // MARK: 1/3-octave bands (IEC 61260-1 base-10)
+
+    func testThirdOctaveCentresAndResponse() {
+        var bank = ThirdOctaveBank(sampleRate: fs)
+        XCTAssertEqual(bank.bandCount, 30)
+        XCTAssertEqual(bank.centres[16], 1000, accuracy: 1e-9)
+        for (exact, nominal) in zip(bank.centres, ThirdOctaveBank.nominalCentres) {
+            XCTAssertEqual(exact / nominal, 1, accuracy: 0.03, "\(nominal) Hz")
+        }
+        XCTAssertEqual(ThirdOctaveBank(sampleRate: 44100).bandCount, 29, "20 kHz band is above Nyquist at 44.1 kHz")
+        // A 1 kHz sine at −20 dBFS: the 1 kHz band reads its RMS, the neighbours far less.
+        var levels = [Float](repeating: 0, count: bank.bandCount)
+        sine(1000, seconds: 1, dBFS: -20).withUnsafeBufferPointer { bank.process($0) }
+        levels.withUnsafeMutableBufferPointer { bank.takeLevels(into: $0) }  // discard the transient
+        sine(1000, seconds: 1, dBFS: -20, phase: 2 * Double.pi * 1000).withUnsafeBufferPointer { bank.process($0) }
+        levels.withUnsafeMutableBufferPointer { bank.takeLevels(into: $0) }
+        XCTAssertEqual(Double(levels[16]), -23.01, accuracy: 0.1)
+        XCTAssertLessThan(levels[15], levels[16] - 15)
+        XCTAssertLessThan(levels[17], levels[16] - 15)
+        // At a band edge, the response is −3 dB (Butterworth).
+        var edge = ThirdOctaveBank(sampleRate: fs)
+        sine(1000 * pow(10, 0.05), seconds: 2, dBFS: 0).withUnsafeBufferPointer { edge.process($0) }
+        edge.takeLevels(into: UnsafeMutableBufferPointer(start: &levels, count: levels.count))
+        sine(1000 * pow(10, 0.05), seconds: 1, dBFS: 0).withUnsafeBufferPointer { edge.process($0) }
+        levels.withUnsafeMutableBufferPointer { edge.takeLevels(into: $0) }
+        XCTAssertEqual(Double(levels[16]), -3.01 - 3.01, accuracy: 0.3)
+    }
+
+    // MARK: YIN
+
+    func testYINNamesTheFundamentalWhereTheFFTPeakFails() throws {
+        // A3 (220 Hz) whose second harmonic is three times louder than the fundamental.
+        let f0 = 220.0
+        let n = 4096
+        let signal = (0..<n).map { i -> Float in
+            let t = Double(i) / fs
+            return Float(0.2 * sin(2 * Double.pi * f0 * t) + 0.6 * sin(2 * Double.pi * 2 * f0 * t) + 0.1 * sin(2 * Double.pi * 3 * f0 * t))
+        }
+        let fft = try SpectrumAnalyzer(configuration: SpectrumConfiguration(sampleRate: fs, fftSize: n))
+        XCTAssertEqual(fft.process(signal).note, "A4", "the FFT peak names the loud harmonic")
+        let yin = try YINPitch(sampleRate: fs, window: n / 2)
+        let estimate = try XCTUnwrap(yin.estimate(signal))
+        XCTAssertEqual(estimate.note?.name, "A3")
+        XCTAssertEqual(estimate.frequency, f0, accuracy: 0.5)
+        XCTAssertGreaterThan(estimate.confidence, 0.8)
+    }
+
+    func testYINOnPureTonesAndSilence() throws {
+        let yin = try YINPitch(sampleRate: fs, window: 2048)
+        for f in [55.0, 110, 261.63, 440, 1000, 1760, 3000] {
+            let e = try XCTUnwrap(yin.estimate(sine(f, seconds: 4096 / fs, dBFS: -6)))
+            XCTAssertEqual(e.frequency / f, 1, accuracy: 0.002, "\(f) Hz")
+            XCTAssertGreaterThan(e.confidence, 0.9)
+        }
+        XCTAssertNil(yin.estimate([Float](repeating: 0, count: 4096)))
+        let e = try XCTUnwrap(yin.estimate(noise(4096, seed: 9, rms: 0.3)))
+        XCTAssertLessThan(e.confidence, 0.7, "noise has low confidence")
+    }
+}
