@@ -2,12 +2,12 @@
 //
 // jackvu — a headless JACK meter and analyser.
 // Module graph (see README.md, "Architecture"):
-//   CJack, CFFTW  — system libraries found by pkg-config, each with a small shim header
+//   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
 //   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization)
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
 //   Outputs       — OSC messages and their oscdump-style text form; knows nothing of JACK
-//   JackVU        — the engine: Jack → ring → worker → snapshot → outputs
+//   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
 
@@ -31,11 +31,14 @@ let package = Package(
         .systemLibrary(
             name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3f",
             providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(
+            name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "DSP", dependencies: ["CFFTW"]),
         .target(name: "Realtime"),
         .target(name: "Jack", dependencies: ["CJack"]),
         .target(name: "Outputs"),
-        .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs"]),
+        .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
         .executableTarget(name: "jackvu", dependencies: ["JackVU", argumentParser]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(

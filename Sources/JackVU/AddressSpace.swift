@@ -1,3 +1,4 @@
+import DSP
 import Outputs
 
 /// jackvu's OSC address space: how a `Snapshot` becomes OSC messages. The README lists it.
@@ -5,12 +6,23 @@ import Outputs
 /// Per channel N (1-based), in this order:
 /// - `PREFIX/ch/N/peak f` — sample peak of the analysis block, dBFS
 /// - `PREFIX/ch/N/rms f` — RMS of the analysis block, dBFS
-/// - `PREFIX/ch/N/level f` — display level 0 ... 1 (RMS, instant rise, falls at `--fall`);
-///   the value on `meter_N`
+/// - `PREFIX/ch/N/level f` — display level 0 ... 1 (RMS, instant rise, falls at `--fall`)
 /// - `PREFIX/ch/N/hold f` — peak-hold display value 0 ... 1 (held `--hold` s, then falls)
-/// - `PREFIX/ch/N/pitch fsf` — peak frequency (Hz), note name, deviation (cents);
+/// - `PREFIX/ch/N/meter f` — the value on `meter_N` (per `--meter`), 0 … 1
+/// - `PREFIX/ch/N/truepeak ff` — true peak since the last update and since start/reset, dBTP
+/// - `PREFIX/ch/N/dpeak fi` — digital peak with hold and fall (dBFS), clips since start/reset
+/// - `PREFIX/ch/N/vu f` — VU reading (IEC 60268-17), VU
+/// - `PREFIX/ch/N/ppm f` — PPM reading on the `--ppm` type's scale
+/// - `PREFIX/ch/N/k f` — K-System reading, dB on the K-`--k-scale` scale
+/// - `PREFIX/ch/N/pitch fsf` — FFT peak frequency (Hz), note name, deviation (cents);
 ///   `0 "-" 0` for silence, and note `-` below 30 Hz
+/// - `PREFIX/ch/N/yin fsff` — YIN fundamental (Hz), note, cents, confidence 0 … 1
 /// - `PREFIX/ch/N/bars f…` — the spectrum bars, 0 ... 1, low to high
+/// - `PREFIX/ch/N/thirds f…` — 1/3-octave band levels 25 Hz … 20 kHz (below Nyquist), dBFS
+///
+/// Then for each channel pair P = (1, 2), (3, 4), …: `PREFIX/pair/P/correlation f`, −1 … +1.
+/// Then the programme loudness (EBU R 128): `PREFIX/loudness/momentary f`, `…/shortterm f`,
+/// `…/integrated f` (LUFS), `…/range f` (LU), `…/max_momentary f`, `…/max_shortterm f`.
 ///
 /// Then once: `PREFIX/status iiiii` — sample rate (Hz), xruns, overruns (process cycles whose
 /// audio was dropped because analysis fell behind), skipped text updates (slow stdout),
@@ -23,22 +35,9 @@ public struct AddressSpace: Sendable {
         self.prefix = prefix
     }
 
-    /// The messages for one snapshot. Not real-time safe (allocates).
+    /// The messages for one snapshot of the live client. Not real-time safe (allocates).
     public func messages(for snapshot: Snapshot) -> [OSCMessage] {
-        var out: [OSCMessage] = []
-        out.reserveCapacity(snapshot.channels.count * 6 + 2)
-        for (i, ch) in snapshot.channels.enumerated() {
-            let base = "\(prefix)/ch/\(i + 1)"
-            out.append(OSCMessage(base + "/peak", [.float(ch.peakDBFS)]))
-            out.append(OSCMessage(base + "/rms", [.float(ch.rmsDBFS)]))
-            out.append(OSCMessage(base + "/level", [.float(ch.level)]))
-            out.append(OSCMessage(base + "/hold", [.float(ch.hold)]))
-            let cents = ch.note.map { Float($0.cents) } ?? 0
-            out.append(OSCMessage(base + "/pitch", [
-                .float(Float(ch.pitchHz)), .string(ch.note?.name ?? "-"), .float(cents),
-            ]))
-            out.append(OSCMessage(base + "/bars", ch.bars.map { .float($0) }))
-        }
+        var out = analysisMessages(for: snapshot)
         let s = snapshot.status
         out.append(OSCMessage(prefix + "/status", [
             .int(Int32(clamping: snapshot.sampleRate)), .int(Int32(clamping: s.xruns)),
@@ -49,6 +48,47 @@ public struct AddressSpace: Sendable {
             .float(s.callbackMeanMicroseconds), .float(s.callbackP99Microseconds),
             .float(s.callbackMaxMicroseconds),
         ]))
+        return out
+    }
+
+    /// The analysis messages of a snapshot (no status): per channel, pairs, loudness.
+    public func analysisMessages(for snapshot: Snapshot) -> [OSCMessage] {
+        var out: [OSCMessage] = []
+        out.reserveCapacity(snapshot.channels.count * 14 + snapshot.correlations.count + 8)
+        for (i, ch) in snapshot.channels.enumerated() {
+            let base = "\(prefix)/ch/\(i + 1)"
+            out.append(OSCMessage(base + "/peak", [.float(ch.peakDBFS)]))
+            out.append(OSCMessage(base + "/rms", [.float(ch.rmsDBFS)]))
+            out.append(OSCMessage(base + "/level", [.float(ch.level)]))
+            out.append(OSCMessage(base + "/hold", [.float(ch.hold)]))
+            out.append(OSCMessage(base + "/meter", [.float(ch.meter)]))
+            out.append(OSCMessage(base + "/truepeak", [.float(ch.truePeakDBTP), .float(ch.maxTruePeakDBTP)]))
+            out.append(OSCMessage(base + "/dpeak", [.float(ch.heldPeakDBFS), .int(Int32(clamping: ch.clips))]))
+            out.append(OSCMessage(base + "/vu", [.float(ch.vu)]))
+            out.append(OSCMessage(base + "/ppm", [.float(ch.ppm)]))
+            out.append(OSCMessage(base + "/k", [.float(ch.k)]))
+            out.append(OSCMessage(base + "/pitch", [
+                .float(Float(ch.pitchHz)), .string(ch.note?.name ?? "-"), .float(Float(ch.note?.cents ?? 0)),
+            ]))
+            out.append(OSCMessage(base + "/yin", [
+                .float(Float(ch.yinHz)), .string(ch.yinNote?.name ?? "-"), .float(Float(ch.yinNote?.cents ?? 0)),
+                .float(Float(ch.yinConfidence)),
+            ]))
+            out.append(OSCMessage(base + "/bars", ch.bars.map { .float($0) }))
+            if !ch.thirds.isEmpty {
+                out.append(OSCMessage(base + "/thirds", ch.thirds.map { .float($0) }))
+            }
+        }
+        for (p, r) in snapshot.correlations.enumerated() {
+            out.append(OSCMessage("\(prefix)/pair/\(p + 1)/correlation", [.float(r)]))
+        }
+        let l = snapshot.loudness
+        out.append(OSCMessage(prefix + "/loudness/momentary", [.float(Float(l.momentary))]))
+        out.append(OSCMessage(prefix + "/loudness/shortterm", [.float(Float(l.shortTerm))]))
+        out.append(OSCMessage(prefix + "/loudness/integrated", [.float(Float(l.integrated))]))
+        out.append(OSCMessage(prefix + "/loudness/range", [.float(Float(l.range))]))
+        out.append(OSCMessage(prefix + "/loudness/max_momentary", [.float(Float(l.maxMomentary))]))
+        out.append(OSCMessage(prefix + "/loudness/max_shortterm", [.float(Float(l.maxShortTerm))]))
         return out
     }
 }

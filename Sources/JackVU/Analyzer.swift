@@ -1,17 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DSP
 
-/// The analysis of all channels, hop by hop, with no threads and no JACK: the worker feeds it
-/// from the ring, the benchmark and tests feed it directly.
+/// The analysis of all channels, with no threads and no JACK: the worker feeds it from the
+/// ring, `jackvu analyze` from files, the benchmark and tests directly.
 ///
-/// Each channel keeps its last `fftSize` samples (the *analysis block*). Every `hopSize` new
-/// samples the block is analysed: sample peak and RMS over the block, the spectrum (bars,
-/// peak frequency, note), and the display values with their ballistics.
+/// Every new sample goes through the sample-accurate meters (loudness, true peak, VU, PPM,
+/// K, digital peak, correlation, 1/3-octave bands) and into each channel's *analysis block*,
+/// its last `fftSize` samples. Every `hopSize` new samples the block is analysed: sample peak
+/// and RMS, the spectrum (bars, peak frequency, note), YIN, and the display ballistics.
 ///
-/// One thread at a time. `append` and `write(into:)` do not allocate.
+/// One thread at a time. After `init`, `append` and `write(into:)` do not allocate, except
+/// that the loudness history grows (one value per 100 ms) and that the integrated loudness
+/// and loudness range are recomputed (a scan and a sort of that history) once per second of
+/// audio.
 public final class Analyzer: @unchecked Sendable {
     // @unchecked Sendable: used by one thread at a time (the worker); it owns all its buffers.
 
+    /// What to compute beyond the levels, loudness and true peak.
+    public struct Features: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// FFT bars, peak frequency and note.
+        public static let spectrum = Features(rawValue: 1)
+        /// YIN pitch.
+        public static let yin = Features(rawValue: 2)
+        /// 1/3-octave bands.
+        public static let thirds = Features(rawValue: 4)
+        /// VU, PPM, K, digital peak, correlation.
+        public static let meters = Features(rawValue: 8)
+        public static let all: Features = [.spectrum, .yin, .thirds, .meters]
+    }
+
     public let configuration: Configuration
+    public let features: Features
     /// Sample rate, in Hz.
     public let sampleRate: Int
     /// Samples between analyses.
@@ -20,68 +43,181 @@ public final class Analyzer: @unchecked Sendable {
     public private(set) var hops = 0
     /// Frames analysed (a multiple of `hopSize`).
     public var framesAnalysed: Int { hops * hopSize }
+    /// Frames appended so far.
+    public private(set) var framesSeen = 0
+    /// Number of 1/3-octave bands reported (0 without `.thirds`).
+    public let bandCount: Int
 
     private let channels: [ChannelAnalysis]
+    private let loudness: LoudnessMeter
+    private let truePeak: TruePeakMeter
+    private var correlations: [CorrelationMeter]
     /// New samples in the current hop (the same for every channel).
     private var filled = 0
+    /// Integrated loudness and range, recomputed once per second of audio.
+    private var integrated = LoudnessMeter.floor
+    private var range = 0.0
+    private var lastGatingUpdate = -1
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
-    public init(configuration: Configuration, sampleRate: Int) throws(DSPError) {
+    public init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
         self.configuration = configuration
+        self.features = features
         self.sampleRate = sampleRate
         hopSize = min(configuration.hopSize, configuration.fftSize)
         let spectrum = configuration.spectrum(sampleRate: Double(sampleRate))
         var made: [ChannelAnalysis] = []
         for _ in 0..<configuration.channels {
-            made.append(try ChannelAnalysis(spectrum: spectrum, configuration: configuration))
+            made.append(try ChannelAnalysis(spectrum: spectrum, configuration: configuration, features: features))
         }
         channels = made
+        bandCount = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: Double(sampleRate)).bandCount : 0
+        loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
+        truePeak = TruePeakMeter(sampleRate: sampleRate, channels: configuration.channels)
+        correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
 
     /// Appends `frames` new frames; `source(c)` points at channel c's `frames` samples.
     /// Calls `hop()` after each completed hop, when the results are ready to `write(into:)`.
-    /// Real-time safe if `hop` is.
-    public func append(
-        frames: Int, from source: (Int) -> UnsafePointer<Float>, hop: () -> Void
-    ) {
+    public func append(frames: Int, from source: (Int) -> UnsafePointer<Float>, hop: () -> Void) {
         var offset = 0
         while offset < frames {
             let n = min(frames - offset, hopSize - filled)
+            loudness.process(frames: n, from: { source($0) + offset })
+            truePeak.process(frames: n, from: { source($0) + offset })
             for (c, channel) in channels.enumerated() {
                 channel.store(source(c) + offset, count: n, at: filled, hopSize: hopSize)
             }
+            if features.contains(.meters) {
+                for p in correlations.indices {
+                    correlations[p].process(
+                        UnsafeBufferPointer(start: source(2 * p) + offset, count: n),
+                        UnsafeBufferPointer(start: source(2 * p + 1) + offset, count: n))
+                }
+            }
             filled += n
             offset += n
+            framesSeen += n
             if filled == hopSize {
                 let elapsed = Double(hopSize) / Double(sampleRate)
-                for channel in channels { channel.analyze(hopSize: hopSize, elapsed: elapsed) }
+                for (c, channel) in channels.enumerated() {
+                    channel.analyze(hopSize: hopSize, elapsed: elapsed, truePeak: truePeak.takeRecentPeak(channel: c))
+                }
                 filled = 0
                 hops += 1
+                updateGatedReadings(force: false)
                 hop()
             }
         }
     }
 
+    /// Recomputes integrated loudness and range once per second of audio (or when forced).
+    private func updateGatedReadings(force: Bool) {
+        let step = loudness.stepCount
+        guard force || lastGatingUpdate < 0 || step - lastGatingUpdate >= 100 || step < lastGatingUpdate else { return }
+        integrated = loudness.integrated
+        range = loudness.loudnessRange
+        lastGatingUpdate = step
+    }
+
     /// Writes the latest results into `snapshot`, which must have been made for this
-    /// configuration (same channels and bars). Real-time safe.
+    /// configuration (same channels, bars and bands).
     public func write(into snapshot: inout Snapshot) {
         snapshot.sequence = hops
         snapshot.framesAnalysed = framesAnalysed
         snapshot.sampleRate = sampleRate
         for c in channels.indices {
-            channels[c].write(into: &snapshot.channels[c])
+            channels[c].write(into: &snapshot.channels[c], maxTruePeak: truePeak.maxPeak(channel: c))
+        }
+        for p in correlations.indices where p < snapshot.correlations.count {
+            snapshot.correlations[p] = Float(correlations[p].correlation)
+        }
+        var l = LoudnessSnapshot()
+        l.momentary = loudness.momentary
+        l.shortTerm = loudness.shortTerm
+        l.maxMomentary = loudness.maxMomentary
+        l.maxShortTerm = loudness.maxShortTerm
+        l.integrated = integrated
+        l.range = range
+        snapshot.loudness = l
+        for c in channels.indices {
+            snapshot.channels[c].meter = meterValue(channel: c, loudness: l)
         }
     }
 
-    /// Channel `c`'s display level 0 ... 1 (the meter port's value). Real-time safe.
+    /// Channel `c`'s meter port value 0 … 1 (per `--meter`).
+    public func meterValue(channel c: Int) -> Float {
+        var l = LoudnessSnapshot()
+        l.momentary = loudness.momentary
+        l.shortTerm = loudness.shortTerm
+        return meterValue(channel: c, loudness: l)
+    }
+
+    private func meterValue(channel c: Int, loudness l: LoudnessSnapshot) -> Float {
+        let ch = channels[c]
+        let floor = configuration.meterFloorDBFS
+        func map(_ v: Double, _ lo: Double, _ hi: Double) -> Float { Float(min(1, max(0, (v - lo) / (hi - lo)))) }
+        switch configuration.meterSource {
+        case .rms: return ch.displayLevel
+        case .peak: return map(ch.heldPeak, floor, 0)
+        case .truepeak: return map(Double(Decibels.fromAmplitude(ch.recentTruePeak)), floor, 0)
+        case .vu: return map(ch.vu.reading, VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
+        case .ppm:
+            let scale = configuration.ppmType.scale
+            return map(ch.ppm.reading, scale.lowerBound, scale.upperBound)
+        case .k: return map(ch.k.reading, -40, Double(configuration.kHeadroom))
+        case .momentary: return map(l.momentary, -59, -5)
+        case .shortterm: return map(l.shortTerm, -59, -5)
+        }
+    }
+
+    /// Starts the measurements again: integrated loudness, range, maxima, true-peak maxima,
+    /// clip counts.
+    public func resetMeasurements() {
+        loudness.reset()
+        truePeak.reset()
+        for c in channels { c.resetMeasurements() }
+        integrated = LoudnessMeter.floor
+        range = 0
+        lastGatingUpdate = -1
+    }
+
+    // MARK: Whole-run results (for file summaries)
+
+    /// The final integrated loudness (LUFS), loudness range (LU) and maxima.
+    public func finalLoudness() -> LoudnessSnapshot {
+        updateGatedReadings(force: true)
+        var l = LoudnessSnapshot()
+        l.momentary = loudness.momentary
+        l.shortTerm = loudness.shortTerm
+        l.maxMomentary = loudness.maxMomentary
+        l.maxShortTerm = loudness.maxShortTerm
+        l.integrated = integrated
+        l.range = range
+        return l
+    }
+
+    /// Channel `c`'s largest true peak (dBTP), sample peak (dBFS) and RMS (dBFS) over
+    /// everything appended since the start.
+    public func totals(channel c: Int) -> (truePeakDBTP: Double, samplePeakDBFS: Double, rmsDBFS: Double) {
+        let ch = channels[c]
+        let rms = framesSeen > 0 ? ch.totalSquares / Double(framesSeen) : 0
+        return (Double(Decibels.fromAmplitude(truePeak.maxPeak(channel: c))),
+                Double(Decibels.fromAmplitude(ch.totalPeak)),
+                rms > 0 ? max(Double(Decibels.floor), 10 * log10(rms)) : Double(Decibels.floor))
+    }
+
+    /// Channel `c`'s display level 0 ... 1 (RMS ballistics).
     public func level(channel c: Int) -> Float { channels[c].displayLevel }
 }
 
 /// One channel's analysis state.
 final class ChannelAnalysis {
+    let features: Analyzer.Features
     /// The analysis block: the last `fftSize` samples, oldest first.
     private let block: UnsafeMutableBufferPointer<Float>
-    private let spectrum: SpectrumAnalyzer
+    private let spectrum: SpectrumAnalyzer?
+    private let yin: YINPitch?
     private let scale: MeterScale
     /// RMS display ballistics (no hold).
     private var levelBallistics: Ballistics
@@ -92,46 +228,105 @@ final class ChannelAnalysis {
     /// Display values, 0 ... 1.
     private(set) var displayLevel: Float = 0
     private var displayHold: Float = 0
+    /// Last YIN estimate.
+    private var pitch: YINEstimate?
+    /// Sample-accurate meters.
+    var vu: VUMeter
+    var ppm: PPMMeter
+    var k: KMeter
+    private var digitalPeak: DigitalPeakMeter
+    private(set) var heldPeak = Double(Decibels.floor)
+    private var thirds: ThirdOctaveBank?
+    private var thirdLevels: [Float]
+    /// True peak since the previous hop (linear).
+    private(set) var recentTruePeak: Float = 0
+    /// Whole-run sum of squares and sample peak.
+    private(set) var totalSquares = 0.0
+    private(set) var totalPeak: Float = 0
 
-    init(spectrum configuration: SpectrumConfiguration, configuration c: Configuration) throws(DSPError) {
-        spectrum = try SpectrumAnalyzer(configuration: configuration)
+    init(spectrum configuration: SpectrumConfiguration, configuration c: Configuration, features: Analyzer.Features) throws(DSPError) {
+        self.features = features
+        let fs = configuration.sampleRate
+        spectrum = features.contains(.spectrum) ? try SpectrumAnalyzer(configuration: configuration) : nil
+        yin = features.contains(.yin) ? try YINPitch(sampleRate: fs, window: configuration.fftSize / 2) : nil
         block = .allocate(capacity: configuration.fftSize)
         block.initialize(repeating: 0)
         scale = MeterScale(floor: Float(c.meterFloorDBFS))
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
+        vu = VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS)
+        ppm = PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS)
+        k = KMeter(sampleRate: fs, headroom: c.kHeadroom)
+        digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
+        thirds = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: fs) : nil
+        thirdLevels = [Float](repeating: Decibels.floor, count: thirds?.bandCount ?? 0)
     }
 
     deinit { block.deallocate() }
 
-    /// Copies `count` new samples to their place in the block's last hop.
+    /// Copies `count` new samples to their place in the block's last hop and feeds the
+    /// sample-accurate meters.
     @inline(__always)
     func store(_ samples: UnsafePointer<Float>, count: Int, at filled: Int, hopSize: Int) {
         let start = block.count - hopSize + filled
         (block.baseAddress! + start).update(from: samples, count: count)
+        let buffer = UnsafeBufferPointer(start: samples, count: count)
+        totalSquares += Double(Vector.sumOfSquares(buffer))
+        totalPeak = max(totalPeak, Vector.maxMagnitude(buffer))
+        if features.contains(.meters) {
+            vu.process(buffer)
+            ppm.process(buffer)
+            k.process(buffer)
+            digitalPeak.process(buffer)
+        }
+        thirds?.process(buffer)
     }
 
     /// Analyses the block, then shifts it by one hop to make room for the next.
-    func analyze(hopSize: Int, elapsed: Double) {
+    func analyze(hopSize: Int, elapsed: Double, truePeak: Float) {
         let samples = UnsafeBufferPointer(block)
         level = BlockLevel(samples)
-        spectrum.analyze(samples)
+        spectrum?.analyze(samples)
+        pitch = yin?.estimate(samples)
+        recentTruePeak = truePeak
         let rms = Double(level.rmsDBFS)
         let peak = Double(level.peakDBFS)
         displayLevel = scale.displayValue(Float(levelBallistics.update(rms, elapsed: elapsed)))
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
+        if features.contains(.meters) { heldPeak = digitalPeak.update(elapsed: elapsed) }
+        if thirds != nil {
+            thirdLevels.withUnsafeMutableBufferPointer { thirds!.takeLevels(into: $0) }
+        }
         let base = block.baseAddress!
         base.update(from: base + hopSize, count: block.count - hopSize)
     }
 
-    func write(into s: inout ChannelSnapshot) {
+    func write(into s: inout ChannelSnapshot, maxTruePeak: Float) {
         s.peakDBFS = level.peakDBFS
         s.rmsDBFS = level.rmsDBFS
         s.level = displayLevel
         s.hold = displayHold
-        let bars = spectrum.bars
-        for i in 0..<min(bars.count, s.bars.count) { s.bars[i] = bars[i] }
-        s.pitchHz = spectrum.peak?.frequency ?? 0
-        s.note = spectrum.peak?.note
+        if let spectrum {
+            let bars = spectrum.bars
+            for i in 0..<min(bars.count, s.bars.count) { s.bars[i] = bars[i] }
+            s.pitchHz = spectrum.peak?.frequency ?? 0
+            s.note = spectrum.peak?.note
+        }
+        s.yinHz = pitch?.frequency ?? 0
+        s.yinNote = pitch?.note
+        s.yinConfidence = pitch?.confidence ?? 0
+        s.truePeakDBTP = Decibels.fromAmplitude(recentTruePeak)
+        s.maxTruePeakDBTP = Decibels.fromAmplitude(maxTruePeak)
+        s.heldPeakDBFS = Float(heldPeak)
+        s.clips = digitalPeak.clips
+        s.vu = Float(vu.reading)
+        s.ppm = Float(ppm.reading)
+        s.k = Float(k.reading)
+        for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
+    }
+
+    func resetMeasurements() {
+        digitalPeak.reset()
+        heldPeak = Double(Decibels.floor)
     }
 }

@@ -32,6 +32,19 @@ public struct Configuration: Equatable, Sendable {
     public var fallDBPerSecond = 20.0
     /// How long `hold` keeps a new peak before falling, in seconds (`--hold`).
     public var holdSeconds = 1.5
+    /// Loudness channel layout (`--layout`); nil: from the channel count (1 mono, 2 stereo,
+    /// 5 → 5.0, 6 → 5.1; any other count weights every channel 1).
+    public var layout: ChannelLayout?
+    /// What `meter_N` carries (`--meter`).
+    public var meterSource = MeterSource.rms
+    /// The sine level that reads 0 VU, dBFS (`--vu-reference`).
+    public var vuReferenceDBFS = -18.0
+    /// PPM type (`--ppm`) and the alignment level it reads as its reference mark
+    /// (`--ppm-alignment`, dBFS).
+    public var ppmType = PPMType.ebu
+    public var ppmAlignmentDBFS = -18.0
+    /// K-System scale (`--k-scale`): 20, 14 or 12.
+    public var kHeadroom = 20
     /// Debug aid for the real-time test: the process callback allocates (hidden option).
     public var realtimeCanary = false
 
@@ -64,9 +77,21 @@ public struct Configuration: Equatable, Sendable {
                   "must be from -200 to -1 dBFS, got \(meterFloorDBFS)")
         try check(fallDBPerSecond > 0 && fallDBPerSecond.isFinite, "--fall", "must be above 0 dB/s")
         try check(holdSeconds >= 0 && holdSeconds <= 60, "--hold", "must be from 0 to 60 s")
+        if let layout, layout.channelCount != channels {
+            throw ConfigurationError(
+                option: "--layout", message: "\(layout.rawValue) needs \(layout.channelCount) channels, not \(channels)")
+        }
+        try check(vuReferenceDBFS >= -60 && vuReferenceDBFS <= 0, "--vu-reference", "must be from -60 to 0 dBFS")
+        try check(ppmAlignmentDBFS >= -60 && ppmAlignmentDBFS <= 0, "--ppm-alignment", "must be from -60 to 0 dBFS")
+        try check(KMeter.headrooms.contains(kHeadroom), "--k-scale", "must be 20, 14 or 12")
         for pattern in connect {
             try check(!pattern.isEmpty, "--connect", "must not be empty")
         }
+    }
+
+    /// Loudness weights for the configured channels.
+    public var loudnessWeights: [Double] {
+        (layout ?? ChannelLayout.forChannelCount(channels))?.weights ?? Array(repeating: 1, count: channels)
     }
 
     /// The DSP settings at `sampleRate`.
@@ -88,4 +113,24 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
     }
 
     public var description: String { "\(option) \(message)" }
+}
+
+/// What the meter ports carry: one of the meters, mapped linearly from its scale to 0 … 1.
+public enum MeterSource: String, CaseIterable, Sendable {
+    /// RMS display level on the `--meter-floor` … 0 dBFS scale (with `--fall`).
+    case rms
+    /// Digital peak with hold, `--meter-floor` … 0 dBFS.
+    case peak
+    /// True peak, `--meter-floor` … 0 dBTP.
+    case truepeak
+    /// VU, −20 … +3 VU.
+    case vu
+    /// PPM on the `--ppm` type's scale (e.g. −12 … +12 dB for EBU, marks 1 … 7 for BBC).
+    case ppm
+    /// K-System, −40 … +K dB on the `--k-scale` scale.
+    case k
+    /// Momentary loudness, −59 … −5 LUFS (the EBU +18 scale around −23 LUFS).
+    case momentary
+    /// Short-term loudness, −59 … −5 LUFS.
+    case shortterm
 }

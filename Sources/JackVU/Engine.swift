@@ -30,12 +30,13 @@ public final class Engine {
 
     /// Runs until stopped. Returns normally after SIGINT/SIGTERM; throws with the exit status
     /// and message for every failure. Not real-time safe; call from the main thread, before
-    /// any other thread exists (it blocks SIGINT, SIGTERM and SIGUSR1 in every thread it
-    /// starts, and waits for them here).
+    /// any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in every thread it
+    /// starts, and waits for them here). SIGHUP restarts the measurements (integrated
+    /// loudness, loudness range, maxima, clip counts) without stopping.
     public func run() throws(EngineError) {
         var signals = sigset_t()
         sigemptyset(&signals)
-        for s in [SIGINT, SIGTERM, SIGUSR1] { sigaddset(&signals, s) }
+        for s in [SIGINT, SIGTERM, SIGUSR1, SIGHUP] { sigaddset(&signals, s) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
 
@@ -77,7 +78,7 @@ public final class Engine {
         let shared = SharedState()
         shared.serverSampleRate.store(sampleRate)
         shared.serverBufferSize.store(client.bufferSize)
-        let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars) }
+        let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars, bandCount: analyzer.bandCount) }
         let processor = CaptureProcessor(
             inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
             wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary)
@@ -125,6 +126,11 @@ public final class Engine {
         var received: Int32 = 0
         while true {
             sigwait(&signals, &received)
+            if received == SIGHUP {  // restart the measurements
+                shared.resetRequested.store(true, ordering: .relaxed)
+                wake.signal()
+                continue
+            }
             if received == SIGINT || received == SIGTERM {
                 _ = stop.compareExchange(
                     expected: StopReason.running.rawValue, desired: StopReason.signal.rawValue,
@@ -178,7 +184,7 @@ public final class Engine {
                 throw EngineError(.usage, "--connect: \(error.description)")
             }
             guard !matches.isEmpty else {
-                throw EngineError(.noMatchingPort, "--connect '\(pattern)' matches no output port (see jack_lsp)")
+                throw EngineError(.noInput, "--connect '\(pattern)' matches no output port (see jack_lsp)")
             }
             sources += matches
         }

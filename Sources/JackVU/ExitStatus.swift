@@ -4,8 +4,9 @@ public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// A bad option or option value (EX_USAGE).
     case usage = 64
-    /// A `--connect` pattern matched no port (EX_NOINPUT).
-    case noMatchingPort = 66
+    /// A `--connect` pattern matched no port, or an input file could not be read
+    /// (EX_NOINPUT).
+    case noInput = 66
     /// No JACK server, or the server shut down while running (EX_UNAVAILABLE).
     case unavailable = 69
     /// An internal failure: FFTW, port registration, activation (EX_SOFTWARE).

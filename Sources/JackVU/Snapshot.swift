@@ -6,7 +6,8 @@ public struct ChannelSnapshot: Sendable {
     public var peakDBFS: Float = Decibels.floor
     /// RMS of the analysis block, in dBFS.
     public var rmsDBFS: Float = Decibels.floor
-    /// Display level 0 ... 1 (RMS with instant rise and `--fall`), the value of `meter_N`.
+    /// Display level 0 ... 1 (RMS with instant rise and `--fall`), the value of `meter_N` with
+    /// `--meter rms`.
     public var level: Float = 0
     /// Peak-hold display value 0 ... 1 (sample peak, held `--hold` seconds, then falling).
     public var hold: Float = 0
@@ -16,10 +17,42 @@ public struct ChannelSnapshot: Sendable {
     public var pitchHz: Double = 0
     /// Nearest note of the peak, nil for silence or below 30 Hz.
     public var note: Note?
+    /// YIN fundamental (Hz, 0 for silence), its note and confidence 0 … 1.
+    public var yinHz: Double = 0
+    public var yinNote: Note?
+    public var yinConfidence: Double = 0
+    /// True peak since the previous hop and since the start/reset, dBTP.
+    public var truePeakDBTP: Float = Decibels.floor
+    public var maxTruePeakDBTP: Float = Decibels.floor
+    /// Digital peak with hold and fall, dBFS, and the clip count.
+    public var heldPeakDBFS: Float = Decibels.floor
+    public var clips = 0
+    /// VU reading, VU.
+    public var vu: Float = -60
+    /// PPM reading on the chosen type's scale.
+    public var ppm: Float = -60
+    /// K-System reading, dB on the K scale.
+    public var k: Float = -60
+    /// 1/3-octave band levels, dBFS.
+    public var thirds: [Float]
+    /// The value on `meter_N`, 0 … 1.
+    public var meter: Float = 0
 
-    public init(barCount: Int) {
+    public init(barCount: Int, bandCount: Int = 0) {
         bars = [Float](repeating: 0, count: barCount)
+        thirds = [Float](repeating: Decibels.floor, count: bandCount)
     }
+}
+
+/// Programme loudness (EBU R 128), LUFS / LU.
+public struct LoudnessSnapshot: Sendable, Equatable {
+    public var momentary = LoudnessMeter.floor
+    public var shortTerm = LoudnessMeter.floor
+    public var integrated = LoudnessMeter.floor
+    public var range = 0.0
+    public var maxMomentary = LoudnessMeter.floor
+    public var maxShortTerm = LoudnessMeter.floor
+    public init() {}
 }
 
 /// Everything the outputs need at one moment: written by the worker, read by the output
@@ -33,8 +66,15 @@ public struct Snapshot: Sendable {
     public var sampleRate = 0
     /// Per channel.
     public var channels: [ChannelSnapshot]
+    /// Phase correlation of the channel pairs (1, 2), (3, 4), …
+    public var correlations: [Float]
+    /// Programme loudness over all channels (weighted by the layout).
+    public var loudness = LoudnessSnapshot()
     /// Status counters.
     public var status = Status()
+
+    /// Audio time of this snapshot, seconds.
+    public var audioTime: Double { sampleRate > 0 ? Double(framesAnalysed) / Double(sampleRate) : 0 }
 
     public struct Status: Sendable, Equatable {
         /// xruns the server reported.
@@ -53,7 +93,8 @@ public struct Snapshot: Sendable {
         public init() {}
     }
 
-    public init(channels: Int, barCount: Int) {
-        self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount) }
+    public init(channels: Int, barCount: Int, bandCount: Int = 0) {
+        self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
+        correlations = [Float](repeating: 0, count: channels / 2)
     }
 }

@@ -16,6 +16,8 @@ final class SharedState: @unchecked Sendable {
     let serverBufferSize = Counter()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
+    /// Set (by SIGHUP) to restart the measurements: integrated loudness, range, maxima.
+    let resetRequested = Atomic<Bool>(false)
 }
 
 /// The worker thread: drains the ring into the `Analyzer`, publishes each hop's results as a
@@ -62,6 +64,7 @@ final class Worker: @unchecked Sendable {
         while !shared.stopping.load(ordering: .relaxed) {
             wake.wait(timeout: 0.1)
             followSampleRate()
+            if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
             drain()
         }
     }
@@ -94,7 +97,7 @@ final class Worker: @unchecked Sendable {
     }
 
     private func publish() {
-        for c in 0..<meterValues.count { meterValues[c] = analyzer.level(channel: c) }
+        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
         snapshots.withBack { snapshot in
             analyzer.write(into: &snapshot)
             snapshot.status.xruns = shared.xruns.count

@@ -1,41 +1,14 @@
 import ArgumentParser
+import DSP
 import JackVU
 
-/// The `jackvu` command line.
-struct JackVUCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "jackvu",
-        abstract: "Meter and analyse JACK audio in real time: levels, spectrum and pitch as OSC-style text and CV meter ports.",
-        discussion: """
-            jackvu registers audio inputs in_1 … in_N and CV outputs meter_1 … meter_N, analyses \
-            every input (sample peak and RMS in dBFS, an FFT spectrum as log-spaced bars, the peak \
-            frequency with its note name) and prints the results to stdout as OSC-style text, one \
-            message per line, exactly as oscdump prints them:
-              /jackvu/ch/1/rms f -21.030151
-              /jackvu/ch/1/pitch fsf 440.000000 "A4" 0.012345
-            meter_N carries channel N's display level: 0..1 linear over --meter-floor..0 dBFS of \
-            RMS. It runs until SIGINT or SIGTERM. The sample rate is always the JACK server's.
+extension ChannelLayout: ExpressibleByArgument {}
+extension PPMType: ExpressibleByArgument {}
+extension MeterSource: ExpressibleByArgument {}
+extension OutputFormat: ExpressibleByArgument {}
 
-            Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a --connect pattern \
-            matches no port; 69 no JACK server, or it shut down; 70 internal failure; 74 stdout \
-            closed; 75 the client name is taken.
-            """,
-        version: "0.1.0")
-
-    @Option(name: .long, help: ArgumentHelp("JACK client name; ports are NAME:in_N and NAME:meter_N.", valueName: "name"))
-    var name = "jackvu"
-
-    @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
-    var server: String?
-
-    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-64).", valueName: "n"))
-    var channels = 2
-
-    @Option(name: .long, help: ArgumentHelp(
-        "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order. Repeat for further inputs; a regex matching several ports fills successive inputs.",
-        valueName: "port-or-regex"))
-    var connect: [String] = []
-
+/// Analysis options shared by the live client and `jackvu analyze`.
+struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("fft-size"), help: ArgumentHelp("FFT size in samples: a power of two from 256 to 65536.", valueName: "n"))
     var fftSize = 4096
 
@@ -51,21 +24,102 @@ struct JackVUCommand: ParsableCommand {
     @Option(name: .customLong("bars-to"), help: ArgumentHelp("Upper edge of the last bar, in Hz (at most the Nyquist frequency).", valueName: "Hz"))
     var barsTo = 18000.0
 
-    @Option(name: .long, help: ArgumentHelp("Text updates per second, at most.", valueName: "Hz"))
-    var rate = 20.0
-
     @Option(name: .long, help: ArgumentHelp("OSC address prefix of every message.", valueName: "path"))
     var prefix = "/jackvu"
+
+    @Option(name: .long, help: ArgumentHelp("Loudness channel layout: mono, stereo, 5.0 (L R C Ls Rs) or 5.1 (L R C LFE Ls Rs). Default: from the channel count (1, 2, 5, 6; other counts weight every channel 1).", valueName: "layout"))
+    var layout: ChannelLayout?
+
+    @Option(name: .long, help: ArgumentHelp("What the meter ports carry, mapped to 0..1: rms, peak, truepeak (--meter-floor..0 dB), vu (-20..+3 VU), ppm (the --ppm scale), k (-40..+K), momentary or shortterm (-59..-5 LUFS).", valueName: "meter"))
+    var meter = MeterSource.rms
 
     @Option(name: .customLong("meter-floor"), parsing: .unconditional, help: ArgumentHelp(
         "Level shown as 0 on the meter ports and in level/hold, in dBFS (0 dBFS shows as 1).", valueName: "dBFS"))
     var meterFloor = -60.0
 
-    @Option(name: .long, help: ArgumentHelp("Fall rate of the display values (level, hold), in dB per second.", valueName: "dB/s"))
+    @Option(name: .long, help: ArgumentHelp("Fall rate of the display values (level, hold, digital peak), in dB per second.", valueName: "dB/s"))
     var fall = 20.0
 
     @Option(name: .long, help: ArgumentHelp("How long the peak hold keeps a new peak before falling, in seconds.", valueName: "s"))
     var hold = 1.5
+
+    @Option(name: .customLong("vu-reference"), parsing: .unconditional, help: ArgumentHelp("Sine level that reads 0 VU, in dBFS.", valueName: "dBFS"))
+    var vuReference = -18.0
+
+    @Option(name: .long, help: ArgumentHelp("PPM type (IEC 60268-10): din (type I), nordic (type I, Nordic scale), bbc (type IIa), ebu (type IIb).", valueName: "type"))
+    var ppm = PPMType.ebu
+
+    @Option(name: .customLong("ppm-alignment"), parsing: .unconditional, help: ArgumentHelp("Level the PPM reads as alignment (its TEST/0 dB mark, BBC mark 4, DIN −9 dB), in dBFS.", valueName: "dBFS"))
+    var ppmAlignment = -18.0
+
+    @Option(name: .customLong("k-scale"), help: ArgumentHelp("K-System scale: 20, 14 or 12 (0 on the scale is that many dB below full scale).", valueName: "n"))
+    var kScale = 20
+
+    /// Fills the analysis settings of `c`.
+    func apply(to c: inout Configuration) throws(ConfigurationError) {
+        c.fftSize = fftSize
+        c.overlap = try JackVUCommand.parseFraction(overlap)
+        c.bars = bars
+        c.barsFromHz = barsFrom
+        c.barsToHz = barsTo
+        c.prefix = prefix
+        c.layout = layout
+        c.meterSource = meter
+        c.meterFloorDBFS = meterFloor
+        c.fallDBPerSecond = fall
+        c.holdSeconds = hold
+        c.vuReferenceDBFS = vuReference
+        c.ppmType = ppm
+        c.ppmAlignmentDBFS = ppmAlignment
+        c.kHeadroom = kScale
+    }
+}
+
+/// The `jackvu` command line: the live client, and `jackvu analyze`.
+struct JackVUCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jackvu",
+        abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch as OSC-style text and CV meter ports.",
+        discussion: """
+            jackvu registers audio inputs in_1 … in_N and CV outputs meter_1 … meter_N, analyses \
+            every input — sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
+            FFT spectrum as log-spaced bars, 1/3-octave bands, the peak frequency and the YIN \
+            fundamental with their note names — and prints the results to stdout as OSC-style \
+            text, one message per line, exactly as oscdump prints them:
+              /jackvu/ch/1/rms f -21.030151
+              /jackvu/ch/1/pitch fsf 440.000000 "A4" 0.012345
+            meter_N carries channel N's --meter value on a 0..1 scale (default: RMS, linear \
+            over --meter-floor..0 dBFS). It runs until SIGINT or SIGTERM; SIGHUP restarts the \
+            measurements (integrated loudness, loudness range, maxima, clip counts). The sample \
+            rate is always the JACK server's. `jackvu analyze FILE...` runs the same analysis \
+            on audio files.
+
+            Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a --connect pattern \
+            matches no port; 69 no JACK server, or it shut down; 70 internal failure; 74 stdout \
+            closed; 75 the client name is taken.
+            """,
+        version: "0.2.0",
+        subcommands: [AnalyzeCommand.self])
+
+    @Option(name: .long, help: ArgumentHelp("JACK client name; ports are NAME:in_N and NAME:meter_N.", valueName: "name"))
+    var name = "jackvu"
+
+    @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-64).", valueName: "n"))
+    var channels = 2
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order. Repeat for further inputs; a regex matching several ports fills successive inputs.",
+        valueName: "port-or-regex"))
+    var connect: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Text updates per second, at most.", valueName: "Hz"))
+    var rate = 20.0
+
+    @OptionGroup(title: "Analysis options")
+    var analysis: AnalysisOptions
 
     @Flag(name: .customLong("rt-canary"), help: .private)
     var realtimeCanary = false
@@ -77,16 +131,8 @@ struct JackVUCommand: ParsableCommand {
         c.serverName = server
         c.channels = channels
         c.connect = connect
-        c.fftSize = fftSize
-        c.overlap = try Self.parseFraction(overlap)
-        c.bars = bars
-        c.barsFromHz = barsFrom
-        c.barsToHz = barsTo
         c.rate = rate
-        c.prefix = prefix
-        c.meterFloorDBFS = meterFloor
-        c.fallDBPerSecond = fall
-        c.holdSeconds = hold
+        try analysis.apply(to: &c)
         c.realtimeCanary = realtimeCanary
         try c.validate()
         return c
@@ -104,6 +150,47 @@ struct JackVUCommand: ParsableCommand {
                 option: "--overlap", message: "\(text) is not a fraction below 1 (for a percentage write \(text)%)")
         }
         return value
+    }
+}
+
+/// `jackvu analyze FILE...`.
+struct AnalyzeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse audio files (WAV, FLAC, OGG, … at any sample rate) with the live client's pipeline.",
+        discussion: """
+            For each file, prints a summary: integrated loudness, loudness range, max momentary \
+            and short-term loudness (EBU R 128), true peak, sample peak and RMS per channel. With \
+            --stream it prints instead the update stream the live client would print for that \
+            audio, one update per hop, each led by PREFIX/time (seconds of audio). A file that \
+            cannot be read gets one line on stderr and the others are still analysed.
+
+            Exit codes: 0 all files analysed; 64 bad option or value; 66 a file could not be \
+            read; 74 stdout closed.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("Output format: text or json (summaries: one JSON array; streams: one JSON object per line).", valueName: "format"))
+    var format = OutputFormat.text
+
+    @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
+    var stream = false
+
+    @OptionGroup(title: "Analysis options")
+    var analysis: AnalysisOptions
+
+    @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
+    }
+
+    func makeConfiguration() throws(ConfigurationError) -> Configuration {
+        var c = Configuration()
+        try analysis.apply(to: &c)
+        if let layout = c.layout { c.channels = layout.channelCount }
+        try c.validate()
+        return c
     }
 }
 

@@ -111,34 +111,72 @@ final class AnalyzerTests: XCTestCase {
     }
 
     func testAddressSpaceMessages() {
-        var s = Snapshot(channels: 1, barCount: 3)
+        var s = Snapshot(channels: 2, barCount: 3, bandCount: 2)
         s.sequence = 1
         s.sampleRate = 48000
         s.channels[0].peakDBFS = -12
         s.channels[0].rmsDBFS = -15.01
         s.channels[0].level = 0.75
         s.channels[0].hold = 0.8
+        s.channels[0].meter = 0.75
         s.channels[0].bars = [0, 0.5, 1]
+        s.channels[0].thirds = [-30, -40]
         s.channels[0].pitchHz = 440
         s.channels[0].note = Note(frequency: 440)
+        s.channels[0].yinHz = 220
+        s.channels[0].yinNote = Note(frequency: 220)
+        s.channels[0].yinConfidence = 0.95
+        s.channels[0].truePeakDBTP = -11.5
+        s.channels[0].maxTruePeakDBTP = -10
+        s.channels[0].heldPeakDBFS = -11
+        s.channels[0].clips = 2
+        s.channels[0].vu = -1
+        s.channels[0].ppm = 4.5
+        s.channels[0].k = 5
+        s.correlations = [0.5]
+        s.loudness.momentary = -20
+        s.loudness.shortTerm = -21
+        s.loudness.integrated = -23
+        s.loudness.range = 4
+        s.loudness.maxMomentary = -18
+        s.loudness.maxShortTerm = -19
         s.status.xruns = 2
         s.status.overruns = 3
         s.status.cycles = 99
         s.status.callbackMeanMicroseconds = 1.5
         s.status.callbackMaxMicroseconds = 20
         s.status.callbackP99Microseconds = 2.048
-        let text = AddressSpace(prefix: "/studio/a").messages(for: s).map(\.text).joined()
-        XCTAssertEqual(text, """
+        let lines = AddressSpace(prefix: "/studio/a").messages(for: s).map(\.text)
+        XCTAssertEqual(Array(lines.prefix(14)).joined(), """
             /studio/a/ch/1/peak f -12.000000
             /studio/a/ch/1/rms f -15.010000
             /studio/a/ch/1/level f 0.750000
             /studio/a/ch/1/hold f 0.800000
+            /studio/a/ch/1/meter f 0.750000
+            /studio/a/ch/1/truepeak ff -11.500000 -10.000000
+            /studio/a/ch/1/dpeak fi -11.000000 2
+            /studio/a/ch/1/vu f -1.000000
+            /studio/a/ch/1/ppm f 4.500000
+            /studio/a/ch/1/k f 5.000000
             /studio/a/ch/1/pitch fsf 440.000000 "A4" 0.000000
+            /studio/a/ch/1/yin fsff 220.000000 "A3" 0.000000 0.950000
             /studio/a/ch/1/bars fff 0.000000 0.500000 1.000000
+            /studio/a/ch/1/thirds ff -30.000000 -40.000000
+
+            """)
+        XCTAssertEqual(Array(lines.suffix(9)).joined(), """
+            /studio/a/pair/1/correlation f 0.500000
+            /studio/a/loudness/momentary f -20.000000
+            /studio/a/loudness/shortterm f -21.000000
+            /studio/a/loudness/integrated f -23.000000
+            /studio/a/loudness/range f 4.000000
+            /studio/a/loudness/max_momentary f -18.000000
+            /studio/a/loudness/max_shortterm f -19.000000
             /studio/a/status iiiii 48000 2 3 0 99
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)
+        XCTAssertEqual(lines.count, 2 * 14 + 9)
     }
 
     func testConfigurationValidation() {

@@ -1,0 +1,276 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSndfile
+import DSP
+import Outputs
+
+/// How `jackvu analyze` prints.
+public enum OutputFormat: String, CaseIterable, Sendable {
+    /// Summaries as aligned text; streams as OSC-style text lines.
+    case text
+    /// Summaries as one JSON array; streams as one JSON object per line.
+    case json
+}
+
+/// An audio file opened with libsndfile for reading as float frames.
+final class AudioFile {
+    let path: String
+    private let handle: OpaquePointer
+    let sampleRate: Int
+    let channels: Int
+    let frames: Int
+    let formatName: String
+
+    /// Opens `path`; throws the one-line reason (libsndfile's) on failure.
+    init(path: String) throws(EngineError) {
+        self.path = path
+        var info = SF_INFO()
+        guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+            var reason = String(cString: sf_strerror(nil)).trimmingCharacters(in: [" ", "."])
+            if reason.hasPrefix("System error : ") { reason = String(reason.dropFirst("System error : ".count)) }
+            throw EngineError(.noInput, "cannot read '\(path)': \(reason)")
+        }
+        guard info.channels >= 1, info.channels <= 64, info.samplerate > 0 else {
+            sf_close(h)
+            throw EngineError(.noInput, "cannot analyse '\(path)': \(info.channels) channels at \(info.samplerate) Hz")
+        }
+        handle = h
+        sampleRate = Int(info.samplerate)
+        channels = Int(info.channels)
+        frames = Int(info.frames)
+        formatName = String(cString: jackvu_sf_format_name(info.format))
+    }
+
+    deinit { sf_close(handle) }
+
+    /// Reads up to `count` frames, interleaved, into `buffer`; returns the frames read.
+    func read(into buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        Int(sf_readf_float(handle, buffer, sf_count_t(count)))
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// `jackvu analyze`: the live client's analysis run offline over audio files.
+public struct FileAnalysis {
+    public var configuration: Configuration
+    public var format: OutputFormat
+    /// Print the update stream (one per hop, with its audio time) instead of a summary.
+    public var stream: Bool
+    public var sink: FileDescriptorSink
+    /// Show a progress bar on stderr (when it is a terminal and a file is long).
+    public var progress: Bool
+
+    public init(configuration: Configuration, format: OutputFormat, stream: Bool,
+                sink: FileDescriptorSink = FileDescriptorSink(), progress: Bool = isatty(2) != 0)
+    {
+        self.configuration = configuration
+        self.format = format
+        self.stream = stream
+        self.sink = sink
+        self.progress = progress
+    }
+
+    /// Analyses every file in turn. A file that cannot be read gets one line on stderr and
+    /// the others are still analysed; returns 0, or 66 if any file failed, or 74 if stdout
+    /// closed.
+    public func run(files: [String]) -> Int32 {
+        var failed = false
+        var summaries: [String] = []
+        for path in files {
+            do {
+                if let summary = try analyze(path) { summaries.append(summary) }
+            } catch {
+                if error.status == .ioError {
+                    printError(error.message)
+                    return ExitStatus.ioError.rawValue
+                }
+                printError(error.message)
+                failed = true
+            }
+        }
+        if !stream {
+            let text = format == .json ? "[" + summaries.joined(separator: ",\n ") + "]\n" : summaries.joined()
+            do { try sink.write(text) } catch {
+                printError("\(error.description): stopping")
+                return ExitStatus.ioError.rawValue
+            }
+        }
+        return failed ? ExitStatus.noInput.rawValue : ExitStatus.success.rawValue
+    }
+
+    /// Analyses one file: streams its updates, or returns its summary (text or JSON).
+    private func analyze(_ path: String) throws(EngineError) -> String? {
+        let file = try AudioFile(path: path)
+        var c = configuration
+        c.channels = file.channels
+        if let layout = c.layout, layout.channelCount != file.channels {
+            throw EngineError(.noInput, "cannot analyse '\(path)' as \(layout.rawValue): it has \(file.channels) channels")
+        }
+        do { try c.validate() } catch { throw EngineError(.usage, error.description) }
+        let analyzer: Analyzer
+        do {
+            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: stream ? .all : [])
+        } catch {
+            throw EngineError(.usage, "cannot analyse '\(path)': \(error.description)")
+        }
+        var snapshot = Snapshot(channels: file.channels, barCount: c.bars, bandCount: analyzer.bandCount)
+        let addressSpace = AddressSpace(prefix: c.prefix)
+        let chunk = 8192
+        let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
+        defer {
+            interleaved.deallocate()
+            planar.deallocate()
+        }
+        let showProgress = progress && file.frames > 30 * file.sampleRate
+        var done = 0
+        var lastPercent = -1
+        var output = ""
+        var writeError: OutputError?
+        if stream {
+            output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
+        }
+        while true {
+            let n = file.read(into: interleaved, count: chunk)
+            if n <= 0 { break }
+            let channels = file.channels
+            for ch in 0..<channels {
+                let dst = planar + ch * chunk
+                for i in 0..<n { dst[i] = interleaved[i * channels + ch] }
+            }
+            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * chunk) }) {
+                guard stream else { return }
+                analyzer.write(into: &snapshot)
+                if format == .json {
+                    output += jsonLine(snapshot, file: path)
+                } else {
+                    output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
+                    for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
+                }
+            }
+            if stream && output.utf8.count > 1 << 16 {
+                do { try sink.write(output) } catch { writeError = error; break }
+                output = ""
+            }
+            done += n
+            if showProgress {
+                let percent = Int(Double(done) / Double(max(1, file.frames)) * 100)
+                if percent != lastPercent {
+                    lastPercent = percent
+                    let bar = String(repeating: "#", count: percent / 4) + String(repeating: " ", count: 25 - percent / 4)
+                    let line = "\r[\(bar)] \(percent)% \(path)"
+                    _ = line.withCString { write(2, $0, strlen($0)) }
+                }
+            }
+        }
+        if showProgress { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
+        if let writeError { throw EngineError(.ioError, "\(writeError.description): stopping") }
+        if stream {
+            do { try sink.write(output) } catch { throw EngineError(.ioError, "\(error.description): stopping") }
+            return nil
+        }
+        return summary(analyzer, file: file, configuration: c)
+    }
+
+    private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration) -> String {
+        let l = a.finalLoudness()
+        let totals = (0..<file.channels).map { a.totals(channel: $0) }
+        let truePeak = totals.map(\.truePeakDBTP).max() ?? Double(Decibels.floor)
+        let samplePeak = totals.map(\.samplePeakDBFS).max() ?? Double(Decibels.floor)
+        let seconds = Double(a.framesSeen) / Double(file.sampleRate)
+        let layout = (c.layout ?? ChannelLayout.forChannelCount(file.channels))?.rawValue ?? "\(file.channels) channels, weight 1"
+        if format == .json {
+            func n(_ x: Double, _ floor: Double = -120) -> String { x <= floor ? "null" : String(format3(x)) }
+            let perChannel = totals.enumerated().map { i, t in
+                "{\"channel\": \(i + 1), \"true_peak_dbtp\": \(n(t.truePeakDBTP)), \"sample_peak_dbfs\": \(n(t.samplePeakDBFS)), \"rms_dbfs\": \(n(t.rmsDBFS))}"
+            }.joined(separator: ", ")
+            return "{\"file\": \(jsonString(file.path)), \"format\": \(jsonString(file.formatName)), "
+                + "\"sample_rate_hz\": \(file.sampleRate), \"channels\": \(file.channels), \"layout\": \(jsonString(layout)), "
+                + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), "
+                + "\"loudness_range_lu\": \(format3(l.range)), \"max_momentary_lufs\": \(n(l.maxMomentary)), "
+                + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
+                + "\"sample_peak_dbfs\": \(n(samplePeak)), \"per_channel\": [\(perChannel)]}"
+        }
+        func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
+        var text = "\(file.path)\n"
+        text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(layout)), \(fixed(seconds, 3)) s\n"
+        text += "  integrated        \(db(l.integrated, "LUFS"))\n"
+        text += "  loudness range    \(fixed(l.range, 1)) LU\n"
+        text += "  max momentary     \(db(l.maxMomentary, "LUFS"))\n"
+        text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
+        text += "  true peak         \(db(truePeak, "dBTP"))\n"
+        text += "  sample peak       \(db(samplePeak, "dBFS"))\n"
+        for (i, t) in totals.enumerated() {
+            text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))\n"
+        }
+        return text
+    }
+
+    /// One update of the stream as a JSON object on one line.
+    private func jsonLine(_ s: Snapshot, file: String) -> String {
+        func f(_ x: Float) -> String { x.isFinite ? format3(Double(x)) : "null" }
+        func d(_ x: Double) -> String { x.isFinite ? format3(x) : "null" }
+        let channels = s.channels.enumerated().map { i, c in
+            "{\"ch\": \(i + 1), \"peak_dbfs\": \(f(c.peakDBFS)), \"rms_dbfs\": \(f(c.rmsDBFS)), \"level\": \(f(c.level)), "
+                + "\"true_peak_dbtp\": \(f(c.truePeakDBTP)), \"vu\": \(f(c.vu)), \"ppm\": \(f(c.ppm)), \"k\": \(f(c.k)), "
+                + "\"pitch_hz\": \(d(c.pitchHz)), \"note\": \(c.note.map { jsonString($0.name) } ?? "null"), "
+                + "\"yin_hz\": \(d(c.yinHz)), \"yin_note\": \(c.yinNote.map { jsonString($0.name) } ?? "null"), "
+                + "\"yin_confidence\": \(d(c.yinConfidence)), \"bars\": [\(c.bars.map(f).joined(separator: ", "))], "
+                + "\"thirds_dbfs\": [\(c.thirds.map(f).joined(separator: ", "))]}"
+        }.joined(separator: ", ")
+        let l = s.loudness
+        return "{\"file\": \(jsonString(file)), \"time_s\": \(d(s.audioTime)), \"channels\": [\(channels)], "
+            + "\"correlation\": [\(s.correlations.map(f).joined(separator: ", "))], "
+            + "\"loudness\": {\"momentary_lufs\": \(d(l.momentary)), \"short_term_lufs\": \(d(l.shortTerm)), "
+            + "\"integrated_lufs\": \(d(l.integrated)), \"range_lu\": \(d(l.range)), "
+            + "\"max_momentary_lufs\": \(d(l.maxMomentary)), \"max_short_term_lufs\": \(d(l.maxShortTerm))}}\n"
+    }
+}
+
+/// `x` with three decimals, as JSON and text print it.
+func format3(_ x: Double) -> String { fixed(x, 3) }
+
+/// `x` rounded to `decimals` places, without exponent notation.
+func fixed(_ x: Double, _ decimals: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let r = (x * scale).rounded() / scale
+    let negative = r < 0
+    let whole = Int(abs(r))
+    var frac = Int(((abs(r) - Double(whole)) * scale).rounded())
+    var w = whole
+    if Double(frac) >= scale { w += 1; frac = 0 }
+    let fracText = String(frac)
+    let padded = String(repeating: "0", count: max(0, decimals - fracText.count)) + fracText
+    return (negative && (w != 0 || frac != 0) ? "-" : "") + String(w) + (decimals > 0 ? "." + padded : "")
+}
+
+/// A JSON string literal.
+func jsonString(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\t": out += "\\t"
+        default:
+            if u.value < 0x20 {
+                let hex = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(u)
+            }
+        }
+    }
+    return out + "\""
+}
