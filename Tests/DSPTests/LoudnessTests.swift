@@ -1,4 +1,5 @@
 import DSP
+import TestSupport
 import XCTest
 
 /// EBU Tech 3341 (cases 1–6, 9–23) and Tech 3342 (cases 1–4), synthesised per the

@@ -3,15 +3,19 @@ import Foundation
 /// The EBU Tech 3341 / 3342 minimum-requirements test signals, synthesised as the
 /// specifications describe them: 1 kHz sines at per-channel peak levels in dBFS, in phase in
 /// all channels, back to back with continuous phase. Planar: one array per channel.
-enum EBUSignals {
+public enum EBUSignals {
     /// A tone segment: `seconds` long at `dBFS` peak (nil: silence).
-    struct Segment {
-        var seconds: Double
-        var dBFS: Double?
+    public struct Segment: Sendable {
+        public var seconds: Double
+        public var dBFS: Double?
+        public init(seconds: Double, dBFS: Double?) {
+            self.seconds = seconds
+            self.dBFS = dBFS
+        }
     }
 
     /// Stereo (or `channels`) 1 kHz segments at `sampleRate`; `gains` scales each channel (dB).
-    static func tones(_ segments: [Segment], sampleRate: Int = 48000, channelGains: [Double] = [0, 0]) -> [[Float]] {
+    public static func tones(_ segments: [Segment], sampleRate: Int = 48000, channelGains: [Double] = [0, 0]) -> [[Float]] {
         var mono: [Float] = []
         var n = 0
         for s in segments {
@@ -31,7 +35,7 @@ enum EBUSignals {
 
     /// `seconds` of a sine at `frequency` (Hz), peak `amplitude`, starting `phaseDegrees`,
     /// with 10 ms fade-in and fade-out (Tech 3341 cases 15–19), stereo.
-    static func taperedSine(frequency: Double, amplitude: Double, phaseDegrees: Double, sampleRate: Int = 48000,
+    public static func taperedSine(frequency: Double, amplitude: Double, phaseDegrees: Double, sampleRate: Int = 48000,
                             seconds: Double = 1) -> [[Float]] {
         let count = Int(seconds * Double(sampleRate))
         let fade = Int(0.01 * Double(sampleRate))
@@ -46,7 +50,7 @@ enum EBUSignals {
     /// Tech 3341 cases 20–23: a sine at fs/6, amplitude 0.5, holding one period of a sine at
     /// fs/4, amplitude 1.0, continuous in phase at both ends; synthesised at 4·fs, low-pass
     /// filtered below fs/2 and decimated by 4 starting at `offset` (0 … 3). Tapered ends.
-    static func interSamplePeak(offset: Int, sampleRate: Int = 48000) -> [[Float]] {
+    public static func interSamplePeak(offset: Int, sampleRate: Int = 48000) -> [[Float]] {
         let up = 4
         let high = Double(up * sampleRate)
         var x: [Double] = []
@@ -85,4 +89,23 @@ enum EBUSignals {
         }
         return [y, y]
     }
+}
+
+/// Writes planar float channels as a 32-bit float WAV file (WAVE_FORMAT_IEEE_FLOAT).
+public func writeWAV(_ path: String, _ channels: [[Float]], sampleRate: Int = 48000) throws {
+    let frames = channels[0].count
+    let c = channels.count
+    var data = Data()
+    func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    let dataBytes = UInt32(frames * c * 4)
+    data.append(contentsOf: Array("RIFF".utf8)); u32(36 + dataBytes)
+    data.append(contentsOf: Array("WAVE".utf8))
+    data.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(3); u16(UInt16(c))
+    u32(UInt32(sampleRate)); u32(UInt32(sampleRate * c * 4)); u16(UInt16(c * 4)); u16(32)
+    data.append(contentsOf: Array("data".utf8)); u32(dataBytes)
+    var interleaved = [Float](repeating: 0, count: frames * c)
+    for ch in 0..<c { for i in 0..<frames { interleaved[i * c + ch] = channels[ch][i] } }
+    interleaved.withUnsafeBytes { data.append(contentsOf: $0) }
+    try data.write(to: URL(fileURLWithPath: path))
 }

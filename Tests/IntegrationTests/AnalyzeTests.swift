@@ -1,0 +1,184 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `jackvu analyze` on real audio files written to disk: the EBU Tech 3341 and 3342 cases as
+/// 32-bit float WAV files, read back through libsndfile, plus FLAC, OGG and other rates.
+final class AnalyzeTests: XCTestCase {
+    typealias S = EBUSignals.Segment
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-analyze-\(getpid())-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func file(_ name: String, _ signal: [[Float]], sampleRate: Int = 48000) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try writeWAV(path, signal, sampleRate: sampleRate)
+        return path
+    }
+
+    /// Runs `jackvu analyze --format json` and returns one dictionary per file.
+    private func summaries(_ paths: [String], _ extra: [String] = []) throws -> [[String: Any]] {
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + extra + paths, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+        return try XCTUnwrap(json as? [[String: Any]], r.stdout)
+    }
+
+    /// Runs `jackvu analyze --stream --format json` and returns one dictionary per update.
+    private func stream(_ path: String) throws -> [[String: Any]] {
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--stream", "--format", "json", path], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return try r.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    private func loudness(_ update: [String: Any], _ key: String) -> Double {
+        ((update["loudness"] as? [String: Any])?[key] as? Double) ?? .nan
+    }
+
+    func testTech3341Cases1To6AndTruePeakCasesThroughFiles() throws {
+        let stereo: [(String, [S], Double)] = [
+            ("case1.wav", [S(seconds: 20, dBFS: -23)], -23),
+            ("case2.wav", [S(seconds: 20, dBFS: -33)], -33),
+            ("case3.wav", [S(seconds: 10, dBFS: -36), S(seconds: 60, dBFS: -23), S(seconds: 10, dBFS: -36)], -23),
+            ("case4.wav", [S(seconds: 10, dBFS: -72), S(seconds: 10, dBFS: -36), S(seconds: 60, dBFS: -23),
+                           S(seconds: 10, dBFS: -36), S(seconds: 10, dBFS: -72)], -23),
+            ("case5.wav", [S(seconds: 20, dBFS: -26), S(seconds: 20.1, dBFS: -20), S(seconds: 20, dBFS: -26)], -23),
+        ]
+        var paths = try stereo.map { try file($0.0, EBUSignals.tones($0.1)) }
+        paths.append(try file("case6.wav", EBUSignals.tones([S(seconds: 20, dBFS: 0)], channelGains: [-28, -28, -24, -30, -30])))
+        let expected = stereo.map(\.2) + [-23]
+        let results = try summaries(paths)
+        XCTAssertEqual(results.count, 6)
+        for (i, r) in results.enumerated() {
+            XCTAssertEqual(r["integrated_lufs"] as? Double ?? 0, expected[i], accuracy: 0.1, "case \(i + 1)")
+        }
+        XCTAssertEqual(results[5]["layout"] as? String, "5.0")
+        XCTAssertEqual(results[0]["max_momentary_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
+        XCTAssertEqual(results[0]["max_short_term_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
+
+        // True peak, cases 15–23.
+        let fs = 48000.0
+        var tp: [(String, [[Float]], Double)] = [
+            ("case15.wav", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 0), -6),
+            ("case16.wav", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 45), -6),
+            ("case17.wav", EBUSignals.taperedSine(frequency: fs / 6, amplitude: 0.5, phaseDegrees: 60), -6),
+            ("case18.wav", EBUSignals.taperedSine(frequency: fs / 8, amplitude: 0.5, phaseDegrees: 67.5), -6),
+            ("case19.wav", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 1.41, phaseDegrees: 45), 3),
+        ]
+        for offset in 0..<4 { tp.append(("case\(20 + offset).wav", EBUSignals.interSamplePeak(offset: offset), 0)) }
+        let tpResults = try summaries(try tp.map { try file($0.0, $0.1) })
+        for (i, r) in tpResults.enumerated() {
+            let value = r["true_peak_dbtp"] as? Double ?? -99
+            XCTAssertLessThanOrEqual(value, tp[i].2 + 0.2, tp[i].0)
+            XCTAssertGreaterThanOrEqual(value, tp[i].2 - 0.4, tp[i].0)
+        }
+    }
+
+    func testTech3341Cases10And13ThroughTwentyFilesEach() throws {
+        var case10: [String] = [], case13: [String] = []
+        for i in 0..<20 {
+            case10.append(try file("case10-\(i).wav", EBUSignals.tones([S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -23), S(seconds: 1, dBFS: nil)])))
+            case13.append(try file("case13-\(i).wav", EBUSignals.tones([S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -23), S(seconds: 1, dBFS: nil)])))
+        }
+        for (i, r) in try summaries(case10).enumerated() {
+            XCTAssertEqual(r["max_short_term_lufs"] as? Double ?? 0, -23, accuracy: 0.1, "case 10, file \(i)")
+        }
+        for (i, r) in try summaries(case13).enumerated() {
+            XCTAssertEqual(r["max_momentary_lufs"] as? Double ?? 0, -23, accuracy: 0.1, "case 13, file \(i)")
+        }
+    }
+
+    func testTech3341Cases9And12ThroughTheStream() throws {
+        let case9 = try stream(try file("case9.wav", EBUSignals.tones(Array(repeating: [S(seconds: 1.34, dBFS: -20), S(seconds: 1.66, dBFS: -30)], count: 5).flatMap { $0 })))
+        let late9 = case9.filter { ($0["time_s"] as? Double ?? 0) >= 3 }
+        XCTAssertGreaterThan(late9.count, 500)
+        for u in late9 { XCTAssertEqual(loudness(u, "short_term_lufs"), -23, accuracy: 0.1, "S at \(u["time_s"] ?? "?") s") }
+        let case12 = try stream(try file("case12.wav", EBUSignals.tones(Array(repeating: [S(seconds: 0.18, dBFS: -20), S(seconds: 0.22, dBFS: -30)], count: 25).flatMap { $0 })))
+        let late12 = case12.filter { ($0["time_s"] as? Double ?? 0) >= 1 }
+        XCTAssertGreaterThan(late12.count, 400)
+        for u in late12 { XCTAssertEqual(loudness(u, "momentary_lufs"), -23, accuracy: 0.1, "M at \(u["time_s"] ?? "?") s") }
+    }
+
+    func testTech3341Cases11And14ThroughTheStream() throws {
+        var s11: [S] = [], s14: [S] = []
+        for i in 0..<20 {
+            s11 += [S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -38 + Double(i)), S(seconds: 3 - Double(i) * 0.15, dBFS: nil)]
+            s14 += [S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -38 + Double(i)), S(seconds: 0.4 - Double(i) * 0.02, dBFS: nil)]
+        }
+        for (signal, period, key) in [(s11, 6.0, "max_short_term_lufs"), (s14, 0.8, "max_momentary_lufs")] {
+            let updates = try stream(try file("live-\(key).wav", EBUSignals.tones(signal)))
+            for i in 0..<20 {
+                // The last update of segment i (its tone is over; the next has not begun).
+                let end = Double(i + 1) * period
+                let last = try XCTUnwrap(updates.last { ($0["time_s"] as? Double ?? 0) <= end })
+                XCTAssertEqual(loudness(last, key), -38 + Double(i), accuracy: 0.1, "\(key), segment \(i)")
+            }
+        }
+    }
+
+    func testTech3342Cases1To4ThroughFiles() throws {
+        let cases: [([Double], Double)] = [([-20, -30], 10), ([-20, -15], 5), ([-40, -20], 20), ([-50, -35, -20, -35, -50], 15)]
+        let paths = try cases.enumerated().map { i, c in try file("lra\(i + 1).wav", EBUSignals.tones(c.0.map { S(seconds: 20, dBFS: $0) })) }
+        for (i, r) in try summaries(paths).enumerated() {
+            XCTAssertEqual(r["loudness_range_lu"] as? Double ?? 0, cases[i].1, accuracy: 0.1, "Tech 3342 case \(i + 1)")
+        }
+    }
+
+    /// FLAC, OGG and a 44.1 kHz file read through libsndfile agree with the WAV; a missing
+    /// file gets one line on stderr, the others are still analysed, and the exit code is 66.
+    func testOtherFormatsRatesAndBadFiles() throws {
+        let wav = try file("tone.wav", EBUSignals.tones([S(seconds: 10, dBFS: -20)]))
+        let wav44 = try file("tone44.wav", EBUSignals.tones([S(seconds: 10, dBFS: -20)], sampleRate: 44100), sampleRate: 44100)
+        let flac = directory.appendingPathComponent("tone.flac").path
+        let ogg = directory.appendingPathComponent("tone.ogg").path
+        XCTAssertEqual(try Executables.run("sox", [wav, "-b", "24", flac]).status, 0)
+        XCTAssertEqual(try Executables.run("sox", [wav, ogg]).status, 0)
+        let results = try summaries([wav, wav44, flac, ogg])
+        XCTAssertEqual(results.count, 4)
+        for r in results {
+            XCTAssertEqual(r["integrated_lufs"] as? Double ?? 0, -20, accuracy: 0.1, "\(r["file"] ?? "")")
+        }
+        XCTAssertEqual(results[1]["sample_rate_hz"] as? Int, 44100)
+        XCTAssertEqual((results[2]["format"] as? String)?.contains("FLAC"), true)
+
+        let missing = directory.appendingPathComponent("missing.wav").path
+        let garbage = directory.appendingPathComponent("garbage.wav").path
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: garbage))
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", missing, wav, garbage])
+        XCTAssertEqual(r.status, 66)
+        let errors = r.stderr.split(separator: "\n")
+        XCTAssertEqual(errors.count, 2, r.stderr)
+        XCTAssertTrue(errors[0].hasPrefix("jackvu: cannot read '\(missing)'"), r.stderr)
+        XCTAssertTrue(errors[1].hasPrefix("jackvu: cannot read '\(garbage)'"), r.stderr)
+        XCTAssertTrue(r.stdout.contains("integrated        -20.0 LUFS"), r.stdout)
+    }
+
+    /// The text stream is the live client's address space, led by the audio time.
+    func testTextStreamAndProgressBar() throws {
+        let path = try file("long.wav", EBUSignals.tones([S(seconds: 31, dBFS: -18)]))
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--stream", path], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.first, "/jackvu/file s \"\(path)\"")
+        XCTAssertTrue(lines[1].hasPrefix("/jackvu/time f 0.021333"), String(lines[1]))
+        let hops = lines.filter { $0.hasPrefix("/jackvu/time f") }.count
+        XCTAssertEqual(hops, 31 * 48000 / 1024)
+        let integrated = lines.last { $0.hasPrefix("/jackvu/loudness/integrated f ") }.flatMap { Double($0.split(separator: " ")[2]) }
+        XCTAssertEqual(integrated ?? 0, -18, accuracy: 0.1, "a −18 dBFS stereo 1 kHz sine reads −18 LUFS")
+        XCTAssertEqual(r.stderr, "", "no progress bar when stderr is not a terminal")
+
+        // With stderr on a terminal (script(1) gives it one), a progress bar shows.
+        let tty = try Executables.run("script", ["-qec", "\(try Executables.product("jackvu")) analyze \(path) >/dev/null", "/dev/null"], timeout: 120)
+        XCTAssertEqual(tty.status, 0, tty.stdout)
+        XCTAssertTrue(tty.stdout.contains("100% \(path)"), tty.stdout)
+    }
+}
