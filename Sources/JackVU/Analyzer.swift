@@ -114,7 +114,11 @@ public final class Analyzer: @unchecked Sendable {
     /// Recomputes integrated loudness and range once per second of audio (or when forced).
     private func updateGatedReadings(force: Bool) {
         let step = loudness.stepCount
-        guard force || lastGatingUpdate < 0 || step - lastGatingUpdate >= 100 || step < lastGatingUpdate else { return }
+        // (Until the first gated block exists, every hop: that is cheap, and a fresh start or
+        // reset shows a value as soon as there is one.)
+        guard force || lastGatingUpdate < 0 || integrated <= LoudnessMeter.floor
+            || step - lastGatingUpdate >= 100 || step < lastGatingUpdate
+        else { return }
         integrated = loudness.integrated
         range = loudness.loudnessRange
         lastGatingUpdate = step

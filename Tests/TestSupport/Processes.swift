@@ -15,8 +15,13 @@ public final class BackgroundProcess: @unchecked Sendable {
     public let stderrURL: URL
     public let label: String
 
-    /// Starts `executable` with `arguments` and extra `environment` entries.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil)
+    /// Where `send` writes, when the process was started with `stdin: true`.
+    private var input: Pipe?
+
+    /// Starts `executable` with `arguments` and extra `environment` entries; with `stdin`,
+    /// its standard input is a pipe that `send` writes to (else /dev/null).
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil,
+                stdin: Bool = false)
         throws
     {
         self.label = label ?? URL(fileURLWithPath: executable).lastPathComponent
@@ -32,13 +37,24 @@ public final class BackgroundProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
-        process.standardInput = FileHandle.nullDevice
+        if stdin {
+            let pipe = Pipe()
+            input = pipe
+            process.standardInput = pipe
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
         try process.run()
     }
 
     deinit { stop() }
+
+    /// Writes `line` and a newline to the process's standard input.
+    public func send(_ line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
 
     public var isRunning: Bool { process.isRunning }
     public var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }

@@ -1,0 +1,91 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The meters of the live client, against a real JACK server and a real tone.
+final class LiveMetersTests: XCTestCase {
+    /// Polls jackvu's output until `check` accepts the latest update (or 15 s pass).
+    private func waitFor(_ vu: BackgroundProcess, _ what: String, _ check: (OSCTextUpdate) -> Bool) throws -> OSCTextUpdate {
+        var last: OSCTextUpdate?
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            last = OSCText.updates(vu.stdout).last
+            if let last, check(last) { return last }
+            usleep(100_000)
+        }
+        let printed = last?.messages.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.prefix(4))" }.joined(separator: "\n") ?? "nothing"
+        XCTFail("\(what); the last update:\n\(printed)\n\(vu.stderr)")
+        throw FixtureError(what)
+    }
+
+    /// A 1 kHz sine at −23 dBFS into both inputs: −23 LUFS, −23 dBTP, 0 VU (reference −23),
+    /// K-20 −3, EBU PPM −5 (alignment −18), correlation +1; `--meter vu` puts (VU + 20) / 23
+    /// on the meter ports.
+    func testLoudnessAndMetersOnATone() throws {
+        let server = try JackServer(sampleRate: 48000, label: "meters")
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--meter", "vu", "--vu-reference", "-23", "--rate", "10"],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_2"], process: vu)
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "1000", "--level", "-23", "--connect", "jackvu:in_[12]"],
+            environment: server.environment)
+        defer { tone.stop() }
+
+        func near(_ u: OSCTextUpdate, _ address: String, _ value: Double, _ tolerance: Double, _ index: Int = 0) -> Bool {
+            guard let x = u.float(address, index) else { return false }
+            return abs(x - value) <= tolerance
+        }
+        let u = try waitFor(vu, "steady readings") { u in
+            near(u, "/jackvu/loudness/shortterm", -23, 0.2) && near(u, "/jackvu/ch/1/vu", 0, 0.15)
+        }
+        XCTAssertEqual(u.float("/jackvu/loudness/momentary") ?? 0, -23, accuracy: 0.2)
+        XCTAssertEqual(u.float("/jackvu/loudness/integrated") ?? 0, -23, accuracy: 0.3)
+        // The latest hop's true peak (the maximum since the start may include a glitch of the
+        // unscheduled dummy server, which a true-peak meter rightly shows as overshoot).
+        XCTAssertEqual(u.float("/jackvu/ch/1/truepeak", 0) ?? 0, -23, accuracy: 0.2, "true peak")
+        XCTAssertGreaterThanOrEqual(u.float("/jackvu/ch/1/truepeak", 1) ?? -99, -23.2, "max true peak")
+        XCTAssertEqual(u.float("/jackvu/ch/2/k") ?? 0, -3, accuracy: 0.2, "K-20: −23 dBFS sine")
+        XCTAssertEqual(u.float("/jackvu/ch/1/ppm") ?? 0, -5, accuracy: 0.3, "EBU PPM, alignment −18 dBFS")
+        XCTAssertEqual(u.float("/jackvu/pair/1/correlation") ?? 0, 1, accuracy: 0.01)
+        XCTAssertEqual(u.string("/jackvu/ch/1/yin", 1), "B5", "YIN names 1 kHz (B5 +21 cents)")
+        XCTAssertEqual(u.messages["/jackvu/ch/1/thirds"]?.count, 30)
+        XCTAssertEqual(u.float("/jackvu/ch/1/meter") ?? 0, 20.0 / 23, accuracy: 0.01, "--meter vu: 0 VU on the −20…+3 scale")
+
+        // The meter port carries that value: a probe jackvu reads meter_1 as audio.
+        let probe = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--name", "probe", "--channels", "1", "--connect", "jackvu:meter_1"],
+            environment: server.environment, label: "probe")
+        defer { probe.stop() }
+        let p = try waitFor(probe, "probe reads meter_1") { p in
+            guard let peak = p.float("/jackvu/ch/1/peak") else { return false }
+            return abs(pow(10, peak / 20) - 20.0 / 23) < 0.01
+        }
+        XCTAssertNotNil(p)
+    }
+
+    /// SIGHUP restarts the measurements: after a loud passage and a quiet one, the maximum
+    /// momentary loudness drops to the quiet level; the client keeps running.
+    func testSighupResetsTheMeasurements() throws {
+        let server = try JackServer(sampleRate: 48000, label: "reset")
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--rate", "10"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_2"], process: vu)
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "1000", "--level", "-10", "--connect", "jackvu:in_[12]"],
+            environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        _ = try waitFor(vu, "loud passage") { ($0.float("/jackvu/loudness/max_momentary") ?? -200) > -10.5 }
+        tone.send("level -30")
+        _ = try waitFor(vu, "quiet passage") { abs(($0.float("/jackvu/loudness/momentary") ?? 0) + 30) < 0.3 }
+        XCTAssertEqual(OSCText.updates(vu.stdout).last?.float("/jackvu/loudness/max_momentary") ?? 0, -10, accuracy: 0.3, "the maximum holds")
+        kill(vu.process.processIdentifier, SIGHUP)
+        let after = try waitFor(vu, "reset") {
+            abs(($0.float("/jackvu/loudness/max_momentary") ?? 0) + 30) < 0.3
+                && abs(($0.float("/jackvu/loudness/integrated") ?? 0) + 30) < 0.3
+        }
+        XCTAssertNotNil(after)
+        XCTAssertTrue(vu.isRunning)
+    }
+}
