@@ -59,3 +59,29 @@ callbacks() {
 }
 callbacks -R
 callbacks --no-realtime
+
+# jackvu analyze against ffmpeg's ebur128 filter and sox's stats, on the same 10-minute
+# stereo 48 kHz file (24-bit pink noise with a slow tremolo, so the loudness varies):
+# best wall time of 3 runs each, alternating, and the values side by side.
+command -v ffmpeg >/dev/null || {
+  echo "bench: installing ffmpeg for the comparison" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null
+}
+file=/tmp/jackvu-bench-pink.wav
+[ -f "$file" ] || sox -n -r 48000 -c 2 -b 24 "$file" synth 600 pinknoise tremolo 0.02 60 vol 0.5
+wall() { /usr/bin/time -f "%e" "$@" 2>&1 >/dev/null | tail -1; }
+tj=99; tf=99; ts=99
+for _ in 1 2 3; do
+  t=$(wall "$bin/jackvu" analyze "$file"); tj=$(echo "$t $tj" | awk '{print ($1<$2)?$1:$2}')
+  t=$( { /usr/bin/time -f "%e" ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null - 2>&1 >/dev/null; } 2>&1 | tail -1 )
+  tf=$(echo "$t $tf" | awk '{print ($1<$2)?$1:$2}')
+  t=$( { /usr/bin/time -f "%e" sox "$file" -n stats 2>/dev/null; } 2>&1 | tail -1 ); ts=$(echo "$t $ts" | awk '{print ($1<$2)?$1:$2}')
+done
+echo "jackvu analyze vs ffmpeg ebur128=peak=true vs sox stats, $file (600 s, stereo, 48 kHz, 24-bit)"
+echo "wall time (best of 3): jackvu ${tj} s, ffmpeg ${tf} s, sox ${ts} s; ffmpeg/jackvu $(echo "$tf $tj" | awk '{printf "%.1f", $1/$2}')×, sox/jackvu $(echo "$ts $tj" | awk '{printf "%.1f", $1/$2}')×"
+echo "--- jackvu"
+"$bin/jackvu" analyze "$file"
+echo "--- ffmpeg"
+ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null - 2>&1 | sed -n '/Summary:/,$p'
+echo "--- sox"
+sox "$file" -n stats 2>&1 | grep -E "Pk lev dB|RMS lev dB"

@@ -71,6 +71,9 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// The two K-weighting sections of each channel.
     private var shelves: [Biquad]
     private var highPasses: [Biquad]
+    /// Channels with a weight, two by two, and the one left over.
+    private let pairs: [(Int, Int)]
+    private let single: Int?
     /// Weighted sum of squares of the step being filled.
     private var stepEnergy = 0.0
     /// Samples in the step being filled.
@@ -89,6 +92,10 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Momentary and short-term mean power after the last step.
     private var momentaryPower = 0.0
     private var shortTermPower = 0.0
+    /// Running sums of the last 40 and 300 steps (recomputed exactly every 3000 steps, so
+    /// rounding cannot accumulate).
+    private var momentarySum = 0.0
+    private var shortTermSum = 0.0
 
     /// The lowest loudness jackvu reports (for silence), in LUFS.
     public static let floor = -120.0
@@ -109,6 +116,9 @@ public final class LoudnessMeter: @unchecked Sendable {
         let highPass = KWeighting.highPass(sampleRate: Double(sampleRate))
         shelves = Array(repeating: Biquad(shelf), count: weights.count)
         highPasses = Array(repeating: Biquad(highPass), count: weights.count)
+        let active = weights.indices.filter { weights[$0] != 0 }
+        pairs = stride(from: 0, to: active.count - 1, by: 2).map { (active[$0], active[$0 + 1]) }
+        single = active.count % 2 == 1 ? active.last : nil
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
         shortTermBlocks.reserveCapacity(36_000)
@@ -132,19 +142,17 @@ public final class LoudnessMeter: @unchecked Sendable {
         while offset < frames {
             let n = min(frames - offset, stepSamples - stepFill)
             var energy = 0.0
-            for c in 0..<weights.count where weights[c] != 0 {
-                let x = source(c) + offset
-                var shelf = shelves[c], highPass = highPasses[c]
-                var sum = 0.0
-                for i in 0..<n {
-                    let y = highPass.process(shelf.process(Double(x[i])))
-                    sum += y * y
-                }
-                shelf.flushDenormals()
-                highPass.flushDenormals()
-                shelves[c] = shelf
-                highPasses[c] = highPass
-                energy += weights[c] * sum
+            // Channels two at a time in SIMD2 lanes: the filters are a serial dependency chain,
+            // so two independent channels cost about as much as one.
+            var c = 0
+            while c < pairs.count {
+                let (i, j) = pairs[c]
+                let (ei, ej) = filterPair(i, j, source(i) + offset, source(j) + offset, n)
+                energy += weights[i] * ei + weights[j] * ej
+                c += 1
+            }
+            if let single {
+                energy += weights[single] * filterSingle(single, source(single) + offset, n)
             }
             stepEnergy += energy
             stepFill += n
@@ -156,13 +164,61 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
     }
 
+    /// K-weights `n` samples of channels i and j together; returns their sums of squares.
+    @inline(__always)
+    private func filterPair(_ i: Int, _ j: Int, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int)
+        -> (Double, Double)
+    {
+        var shelf = Biquad2(shelves[i], shelves[j])
+        var highPass = Biquad2(highPasses[i], highPasses[j])
+        var sum = SIMD2<Double>()
+        for k in 0..<n {
+            let out = highPass.process(shelf.process(SIMD2(Double(x[k]), Double(y[k]))))
+            sum += out * out
+        }
+        var (si, sj, hi, hj) = (shelves[i], shelves[j], highPasses[i], highPasses[j])
+        shelf.store(into: &si, &sj)
+        highPass.store(into: &hi, &hj)
+        (shelves[i], shelves[j], highPasses[i], highPasses[j]) = (si, sj, hi, hj)
+        return (sum[0], sum[1])
+    }
+
+    @inline(__always)
+    private func filterSingle(_ c: Int, _ x: UnsafePointer<Float>, _ n: Int) -> Double {
+        var shelf = shelves[c], highPass = highPasses[c]
+        var sum = 0.0
+        for k in 0..<n {
+            let y = highPass.process(shelf.process(Double(x[k])))
+            sum += y * y
+        }
+        shelf.flushDenormals()
+        highPass.flushDenormals()
+        shelves[c] = shelf
+        highPasses[c] = highPass
+        return sum
+    }
+
     private func completeStep() {
-        steps[stepCount % LoudnessMeter.shortTermSteps] = stepEnergy / Double(stepSamples)
+        let ring = LoudnessMeter.shortTermSteps
+        let slot = stepCount % ring
+        let value = stepEnergy / Double(stepSamples)
+        // Leaving the windows: the step 40 back (still in the ring) and the one it replaces.
+        if stepCount >= LoudnessMeter.momentarySteps {
+            momentarySum -= steps[(stepCount - LoudnessMeter.momentarySteps) % ring]
+        }
+        if stepCount >= ring { shortTermSum -= steps[slot] }
+        steps[slot] = value
+        momentarySum += value
+        shortTermSum += value
         stepEnergy = 0
         stepFill = 0
         stepCount += 1
-        momentaryPower = meanOfLastSteps(LoudnessMeter.momentarySteps)
-        shortTermPower = meanOfLastSteps(LoudnessMeter.shortTermSteps)
+        if stepCount % 3000 == 0 {
+            momentarySum = sumOfLastSteps(LoudnessMeter.momentarySteps)
+            shortTermSum = sumOfLastSteps(LoudnessMeter.shortTermSteps)
+        }
+        momentaryPower = max(0, momentarySum) / Double(LoudnessMeter.momentarySteps)
+        shortTermPower = max(0, shortTermSum) / Double(LoudnessMeter.shortTermSteps)
         if stepCount >= LoudnessMeter.momentarySteps {
             maxMomentaryPower = max(maxMomentaryPower, momentaryPower)
             if stepCount % LoudnessMeter.blockHopSteps == 0 { gatingBlocks.append(momentaryPower) }
@@ -173,13 +229,13 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
     }
 
-    /// Mean of the last `count` steps; steps before the start count as silence.
-    private func meanOfLastSteps(_ count: Int) -> Double {
+    /// Sum of the last `count` steps; steps before the start count as silence.
+    private func sumOfLastSteps(_ count: Int) -> Double {
         var sum = 0.0
         for k in 0..<min(count, stepCount) {
             sum += steps[(stepCount - 1 - k) % LoudnessMeter.shortTermSteps]
         }
-        return sum / Double(count)
+        return sum
     }
 
     // MARK: Readings (LUFS / LU)
@@ -238,6 +294,8 @@ public final class LoudnessMeter: @unchecked Sendable {
         stepFill = 0
         stepCount = 0
         for i in steps.indices { steps[i] = 0 }
+        momentarySum = 0
+        shortTermSum = 0
         gatingBlocks.removeAll(keepingCapacity: true)
         shortTermBlocks.removeAll(keepingCapacity: true)
         maxMomentaryPower = 0

@@ -37,6 +37,8 @@ public final class TruePeakMeter: @unchecked Sendable {
     private let maxPeaks: UnsafeMutablePointer<Float>
     /// Largest |oversampled value| per channel since the last `takeRecentPeak` (linear).
     private let recentPeaks: UnsafeMutablePointer<Float>
+    /// Largest |sample| per channel since the start (linear), a by-product of the block scan.
+    private let samplePeaks: UnsafeMutablePointer<Float>
 
     /// Not real-time safe (allocates).
     public init(sampleRate: Int, channels: Int) {
@@ -52,12 +54,15 @@ public final class TruePeakMeter: @unchecked Sendable {
         maxPeaks.initialize(repeating: 0, count: channels)
         recentPeaks = .allocate(capacity: channels)
         recentPeaks.initialize(repeating: 0, count: channels)
+        samplePeaks = .allocate(capacity: channels)
+        samplePeaks.initialize(repeating: 0, count: channels)
     }
 
     deinit {
         scratch.deallocate()
         maxPeaks.deallocate()
         recentPeaks.deallocate()
+        samplePeaks.deallocate()
     }
 
     /// Feeds `frames` frames; `source(c)` points at channel c's samples. Real-time safe.
@@ -68,39 +73,75 @@ public final class TruePeakMeter: @unchecked Sendable {
             let buffer = scratch + c * stride
             let input = source(c)
             var peak = recentPeaks[c]
+            var samplePeak = samplePeaks[c]
             var done = 0
             while done < frames {
                 let n = min(TruePeakMeter.chunk, frames - done)
                 (buffer + history).update(from: input + done, count: n)
-                peak = max(peak, factor == 1 ? Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history, count: n))
-                                              : oversampledPeak(buffer, count: n))
+                if factor == 1 {
+                    let m = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history, count: n))
+                    peak = max(peak, m)
+                    samplePeak = max(samplePeak, m)
+                } else {
+                    peak = oversampledPeak(buffer, count: n, atLeast: peak, samplePeak: &samplePeak)
+                }
                 // Keep the last `history` samples for the next pass.
                 buffer.update(from: buffer + n, count: history)
                 done += n
             }
             recentPeaks[c] = peak
+            samplePeaks[c] = samplePeak
             maxPeaks[c] = max(maxPeaks[c], peak)
         }
     }
 
-    /// Largest |y| over the oversampled values of `count` new samples, which follow 11
-    /// samples of history in `buffer`.
+    /// Σ|h_p[k]| of the largest phase: no interpolated value can exceed this times the largest
+    /// |x| under the filter, which lets whole blocks be skipped when they cannot beat the
+    /// peak found so far (an exact bound, not an approximation).
+    private static let maxAbsGain: Float = {
+        let g0 = phase0.reduce(0) { $0 + abs($1) }, g1 = phase1.reduce(0) { $0 + abs($1) }
+        return max(g0, g1) * 1.0001
+    }()
+
+    /// The larger of `floor` and the largest |y| over the oversampled values of `count` new
+    /// samples, which follow 11 samples of history in `buffer`. Blocks of 64 outputs are
+    /// skipped when the largest |x| under the filter (bounded by the maxima of this block's
+    /// and the previous block's inputs) times `maxAbsGain` cannot beat the peak so far.
     @inline(__always)
-    private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int) -> Float {
+    private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int, atLeast floor: Float,
+                                 samplePeak: inout Float) -> Float
+    {
         let h = coefficients
-        var best = SIMD4<Float>()
         let history = TruePeakMeter.taps - 1
-        for i in 0..<count {
-            // x[n − k] for k = 0 … 11 is buffer[history + i − k].
-            let newest = buffer + history + i
-            var acc = h[0] * newest[0]
-            for k in 1..<TruePeakMeter.taps { acc += h[k] * newest[-k] }
-            acc.replace(with: -acc, where: acc .< 0)
-            best.replace(with: acc, where: acc .> best)
+        let block = 64
+        let gain = TruePeakMeter.maxAbsGain
+        var peak = floor
+        var previousMax = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer, count: history))
+        var start = 0
+        while start < count {
+            let n = min(block, count - start)
+            let blockMax = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history + start, count: n))
+            samplePeak = max(samplePeak, blockMax)
+            if max(previousMax, blockMax) * gain > peak {
+                var best = SIMD4<Float>()
+                for i in start..<(start + n) {
+                    // x[n − k] for k = 0 … 11 is buffer[history + i − k].
+                    let newest = buffer + history + i
+                    var acc = h[0] * newest[0]
+                    for k in 1..<TruePeakMeter.taps { acc += h[k] * newest[-k] }
+                    acc.replace(with: -acc, where: acc .< 0)
+                    best.replace(with: acc, where: acc .> best)
+                }
+                peak = max(peak, factor == 2 ? max(best[0], best[2]) : best.max())
+            }
+            previousMax = blockMax
+            start += n
         }
-        if factor == 2 { return max(best[0], best[2]) }
-        return best.max()
+        return peak
     }
+
+    /// Largest |sample| of channel `c` since the start (linear). Real-time safe.
+    public func samplePeak(channel c: Int) -> Float { samplePeaks[c] }
 
     /// Largest true peak of channel `c` since the start or reset (linear). Real-time safe.
     public func maxPeak(channel c: Int) -> Float { maxPeaks[c] }

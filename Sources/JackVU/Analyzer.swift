@@ -30,7 +30,10 @@ public final class Analyzer: @unchecked Sendable {
         public static let thirds = Features(rawValue: 4)
         /// VU, PPM, K, digital peak, correlation.
         public static let meters = Features(rawValue: 8)
-        public static let all: Features = [.spectrum, .yin, .thirds, .meters]
+        /// Per-hop block levels and display ballistics, and integrated loudness and range
+        /// kept current while running (a summary needs them only at the end).
+        public static let live = Features(rawValue: 16)
+        public static let all: Features = [.spectrum, .yin, .thirds, .meters, .live]
     }
 
     public let configuration: Configuration
@@ -79,12 +82,17 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Appends `frames` new frames; `source(c)` points at channel c's `frames` samples.
     /// Calls `hop()` after each completed hop, when the results are ready to `write(into:)`.
-    public func append(frames: Int, from source: (Int) -> UnsafePointer<Float>, hop: () -> Void) {
+    /// With `truePeak: false` the true-peak meter is left out: the caller feeds it the same
+    /// frames through `appendTruePeak`, possibly on another thread, and reads the peaks only
+    /// after both are done (a summary; the live per-hop peaks need it here).
+    public func append(frames: Int, from source: (Int) -> UnsafePointer<Float>, truePeak withTruePeak: Bool = true,
+                       hop: () -> Void)
+    {
         var offset = 0
         while offset < frames {
             let n = min(frames - offset, hopSize - filled)
             loudness.process(frames: n, from: { source($0) + offset })
-            truePeak.process(frames: n, from: { source($0) + offset })
+            if withTruePeak { truePeak.process(frames: n, from: { source($0) + offset }) }
             for (c, channel) in channels.enumerated() {
                 channel.store(source(c) + offset, count: n, at: filled, hopSize: hopSize)
             }
@@ -99,16 +107,25 @@ public final class Analyzer: @unchecked Sendable {
             offset += n
             framesSeen += n
             if filled == hopSize {
-                let elapsed = Double(hopSize) / Double(sampleRate)
-                for (c, channel) in channels.enumerated() {
-                    channel.analyze(hopSize: hopSize, elapsed: elapsed, truePeak: truePeak.takeRecentPeak(channel: c))
+                if features.contains(.live) {
+                    let elapsed = Double(hopSize) / Double(sampleRate)
+                    for (c, channel) in channels.enumerated() {
+                        channel.analyze(hopSize: hopSize, elapsed: elapsed, truePeak: truePeak.takeRecentPeak(channel: c))
+                    }
+                    updateGatedReadings(force: false)
+                } else {
+                    for channel in channels { channel.shift(hopSize: hopSize) }
                 }
                 filled = 0
                 hops += 1
-                updateGatedReadings(force: false)
                 hop()
             }
         }
+    }
+
+    /// Feeds the true-peak meter alone (see `append(frames:from:truePeak:hop:)`).
+    public func appendTruePeak(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        truePeak.process(frames: frames, from: source)
     }
 
     /// Recomputes integrated loudness and range once per second of audio (or when forced).
@@ -165,11 +182,11 @@ public final class Analyzer: @unchecked Sendable {
         case .rms: return ch.displayLevel
         case .peak: return map(ch.heldPeak, floor, 0)
         case .truepeak: return map(Double(Decibels.fromAmplitude(ch.recentTruePeak)), floor, 0)
-        case .vu: return map(ch.vu.reading, VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
+        case .vu: return map(ch.vu?.reading ?? -60, VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
         case .ppm:
             let scale = configuration.ppmType.scale
-            return map(ch.ppm.reading, scale.lowerBound, scale.upperBound)
-        case .k: return map(ch.k.reading, -40, Double(configuration.kHeadroom))
+            return map(ch.ppm?.reading ?? -60, scale.lowerBound, scale.upperBound)
+        case .k: return map(ch.k?.reading ?? -60, -40, Double(configuration.kHeadroom))
         case .momentary: return map(l.momentary, -59, -5)
         case .shortterm: return map(l.shortTerm, -59, -5)
         }
@@ -207,7 +224,7 @@ public final class Analyzer: @unchecked Sendable {
         let ch = channels[c]
         let rms = framesSeen > 0 ? ch.totalSquares / Double(framesSeen) : 0
         return (Double(Decibels.fromAmplitude(truePeak.maxPeak(channel: c))),
-                Double(Decibels.fromAmplitude(ch.totalPeak)),
+                Double(Decibels.fromAmplitude(truePeak.samplePeak(channel: c))),
                 rms > 0 ? max(Double(Decibels.floor), 10 * log10(rms)) : Double(Decibels.floor))
     }
 
@@ -234,19 +251,18 @@ final class ChannelAnalysis {
     private var displayHold: Float = 0
     /// Last YIN estimate.
     private var pitch: YINEstimate?
-    /// Sample-accurate meters.
-    var vu: VUMeter
-    var ppm: PPMMeter
-    var k: KMeter
+    /// Sample-accurate meters (with `.meters`).
+    var vu: VUMeter?
+    var ppm: PPMMeter?
+    var k: KMeter?
     private var digitalPeak: DigitalPeakMeter
     private(set) var heldPeak = Double(Decibels.floor)
     private var thirds: ThirdOctaveBank?
     private var thirdLevels: [Float]
     /// True peak since the previous hop (linear).
     private(set) var recentTruePeak: Float = 0
-    /// Whole-run sum of squares and sample peak.
+    /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
     private(set) var totalSquares = 0.0
-    private(set) var totalPeak: Float = 0
 
     init(spectrum configuration: SpectrumConfiguration, configuration c: Configuration, features: Analyzer.Features) throws(DSPError) {
         self.features = features
@@ -258,9 +274,10 @@ final class ChannelAnalysis {
         scale = MeterScale(floor: Float(c.meterFloorDBFS))
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
-        vu = VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS)
-        ppm = PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS)
-        k = KMeter(sampleRate: fs, headroom: c.kHeadroom)
+        let meters = features.contains(.meters)
+        vu = meters ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil
+        ppm = meters ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil
+        k = meters ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil
         digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         thirds = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: fs) : nil
         thirdLevels = [Float](repeating: Decibels.floor, count: thirds?.bandCount ?? 0)
@@ -276,13 +293,10 @@ final class ChannelAnalysis {
         (block.baseAddress! + start).update(from: samples, count: count)
         let buffer = UnsafeBufferPointer(start: samples, count: count)
         totalSquares += Double(Vector.sumOfSquares(buffer))
-        totalPeak = max(totalPeak, Vector.maxMagnitude(buffer))
-        if features.contains(.meters) {
-            vu.process(buffer)
-            ppm.process(buffer)
-            k.process(buffer)
-            digitalPeak.process(buffer)
-        }
+        vu?.process(buffer)
+        ppm?.process(buffer)
+        k?.process(buffer)
+        if features.contains(.meters) { digitalPeak.process(buffer) }
         thirds?.process(buffer)
     }
 
@@ -323,10 +337,16 @@ final class ChannelAnalysis {
         s.maxTruePeakDBTP = Decibels.fromAmplitude(maxTruePeak)
         s.heldPeakDBFS = Float(heldPeak)
         s.clips = digitalPeak.clips
-        s.vu = Float(vu.reading)
-        s.ppm = Float(ppm.reading)
-        s.k = Float(k.reading)
+        s.vu = Float(vu?.reading ?? -60)
+        s.ppm = Float(ppm?.reading ?? -60)
+        s.k = Float(k?.reading ?? -60)
         for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
+    }
+
+    /// Drops the oldest hop from the block without analysing it (summaries).
+    func shift(hopSize: Int) {
+        let base = block.baseAddress!
+        base.update(from: base + hopSize, count: block.count - hopSize)
     }
 
     func resetMeasurements() {

@@ -4,6 +4,8 @@ import Glibc
 import CSndfile
 import DSP
 import Outputs
+import Realtime
+import Synchronization
 
 /// How `jackvu analyze` prints.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -13,8 +15,9 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     case json
 }
 
-/// An audio file opened with libsndfile for reading as float frames.
-final class AudioFile {
+/// An audio file opened with libsndfile for reading as float frames. One thread at a time
+/// (the `ChunkReader`'s once reading starts).
+final class AudioFile: @unchecked Sendable {
     let path: String
     private let handle: OpaquePointer
     let sampleRate: Int
@@ -47,6 +50,103 @@ final class AudioFile {
     /// Reads up to `count` frames, interleaved, into `buffer`; returns the frames read.
     func read(into buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
         Int(sf_readf_float(handle, buffer, sf_count_t(count)))
+    }
+}
+
+/// Reads a file on its own thread, one chunk ahead: while the analysis works on one chunk
+/// (planar float channels), the reader fills the other with libsndfile's decoding and the
+/// de-interleaving. Two buffers handed back and forth with two semaphores.
+final class ChunkReader: @unchecked Sendable {
+    // @unchecked Sendable: each buffer belongs either to the reader or to the consumer, as
+    // handed over by `filled`/`free` (a semaphore post/wait orders the memory accesses).
+    let chunk: Int
+    private let channels: Int
+    private let planar: [UnsafeMutablePointer<Float>]
+    private let counts: UnsafeMutablePointer<Int>
+    private let filled = WakeSignal()
+    private let free = WakeSignal()
+    private let stop = Atomic<Bool>(false)
+    private var thread: PosixThread?
+    private var current = 0
+
+    /// `alongside`, if given, runs on the reader thread for every chunk after it is read (the
+    /// summary puts the loudness meter there, so the two cores share the work).
+    init(file: AudioFile, chunk: Int, alongside: (@Sendable (UnsafeMutablePointer<Float>, Int) -> Void)? = nil) {
+        self.chunk = chunk
+        channels = file.channels
+        planar = (0..<2).map { _ in .allocate(capacity: chunk * file.channels) }
+        counts = .allocate(capacity: 2)
+        counts.initialize(repeating: 0, count: 2)
+        free.signal()
+        free.signal()
+        thread = PosixThread(name: "jackvu-reader") { [self] in
+            let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
+            defer { interleaved.deallocate() }
+            var i = 0
+            while true {
+                while !free.wait(timeout: 1) {}
+                if stop.load(ordering: .relaxed) { counts[i] = 0; filled.signal(); return }
+                let n = file.read(into: interleaved, count: chunk)
+                ChunkReader.deinterleave(interleaved, into: planar[i], frames: max(0, n), channels: channels, stride: chunk)
+                if n > 0 { alongside?(planar[i], n) }
+                counts[i] = max(0, n)
+                filled.signal()
+                if n <= 0 { return }
+                i ^= 1
+            }
+        }
+    }
+
+    deinit {
+        planar.forEach { $0.deallocate() }
+        counts.deallocate()
+    }
+
+    /// The next chunk (planar channels `chunk` apart, and its frame count), or nil at the end.
+    /// Call `release` when done with it.
+    func next() -> (UnsafeMutablePointer<Float>, Int)? {
+        while !filled.wait(timeout: 1) {}
+        let n = counts[current]
+        return n > 0 ? (planar[current], n) : nil
+    }
+
+    /// Hands the chunk from `next` back to the reader.
+    func release() {
+        free.signal()
+        current ^= 1
+    }
+
+    /// Stops the reader (at the end, or early) and waits for it.
+    func finish() {
+        stop.store(true, ordering: .relaxed)
+        free.signal()
+        thread?.join()
+        thread = nil
+    }
+
+    static func deinterleave(_ x: UnsafeMutablePointer<Float>, into planar: UnsafeMutablePointer<Float>,
+                             frames n: Int, channels: Int, stride: Int)
+    {
+        if channels == 2 {
+            let l = planar, r = planar + stride
+            var i = 0
+            while i + 8 <= n {
+                let v = UnsafeRawPointer(x + 2 * i).loadUnaligned(as: SIMD16<Float>.self)
+                UnsafeMutableRawPointer(l + i).storeBytes(of: v.evenHalf, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(r + i).storeBytes(of: v.oddHalf, as: SIMD8<Float>.self)
+                i += 8
+            }
+            while i < n {
+                l[i] = x[2 * i]
+                r[i] = x[2 * i + 1]
+                i += 1
+            }
+            return
+        }
+        for ch in 0..<channels {
+            let dst = planar + ch * stride
+            for i in 0..<n { dst[i] = x[i * channels + ch] }
+        }
     }
 }
 
@@ -124,13 +224,13 @@ public struct FileAnalysis {
         }
         var snapshot = Snapshot(channels: file.channels, barCount: c.bars, bandCount: analyzer.bandCount)
         let addressSpace = AddressSpace(prefix: c.prefix)
-        let chunk = 8192
-        let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
-        let planar = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
-        defer {
-            interleaved.deallocate()
-            planar.deallocate()
+        let chunk = 32768
+        // A summary needs no per-hop true peaks, so the true-peak meter can run on the reader's
+        // thread while this one does the rest: the two cores share the work.
+        let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
+            analyzer.appendTruePeak(frames: n, from: { UnsafePointer(planar + $0 * chunk) })
         }
+        let reader = ChunkReader(file: file, chunk: chunk, alongside: stream ? nil : feedTruePeak)
         let showProgress = progress && file.frames > 30 * file.sampleRate
         var done = 0
         var lastPercent = -1
@@ -139,15 +239,8 @@ public struct FileAnalysis {
         if stream {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }
-        while true {
-            let n = file.read(into: interleaved, count: chunk)
-            if n <= 0 { break }
-            let channels = file.channels
-            for ch in 0..<channels {
-                let dst = planar + ch * chunk
-                for i in 0..<n { dst[i] = interleaved[i * channels + ch] }
-            }
-            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * chunk) }) {
+        while let (planar, n) = reader.next() {
+            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * reader.chunk) }, truePeak: stream) {
                 guard stream else { return }
                 analyzer.write(into: &snapshot)
                 if format == .json {
@@ -157,6 +250,7 @@ public struct FileAnalysis {
                     for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
                 }
             }
+            reader.release()
             if stream && output.utf8.count > 1 << 16 {
                 do { try sink.write(output) } catch { writeError = error; break }
                 output = ""
@@ -172,6 +266,7 @@ public struct FileAnalysis {
                 }
             }
         }
+        reader.finish()
         if showProgress { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
         if let writeError { throw EngineError(.ioError, "\(writeError.description): stopping") }
         if stream {
