@@ -17,25 +17,55 @@ public struct ThirdOctaveBank: Sendable {
 
     /// The exact centre frequencies of the bands kept at this sample rate, Hz.
     public let centres: [Double]
-    /// Three sections per band.
-    private var sections: [Biquad]
-    /// Sum of squares per band since the last `takeLevels`.
-    private var energy: [Double]
+    /// The bands two by two in SIMD2 lanes (the last lane of an odd count is a silent copy),
+    /// three sections per group: all groups advance together sample by sample, so the
+    /// filters' recursions overlap instead of running one band after another.
+    private var sections: [LaneSection]
+    /// Sum of squares per group since the last `takeLevels`.
+    private var energy: [SIMD2<Double>]
     private var count = 0
+
+    /// One biquad section for two bands (transposed direct form II), coefficients and state.
+    struct LaneSection: Sendable {
+        var b0, b1, b2, a1, a2: SIMD2<Double>
+        var s1 = SIMD2<Double>(), s2 = SIMD2<Double>()
+
+        init(_ x: BiquadCoefficients, _ y: BiquadCoefficients) {
+            b0 = SIMD2(x.b0, y.b0)
+            b1 = SIMD2(x.b1, y.b1)
+            b2 = SIMD2(x.b2, y.b2)
+            a1 = SIMD2(x.a1, y.a1)
+            a2 = SIMD2(x.a2, y.a2)
+        }
+
+        @inline(__always)
+        mutating func process(_ x: SIMD2<Double>) -> SIMD2<Double> {
+            let y = b0 * x + s1
+            s1 = b1 * x - a1 * y + s2
+            s2 = b2 * x - a2 * y
+            return y
+        }
+    }
 
     public init(sampleRate: Double) {
         var centres: [Double] = []
-        var sections: [Biquad] = []
+        var designs: [[BiquadCoefficients]] = []
         for x in -16...13 {
             let fm = 1000 * pow(10, Double(x) / 10)
             let f2 = fm * pow(10, 0.05)
             guard f2 < sampleRate / 2 * 0.999 else { continue }
             centres.append(fm)
-            sections += ThirdOctaveBank.design(low: fm * pow(10, -0.05), high: f2, sampleRate: sampleRate).map(Biquad.init)
+            designs.append(ThirdOctaveBank.design(low: fm * pow(10, -0.05), high: f2, sampleRate: sampleRate))
         }
         self.centres = centres
+        let groups = (centres.count + 1) / 2
+        var sections: [LaneSection] = []
+        for g in 0..<groups {
+            let a = designs[2 * g], b = designs[min(2 * g + 1, designs.count - 1)]
+            for k in 0..<3 { sections.append(LaneSection(a[k], b[k])) }
+        }
         self.sections = sections
-        energy = Array(repeating: 0, count: centres.count)
+        energy = Array(repeating: SIMD2<Double>(), count: groups)
     }
 
     /// Number of bands kept.
@@ -87,20 +117,22 @@ public struct ThirdOctaveBank: Sendable {
 
     /// Feeds samples. Real-time safe.
     public mutating func process(_ samples: UnsafeBufferPointer<Float>) {
-        for b in 0..<centres.count {
-            var s0 = sections[3 * b], s1 = sections[3 * b + 1], s2 = sections[3 * b + 2]
-            var e = 0.0
-            for x in samples {
-                let y = s2.process(s1.process(s0.process(Double(x))))
-                e += y * y
+        let groups = energy.count
+        sections.withUnsafeMutableBufferPointer { sec in
+            energy.withUnsafeMutableBufferPointer { e in
+                for x in samples {
+                    let v = SIMD2<Double>(repeating: Double(x))
+                    for g in 0..<groups {
+                        let y = sec[3 * g + 2].process(sec[3 * g + 1].process(sec[3 * g].process(v)))
+                        e[g] += y * y
+                    }
+                }
+                for i in 0..<sec.count {  // flush denormals left by silence
+                    let tiny = SIMD2<Double>(repeating: 1e-30)
+                    sec[i].s1.replace(with: 0, where: sec[i].s1 .< tiny .& sec[i].s1 .> -tiny)
+                    sec[i].s2.replace(with: 0, where: sec[i].s2 .< tiny .& sec[i].s2 .> -tiny)
+                }
             }
-            s0.flushDenormals()
-            s1.flushDenormals()
-            s2.flushDenormals()
-            sections[3 * b] = s0
-            sections[3 * b + 1] = s1
-            sections[3 * b + 2] = s2
-            energy[b] += e
         }
         count += samples.count
     }
@@ -109,9 +141,10 @@ public struct ThirdOctaveBank: Sendable {
     /// (`bandCount` values), then starts a new interval. Real-time safe.
     public mutating func takeLevels(into levels: UnsafeMutableBufferPointer<Float>) {
         for b in 0..<min(centres.count, levels.count) {
-            levels[b] = count > 0 ? Decibels.fromPower(Float(energy[b] / Double(count))) : Decibels.floor
-            energy[b] = 0
+            let e = energy[b / 2][b % 2]
+            levels[b] = count > 0 ? Decibels.fromPower(Float(e / Double(count))) : Decibels.floor
         }
+        for g in energy.indices { energy[g] = SIMD2() }
         count = 0
     }
 }
