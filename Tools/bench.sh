@@ -5,23 +5,25 @@
 #   3. the process callback's mean and maximum time per cycle for 2 and 8 channels at
 #      256 frames, measured inside jackvu running on a dummy JACK server with a tone on every
 #      input (read from jackvu's own /jackvu/callback message).
+# `bash Tools/bench.sh analyze` runs only the last comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Tools/setup.sh
 swift build -c release >&2
 bin="$(swift build -c release --show-bin-path)"
 seconds="${BENCH_SECONDS:-20}"
+only="${1:-all}"
 
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
 echo
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+if [ "$only" = all ]; then
 "$bin/jackvu-bench" simd
 echo
 "$bin/jackvu-bench" worker 60
 echo
-
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
 
 # mode: "-R" (real-time scheduling, as in a studio; needs rtprio, e.g. root) or "--no-realtime"
 callbacks() {
@@ -59,26 +61,28 @@ callbacks() {
 }
 callbacks -R
 callbacks --no-realtime
+fi
 
 # jackvu analyze against ffmpeg's ebur128 filter and sox's stats, on the same 10-minute
 # stereo 48 kHz file (24-bit pink noise with a slow tremolo, so the loudness varies):
-# best wall time of 3 runs each, alternating, and the values side by side.
+# best wall time of 5 runs each, alternating, and the values side by side.
 command -v ffmpeg >/dev/null || {
   echo "bench: installing ffmpeg for the comparison" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null
 }
 file=/tmp/jackvu-bench-pink.wav
 [ -f "$file" ] || sox -n -r 48000 -c 2 -b 24 "$file" synth 600 pinknoise tremolo 0.02 60 vol 0.5
-wall() { /usr/bin/time -f "%e" "$@" 2>&1 >/dev/null | tail -1; }
+# wall seconds of one command (its own output discarded)
+wall() { /usr/bin/time -f "%e" -o /tmp/jackvu-bench-time "$@" >/dev/null 2>&1; cat /tmp/jackvu-bench-time; }
+lowest() { echo "$1 $2" | awk '{print ($1<$2)?$1:$2}'; }
 tj=99; tf=99; ts=99
-for _ in 1 2 3; do
-  t=$(wall "$bin/jackvu" analyze "$file"); tj=$(echo "$t $tj" | awk '{print ($1<$2)?$1:$2}')
-  t=$( { /usr/bin/time -f "%e" ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null - 2>&1 >/dev/null; } 2>&1 | tail -1 )
-  tf=$(echo "$t $tf" | awk '{print ($1<$2)?$1:$2}')
-  t=$( { /usr/bin/time -f "%e" sox "$file" -n stats 2>/dev/null; } 2>&1 | tail -1 ); ts=$(echo "$t $ts" | awk '{print ($1<$2)?$1:$2}')
+for _ in 1 2 3 4 5; do
+  tj=$(lowest "$(wall "$bin/jackvu" analyze "$file")" "$tj")
+  tf=$(lowest "$(wall ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null -)" "$tf")
+  ts=$(lowest "$(wall sox "$file" -n stats)" "$ts")
 done
 echo "jackvu analyze vs ffmpeg ebur128=peak=true vs sox stats, $file (600 s, stereo, 48 kHz, 24-bit)"
-echo "wall time (best of 3): jackvu ${tj} s, ffmpeg ${tf} s, sox ${ts} s; ffmpeg/jackvu $(echo "$tf $tj" | awk '{printf "%.1f", $1/$2}')×, sox/jackvu $(echo "$ts $tj" | awk '{printf "%.1f", $1/$2}')×"
+echo "wall time (best of 5): jackvu ${tj} s, ffmpeg ${tf} s, sox ${ts} s; ffmpeg/jackvu $(echo "$tf $tj" | awk '{printf "%.1f", $1/$2}')×, sox/jackvu $(echo "$ts $tj" | awk '{printf "%.1f", $1/$2}')×"
 echo "--- jackvu"
 "$bin/jackvu" analyze "$file"
 echo "--- ffmpeg"

@@ -114,6 +114,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         stepSamples = max(1, Int((Double(sampleRate) / 100).rounded()))
         let shelf = KWeighting.shelf(sampleRate: Double(sampleRate))
         let highPass = KWeighting.highPass(sampleRate: Double(sampleRate))
+        precondition(highPass.b0 == 1 && highPass.b1 == -2 && highPass.b2 == 1, "RLB numerator is (1, -2, 1)")
         shelves = Array(repeating: Biquad(shelf), count: weights.count)
         highPasses = Array(repeating: Biquad(highPass), count: weights.count)
         let active = weights.indices.filter { weights[$0] != 0 }
@@ -173,7 +174,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         var highPass = Biquad2(highPasses[i], highPasses[j])
         var sum = SIMD2<Double>()
         for k in 0..<n {
-            let out = highPass.process(shelf.process(SIMD2(Double(x[k]), Double(y[k]))))
+            let out = highPass.processHighPass(shelf.process(SIMD2(Double(x[k]), Double(y[k]))))
             sum += out * out
         }
         var (si, sj, hi, hj) = (shelves[i], shelves[j], highPasses[i], highPasses[j])

@@ -113,8 +113,6 @@ public final class Analyzer: @unchecked Sendable {
                         channel.analyze(hopSize: hopSize, elapsed: elapsed, truePeak: truePeak.takeRecentPeak(channel: c))
                     }
                     updateGatedReadings(force: false)
-                } else {
-                    for channel in channels { channel.shift(hopSize: hopSize) }
                 }
                 filled = 0
                 hops += 1
@@ -153,13 +151,7 @@ public final class Analyzer: @unchecked Sendable {
         for p in correlations.indices where p < snapshot.correlations.count {
             snapshot.correlations[p] = Float(correlations[p].correlation)
         }
-        var l = LoudnessSnapshot()
-        l.momentary = loudness.momentary
-        l.shortTerm = loudness.shortTerm
-        l.maxMomentary = loudness.maxMomentary
-        l.maxShortTerm = loudness.maxShortTerm
-        l.integrated = integrated
-        l.range = range
+        let l = loudnessReadings()
         snapshot.loudness = l
         for c in channels.indices {
             snapshot.channels[c].meter = meterValue(channel: c, loudness: l)
@@ -168,10 +160,19 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Channel `c`'s meter port value 0 … 1 (per `--meter`).
     public func meterValue(channel c: Int) -> Float {
+        meterValue(channel: c, loudness: loudnessReadings())
+    }
+
+    /// The loudness readings now (integrated and range as last recomputed).
+    private func loudnessReadings() -> LoudnessSnapshot {
         var l = LoudnessSnapshot()
         l.momentary = loudness.momentary
         l.shortTerm = loudness.shortTerm
-        return meterValue(channel: c, loudness: l)
+        l.maxMomentary = loudness.maxMomentary
+        l.maxShortTerm = loudness.maxShortTerm
+        l.integrated = integrated
+        l.range = range
+        return l
     }
 
     private func meterValue(channel c: Int, loudness l: LoudnessSnapshot) -> Float {
@@ -208,14 +209,7 @@ public final class Analyzer: @unchecked Sendable {
     /// The final integrated loudness (LUFS), loudness range (LU) and maxima.
     public func finalLoudness() -> LoudnessSnapshot {
         updateGatedReadings(force: true)
-        var l = LoudnessSnapshot()
-        l.momentary = loudness.momentary
-        l.shortTerm = loudness.shortTerm
-        l.maxMomentary = loudness.maxMomentary
-        l.maxShortTerm = loudness.maxShortTerm
-        l.integrated = integrated
-        l.range = range
-        return l
+        return loudnessReadings()
     }
 
     /// Channel `c`'s largest true peak (dBTP), sample peak (dBFS) and RMS (dBFS) over
@@ -285,12 +279,14 @@ final class ChannelAnalysis {
 
     deinit { block.deallocate() }
 
-    /// Copies `count` new samples to their place in the block's last hop and feeds the
-    /// sample-accurate meters.
+    /// Copies `count` new samples to their place in the block's last hop (only when the block
+    /// is analysed: not for a summary) and feeds the sample-accurate meters.
     @inline(__always)
     func store(_ samples: UnsafePointer<Float>, count: Int, at filled: Int, hopSize: Int) {
-        let start = block.count - hopSize + filled
-        (block.baseAddress! + start).update(from: samples, count: count)
+        if features.contains(.live) {
+            let start = block.count - hopSize + filled
+            (block.baseAddress! + start).update(from: samples, count: count)
+        }
         let buffer = UnsafeBufferPointer(start: samples, count: count)
         totalSquares += Double(Vector.sumOfSquares(buffer))
         vu?.process(buffer)
@@ -341,12 +337,6 @@ final class ChannelAnalysis {
         s.ppm = Float(ppm?.reading ?? -60)
         s.k = Float(k?.reading ?? -60)
         for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
-    }
-
-    /// Drops the oldest hop from the block without analysing it (summaries).
-    func shift(hopSize: Int) {
-        let base = block.baseAddress!
-        base.update(from: base + hopSize, count: block.count - hopSize)
     }
 
     func resetMeasurements() {
