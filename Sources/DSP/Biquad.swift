@@ -28,8 +28,6 @@ public struct Biquad: Sendable {
     public var coefficients: BiquadCoefficients
     /// The two state variables of the transposed direct form II.
     private var s1 = 0.0, s2 = 0.0
-    /// Direct-form-I history, used only by `Biquad2` (a biquad runs in one form or the other).
-    private var hx1 = 0.0, hx2 = 0.0, hy1 = 0.0, hy2 = 0.0
 
     public init(_ coefficients: BiquadCoefficients) {
         self.coefficients = coefficients
@@ -58,36 +56,26 @@ public struct Biquad: Sendable {
         if abs(s2) < 1e-30 { s2 = 0 }
     }
 
-    /// The state as direct-form-I history (x[n−1], x[n−2], y[n−1], y[n−2]), for `Biquad2`.
-    /// The transposed form's state maps to it exactly (for the same signal so far) given the
-    /// last inputs, which this keeps alongside.
-    var history: (Double, Double, Double, Double) {
-        get { (hx1, hx2, hy1, hy2) }
-        set { (hx1, hx2, hy1, hy2) = newValue }
-    }
 }
 
 /// Two biquads with the same coefficients run side by side in SIMD2 lanes (two channels
-/// through the same filter), in direct form I: `y = b0·x + b1·x1 + b2·x2 − a1·y1 − a2·y2`.
+/// through the same filter), in direct form I (state is kept per form, so a filter is
+/// either a `Biquad` or a lane of a `Biquad2` for its whole life): `y = b0·x + b1·x1 + b2·x2 − a1·y1 − a2·y2`.
 /// Only `a1·y1` sits on the loop-carried path (a multiply and an add), so it runs about a
 /// third faster than the transposed form, whose recursion passes through two adds and a
 /// multiply. Real-time safe.
 struct Biquad2 {
     let b0, b1, b2, a1, a2: SIMD2<Double>
     /// Previous inputs and outputs.
-    var x1, x2, y1, y2: SIMD2<Double>
+    var x1 = SIMD2<Double>(), x2 = SIMD2<Double>(), y1 = SIMD2<Double>(), y2 = SIMD2<Double>()
 
-    /// Lanes from two biquads (their coefficients must be equal; their states may differ).
-    @inline(__always)
-    init(_ x: Biquad, _ y: Biquad) {
-        let c = x.coefficients
+    /// Both lanes with coefficients `c`, at rest.
+    init(_ c: BiquadCoefficients) {
         b0 = SIMD2(repeating: c.b0)
         b1 = SIMD2(repeating: c.b1)
         b2 = SIMD2(repeating: c.b2)
         a1 = SIMD2(repeating: c.a1)
         a2 = SIMD2(repeating: c.a2)
-        (x1, x2, y1, y2) = (SIMD2(x.history.0, y.history.0), SIMD2(x.history.1, y.history.1),
-                            SIMD2(x.history.2, y.history.2), SIMD2(x.history.3, y.history.3))
     }
 
     @inline(__always)
@@ -114,11 +102,12 @@ struct Biquad2 {
         return y
     }
 
-    /// Writes the lanes' states back (denormals flushed).
-    @inline(__always)
-    func store(into x: inout Biquad, _ y: inout Biquad) {
-        func f(_ v: Double) -> Double { abs(v) < 1e-30 ? 0 : v }
-        x.history = (f(x1[0]), f(x2[0]), f(y1[0]), f(y2[0]))
-        y.history = (f(x1[1]), f(x2[1]), f(y1[1]), f(y2[1]))
+    /// Flushes tiny state values to zero, so silence does not leave denormals behind.
+    mutating func flushDenormals() {
+        func flushed(_ v: SIMD2<Double>) -> SIMD2<Double> {
+            let tiny = SIMD2<Double>(repeating: 1e-30)
+            return v.replacing(with: 0, where: v .< tiny .& v .> -tiny)
+        }
+        (x1, x2, y1, y2) = (flushed(x1), flushed(x2), flushed(y1), flushed(y2))
     }
 }

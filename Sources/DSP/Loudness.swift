@@ -68,12 +68,12 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Samples per 10 ms step.
     public let stepSamples: Int
 
-    /// The two K-weighting sections of each channel.
-    private var shelves: [Biquad]
-    private var highPasses: [Biquad]
     /// Channels with a weight, two by two, and the one left over.
     private let pairs: [(Int, Int)]
     private let single: Int?
+    /// The two K-weighting sections of each pair (SIMD2 lanes) and of the single channel.
+    private var pairFilters: [(shelf: Biquad2, highPass: Biquad2)]
+    private var singleFilter: (shelf: Biquad, highPass: Biquad)
     /// Weighted sum of squares of the step being filled.
     private var stepEnergy = 0.0
     /// Samples in the step being filled.
@@ -115,11 +115,11 @@ public final class LoudnessMeter: @unchecked Sendable {
         let shelf = KWeighting.shelf(sampleRate: Double(sampleRate))
         let highPass = KWeighting.highPass(sampleRate: Double(sampleRate))
         precondition(highPass.b0 == 1 && highPass.b1 == -2 && highPass.b2 == 1, "RLB numerator is (1, -2, 1)")
-        shelves = Array(repeating: Biquad(shelf), count: weights.count)
-        highPasses = Array(repeating: Biquad(highPass), count: weights.count)
         let active = weights.indices.filter { weights[$0] != 0 }
         pairs = stride(from: 0, to: active.count - 1, by: 2).map { (active[$0], active[$0 + 1]) }
         single = active.count % 2 == 1 ? active.last : nil
+        pairFilters = Array(repeating: (Biquad2(shelf), Biquad2(highPass)), count: pairs.count)
+        singleFilter = (Biquad(shelf), Biquad(highPass))
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
         shortTermBlocks.reserveCapacity(36_000)
@@ -145,15 +145,13 @@ public final class LoudnessMeter: @unchecked Sendable {
             var energy = 0.0
             // Channels two at a time in SIMD2 lanes: the filters are a serial dependency chain,
             // so two independent channels cost about as much as one.
-            var c = 0
-            while c < pairs.count {
-                let (i, j) = pairs[c]
-                let (ei, ej) = filterPair(i, j, source(i) + offset, source(j) + offset, n)
+            for p in pairs.indices {
+                let (i, j) = pairs[p]
+                let (ei, ej) = filterPair(p, source(i) + offset, source(j) + offset, n)
                 energy += weights[i] * ei + weights[j] * ej
-                c += 1
             }
             if let single {
-                energy += weights[single] * filterSingle(single, source(single) + offset, n)
+                energy += weights[single] * filterSingle(source(single) + offset, n)
             }
             stepEnergy += energy
             stepFill += n
@@ -165,28 +163,26 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
     }
 
-    /// K-weights `n` samples of channels i and j together; returns their sums of squares.
+    /// K-weights `n` samples of pair `p`'s two channels together; returns their sums of squares.
     @inline(__always)
-    private func filterPair(_ i: Int, _ j: Int, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int)
+    private func filterPair(_ p: Int, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int)
         -> (Double, Double)
     {
-        var shelf = Biquad2(shelves[i], shelves[j])
-        var highPass = Biquad2(highPasses[i], highPasses[j])
+        var (shelf, highPass) = pairFilters[p]
         var sum = SIMD2<Double>()
         for k in 0..<n {
             let out = highPass.processHighPass(shelf.process(SIMD2(Double(x[k]), Double(y[k]))))
             sum += out * out
         }
-        var (si, sj, hi, hj) = (shelves[i], shelves[j], highPasses[i], highPasses[j])
-        shelf.store(into: &si, &sj)
-        highPass.store(into: &hi, &hj)
-        (shelves[i], shelves[j], highPasses[i], highPasses[j]) = (si, sj, hi, hj)
+        shelf.flushDenormals()
+        highPass.flushDenormals()
+        pairFilters[p] = (shelf, highPass)
         return (sum[0], sum[1])
     }
 
     @inline(__always)
-    private func filterSingle(_ c: Int, _ x: UnsafePointer<Float>, _ n: Int) -> Double {
-        var shelf = shelves[c], highPass = highPasses[c]
+    private func filterSingle(_ x: UnsafePointer<Float>, _ n: Int) -> Double {
+        var (shelf, highPass) = singleFilter
         var sum = 0.0
         for k in 0..<n {
             let y = highPass.process(shelf.process(Double(x[k])))
@@ -194,8 +190,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
         shelf.flushDenormals()
         highPass.flushDenormals()
-        shelves[c] = shelf
-        highPasses[c] = highPass
+        singleFilter = (shelf, highPass)
         return sum
     }
 

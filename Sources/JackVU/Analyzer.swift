@@ -221,9 +221,6 @@ public final class Analyzer: @unchecked Sendable {
                 Double(Decibels.fromAmplitude(truePeak.samplePeak(channel: c))),
                 rms > 0 ? max(Double(Decibels.floor), 10 * log10(rms)) : Double(Decibels.floor))
     }
-
-    /// Channel `c`'s display level 0 ... 1 (RMS ballistics).
-    public func level(channel c: Int) -> Float { channels[c].displayLevel }
 }
 
 /// One channel's analysis state.

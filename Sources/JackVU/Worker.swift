@@ -83,15 +83,11 @@ final class Worker: @unchecked Sendable {
     private func drain() {
         let available = ring.readableFrames
         guard available > 0 else { return }
+        // The readable frames lie in at most two contiguous pieces (the ring wraps).
         let (first, second) = ring.regions(channel: 0, frames: available)
-        for (offset, count) in [(0, first.count), (first.count, second.count)] where count > 0 {
-            analyzer.append(
-                frames: count,
-                from: { [ring] c in
-                    let (a, b) = ring.regions(channel: c, frames: available)
-                    return offset == 0 ? a.baseAddress! : b.baseAddress!
-                },
-                hop: publish)
+        analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
+        if second.count > 0 {
+            analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
         }
         ring.consume(frames: available)
     }
