@@ -104,3 +104,56 @@ final class ErrorTests: XCTestCase {
         XCTAssertEqual(vu.stderr.split(separator: "\n").count, 1, vu.stderr)
     }
 }
+
+/// A reader that does not keep up must not stall the worker or the audio thread.
+final class SlowReaderTests: XCTestCase {
+    /// jackvu's stdout goes to a pipe nobody reads for 4 s (the pipe fills within a second):
+    /// meanwhile the worker must keep draining the ring (no overruns), and the output thread
+    /// counts the updates it could not write. Then the reader catches up and the stream goes on.
+    func testAStalledStdoutLosesOutputNotAudio() throws {
+        let server = try JackServer(sampleRate: 48000, label: "slow")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Executables.product("jackvu"))
+        p.arguments = ["--rate", "50"]
+        p.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer {
+            kill(p.processIdentifier, SIGTERM)
+            p.waitUntilExit()
+        }
+        // (jackvu's stdout is the pipe here, so wait for its port through jack_lsp; jacktone
+        // retries the connection while jackvu finishes activating.)
+        let portDeadline = Date().addingTimeInterval(10)
+        while Date() < portDeadline, !((try? server.lsp().stdout) ?? "").contains("jackvu:in_1") { usleep(50_000) }
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "440", "--connect", "jackvu:in_1"], environment: server.environment)
+        defer { tone.stop() }
+        sleep(4)  // nobody reads: the pipe is full and the output thread blocks in write(2)
+        // Catch up: read past what the pipe held (the oldest updates) until the updates are
+        // from after the stall (the output thread unblocks and carries on).
+        var text = ""
+        let handle = out.fileHandleForReading
+        let deadline = Date().addingTimeInterval(6)
+        let cyclesAfterStall = 4 * 48000 / 256
+        while Date() < deadline {
+            text += String(decoding: handle.availableData, as: UTF8.self)
+            if let cycles = OSCText.updates(text).last?.float("/jackvu/status", 4), Int(cycles) > cyclesAfterStall { break }
+        }
+        // A few more updates: the skipped count reaches the stream with the next snapshot.
+        let more = OSCText.updates(text).count + 10
+        while Date() < deadline + 2 && OSCText.updates(text).count < more {
+            text += String(decoding: handle.availableData, as: UTF8.self)
+        }
+        let last = try XCTUnwrap(OSCText.updates(text).last, text.suffix(500).description)
+        let status = try XCTUnwrap(last.messages["/jackvu/status"])
+        XCTAssertEqual(status.count, 5)
+        XCTAssertEqual(Int(status[2]), 0, "no audio was dropped while stdout was stalled")
+        XCTAssertGreaterThan(Int(status[3]) ?? 0, 10, "updates skipped while stdout was stalled")
+        XCTAssertGreaterThan(Int(status[4]) ?? 0, 4 * 48000 / 256, "the process callback kept running")
+        XCTAssertEqual(last.string("/jackvu/ch/1/pitch", 1), "A4", "the analysis is current \(tone.stderr)")
+    }
+}
