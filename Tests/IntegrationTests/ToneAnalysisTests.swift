@@ -89,6 +89,28 @@ final class ToneAnalysisTests: XCTestCase {
         XCTAssertEqual(pow(10, p / 20), l, accuracy: 0.002, "meter_1 carries the printed level")
     }
 
+    /// The server's buffer size changes under a running jackvu (jack_bufsize): the analysis
+    /// goes on at 1024 and at 128 frames, with no audio dropped.
+    func testBufferSizeChanges() throws {
+        let server = try JackServer(sampleRate: 48000, label: "bufsize")
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--channels", "1", "--rate", "10"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "440", "--connect", "jackvu:in_1"], environment: server.environment)
+        defer { tone.stop() }
+        for frames in [1024, 128] {
+            let r = try Executables.run("jack_bufsize", ["\(frames)"], environment: server.environment)
+            XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
+            let before = OSCText.updates(vu.stdout).count
+            let text = vu.waitForStdout(timeout: 5) { OSCText.updates($0).count > before + 10 }
+            let last = try XCTUnwrap(text.flatMap { OSCText.updates($0).last }, "no updates at \(frames) frames: \(vu.stderr)")
+            XCTAssertEqual(last.string("/jackvu/ch/1/pitch", 1), "A4", "at \(frames) frames")
+            XCTAssertEqual(last.float("/jackvu/status", 2), 0, "no overruns at \(frames) frames")
+        }
+        XCTAssertTrue(vu.isRunning)
+    }
+
     /// SIGTERM closes the client cleanly: exit status 0 and the ports are gone.
     func testSigtermClosesCleanly() throws {
         let server = try JackServer(sampleRate: 48000, label: "term")
