@@ -189,11 +189,8 @@ public struct FileAnalysis {
             do {
                 if let summary = try analyze(path) { summaries.append(summary) }
             } catch {
-                if error.status == .ioError {
-                    printError(error.message)
-                    return ExitStatus.ioError.rawValue
-                }
                 printError(error.message)
+                if error.status == .ioError { return ExitStatus.ioError.rawValue }
                 failed = true
             }
         }

@@ -78,16 +78,39 @@ final class LoudnessTests: XCTestCase {
 
     // MARK: Cases 9–14: the time scales
 
-    func testCase9ShortTermConstantAfter3s() {
-        let signal = EBUSignals.tones(Array(repeating: [S(seconds: 1.34, dBFS: -20), S(seconds: 1.66, dBFS: -30)], count: 5).flatMap { $0 })
+    /// Every reading after `settled` steps of `signal` is −23 ± 0.1 LUFS; returns how many
+    /// steps were checked.
+    private func assertConstantAfter(_ settled: Int, _ signal: [[Float]], _ reading: (LoudnessMeter) -> Double,
+                                     file: StaticString = #filePath, line: UInt = #line) -> Int
+    {
         var worst = 0.0, checked = 0
         measure(signal) { m in
-            guard m.stepCount >= 300 else { return }
-            worst = max(worst, abs(m.shortTerm + 23))
+            guard m.stepCount >= settled else { return }
+            worst = max(worst, abs(reading(m) + 23))
             checked += 1
         }
-        XCTAssertGreaterThan(checked, 1000)
-        XCTAssertLessThanOrEqual(worst, 0.1)
+        XCTAssertLessThanOrEqual(worst, 0.1, file: file, line: line)
+        return checked
+    }
+
+    /// At the end of segment i of `EBUSignals.successiveTones`, `maximum` reads −38 + i LUFS.
+    private func assertSuccessiveMaxima(delay: Double, tone: Double, _ maximum: (LoudnessMeter) -> Double,
+                                        file: StaticString = #filePath, line: UInt = #line)
+    {
+        let (segments, period) = EBUSignals.successiveTones(delay: delay, tone: tone)
+        let ends = (1...20).map { Int((Double($0) * period * 100).rounded()) }  // in 10 ms steps
+        var readings: [Int: Double] = [:]
+        measure(EBUSignals.tones(segments)) { m in
+            if ends.contains(m.stepCount) { readings[m.stepCount] = maximum(m) }
+        }
+        for (i, end) in ends.enumerated() {
+            XCTAssertEqual(readings[end] ?? 0, -38 + Double(i), accuracy: 0.1, "segment \(i)", file: file, line: line)
+        }
+    }
+
+    func testCase9ShortTermConstantAfter3s() {
+        let signal = EBUSignals.tones(Array(repeating: [S(seconds: 1.34, dBFS: -20), S(seconds: 1.66, dBFS: -30)], count: 5).flatMap { $0 })
+        XCTAssertGreaterThan(assertConstantAfter(300, signal) { $0.shortTerm }, 1000)
     }
 
     func testCase10MaxShortTermPerFile() {
@@ -98,34 +121,12 @@ final class LoudnessTests: XCTestCase {
     }
 
     func testCase11MaxShortTermLive() {
-        var segments: [S] = []
-        var ends: [Int] = []  // step count at the end of each segment
-        var t = 0.0
-        for i in 0..<20 {
-            segments += [S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -38 + Double(i)),
-                         S(seconds: 3 - Double(i) * 0.15, dBFS: nil)]
-            t += 6
-            ends.append(Int((t * 100).rounded()))
-        }
-        var readings: [Int: Double] = [:]
-        measure(EBUSignals.tones(segments)) { m in
-            if ends.contains(m.stepCount) { readings[m.stepCount] = m.maxShortTerm }
-        }
-        for (i, end) in ends.enumerated() {
-            XCTAssertEqual(readings[end] ?? 0, -38 + Double(i), accuracy: 0.1, "segment \(i)")
-        }
+        assertSuccessiveMaxima(delay: 0.15, tone: 3) { $0.maxShortTerm }
     }
 
     func testCase12MomentaryConstantAfter1s() {
         let signal = EBUSignals.tones(Array(repeating: [S(seconds: 0.18, dBFS: -20), S(seconds: 0.22, dBFS: -30)], count: 25).flatMap { $0 })
-        var worst = 0.0, checked = 0
-        measure(signal) { m in
-            guard m.stepCount >= 100 else { return }
-            worst = max(worst, abs(m.momentary + 23))
-            checked += 1
-        }
-        XCTAssertGreaterThan(checked, 800)
-        XCTAssertLessThanOrEqual(worst, 0.1)
+        XCTAssertGreaterThan(assertConstantAfter(100, signal) { $0.momentary }, 800)
     }
 
     /// A meter that updates momentary loudness only every 100 ms misses most of these.
@@ -137,22 +138,7 @@ final class LoudnessTests: XCTestCase {
     }
 
     func testCase14MaxMomentaryLive() {
-        var segments: [S] = []
-        var ends: [Int] = []
-        var t = 0.0
-        for i in 0..<20 {
-            segments += [S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -38 + Double(i)),
-                         S(seconds: 0.4 - Double(i) * 0.02, dBFS: nil)]
-            t += 0.8
-            ends.append(Int((t * 100).rounded()))
-        }
-        var readings: [Int: Double] = [:]
-        measure(EBUSignals.tones(segments)) { m in
-            if ends.contains(m.stepCount) { readings[m.stepCount] = m.maxMomentary }
-        }
-        for (i, end) in ends.enumerated() {
-            XCTAssertEqual(readings[end] ?? 0, -38 + Double(i), accuracy: 0.1, "segment \(i)")
-        }
+        assertSuccessiveMaxima(delay: 0.02, tone: 0.4) { $0.maxMomentary }
     }
 
     // MARK: Cases 15–23: true peak (+0.2 / −0.4 dB)

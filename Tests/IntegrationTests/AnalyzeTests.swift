@@ -109,12 +109,10 @@ final class AnalyzeTests: XCTestCase {
     }
 
     func testTech3341Cases11And14ThroughTheStream() throws {
-        var s11: [S] = [], s14: [S] = []
-        for i in 0..<20 {
-            s11 += [S(seconds: Double(i) * 0.15, dBFS: nil), S(seconds: 3, dBFS: -38 + Double(i)), S(seconds: 3 - Double(i) * 0.15, dBFS: nil)]
-            s14 += [S(seconds: Double(i) * 0.02, dBFS: nil), S(seconds: 0.4, dBFS: -38 + Double(i)), S(seconds: 0.4 - Double(i) * 0.02, dBFS: nil)]
-        }
-        for (signal, period, key) in [(s11, 6.0, "max_short_term_lufs"), (s14, 0.8, "max_momentary_lufs")] {
+        let case11 = EBUSignals.successiveTones(delay: 0.15, tone: 3)
+        let case14 = EBUSignals.successiveTones(delay: 0.02, tone: 0.4)
+        for (live, key) in [(case11, "max_short_term_lufs"), (case14, "max_momentary_lufs")] {
+            let (signal, period) = live
             let updates = try stream(try file("live-\(key).wav", EBUSignals.tones(signal)))
             for i in 0..<20 {
                 // The last update of segment i (its tone is over; the next has not begun).

@@ -14,6 +14,18 @@ public enum EBUSignals {
         }
     }
 
+    /// Tech 3341 cases 11 and 14 ("live" maxima): for i = 0 … 19, i·`delay` s of silence,
+    /// `tone` s at −38 + i dBFS, then silence up to `period` = 2·`tone` s in all. Segment i ends
+    /// at (i + 1)·`period` s. Case 11: delay 0.15, tone 3; case 14: delay 0.02, tone 0.4.
+    public static func successiveTones(delay: Double, tone: Double) -> (segments: [Segment], period: Double) {
+        var segments: [Segment] = []
+        for i in 0..<20 {
+            segments += [Segment(seconds: Double(i) * delay, dBFS: nil), Segment(seconds: tone, dBFS: -38 + Double(i)),
+                         Segment(seconds: tone - Double(i) * delay, dBFS: nil)]
+        }
+        return (segments, 2 * tone)
+    }
+
     /// Stereo (or `channels`) 1 kHz segments at `sampleRate`; `gains` scales each channel (dB).
     public static func tones(_ segments: [Segment], sampleRate: Int = 48000, channelGains: [Double] = [0, 0]) -> [[Float]] {
         var mono: [Float] = []
