@@ -6,7 +6,10 @@
 //   DSP           — pure signal processing (CFFTW)
 //   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization)
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
-//   Outputs       — OSC messages and their oscdump-style text form; knows nothing of JACK
+//   CLiblo        — liblo (OSC), found by pkg-config
+//   Outputs       — the snapshot every output reads, the OSC address space, oscdump-style
+//                   text, JSON lines, OSC bundles over UDP and the OSC control input (liblo);
+//                   knows nothing of JACK
 //   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
@@ -32,6 +35,9 @@ let package = Package(
             name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3f",
             providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(
+            name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo",
+            providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
@@ -39,15 +45,15 @@ let package = Package(
         .target(name: "DSP", dependencies: ["CFFTW"], swiftSettings: [.unsafeFlags(["-O"])]),
         .target(name: "Realtime"),
         .target(name: "Jack", dependencies: ["CJack"]),
-        .target(name: "Outputs"),
+        .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo"]),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
-        .executableTarget(name: "jackvu", dependencies: ["JackVU", argumentParser]),
+        .executableTarget(name: "jackvu", dependencies: ["JackVU", "Outputs", argumentParser]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", argumentParser],
             path: "Tools/jacktone"),
         .executableTarget(
-            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU"],
+            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU", "Outputs"],
             path: "Tools/jackvu-bench"),
         // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -4,6 +4,7 @@
 
 #include <jack/jack.h>
 #include <jack/metadata.h>
+#include <jack/midiport.h>
 #include <jack/uuid.h>
 #include <stddef.h>
 
@@ -34,6 +35,15 @@ static inline void jackvu_rtsan_exit(void) {
 /// 1 when this binary was linked with the RealtimeSanitizer runtime.
 static inline int jackvu_rtsan_linked(void) {
     return __rtsan_realtime_enter != NULL;
+}
+
+/// The start of the current cycle on JACK's microsecond clock (0 if unknown). Real-time safe.
+static inline jack_time_t jackvu_cycle_start_usecs(jack_client_t *client) {
+    jack_nframes_t frames;
+    jack_time_t current, next;
+    float period;
+    if (client == NULL || jack_get_cycle_times(client, &frames, &current, &next, &period) != 0) return 0;
+    return current;
 }
 
 #endif

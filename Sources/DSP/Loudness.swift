@@ -241,9 +241,12 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Short-term loudness (3 s), LUFS.
     public var shortTerm: Double { LoudnessMeter.lufs(shortTermPower) }
     /// Largest momentary loudness since the start or reset, LUFS.
-    public var maxMomentary: Double { LoudnessMeter.lufs(maxMomentaryPower) }
+    /// (Before the first full 400 ms window, the partial window's reading counts too, so the
+    /// maximum is never below the momentary loudness shown.)
+    public var maxMomentary: Double { LoudnessMeter.lufs(max(maxMomentaryPower, momentaryPower)) }
     /// Largest short-term loudness since the start or reset, LUFS.
-    public var maxShortTerm: Double { LoudnessMeter.lufs(maxShortTermPower) }
+    /// (Likewise never below the short-term loudness shown.)
+    public var maxShortTerm: Double { LoudnessMeter.lufs(max(maxShortTermPower, shortTermPower)) }
 
     /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
     /// passed the gates. Not real-time safe (scans the history).

@@ -17,7 +17,8 @@ public struct YINEstimate: Equatable, Sendable {
 /// Fundamental-frequency estimation by YIN (de Cheveigné & Kawahara, JASA 2002): the
 /// difference function over an integration window of `window` samples (computed through an
 /// FFT autocorrelation), its cumulative-mean normalisation, the first dip below `threshold`
-/// (else the global minimum), and parabolic interpolation of the period. Unlike the FFT peak
+/// (else the global minimum), a check that no multiple of that period has a far deeper dip
+/// (a harmonic louder than the fundamental), and parabolic interpolation of the period. Unlike the FFT peak
 /// it names a note by its period, so a tone whose second harmonic is louder than its
 /// fundamental is still named right.
 ///
@@ -114,6 +115,22 @@ public final class YINPitch: @unchecked Sendable {
         if best < 0 {
             best = minPeriod
             for t in minPeriod..<(w - 1) where d[t] < d[best] { best = t }
+        }
+        // A dip at a fraction of the true period (a harmonic much louder than the
+        // fundamental: a trumpet's third partial) is shallow next to the dip at the period
+        // itself. When the chosen dip is not near perfect, prefer a multiple of it whose dip
+        // is far deeper (below 0.3 of it): that multiple is the period.
+        if d[best] > 0.02 {
+            for multiple in 2...5 {
+                let centre = best * multiple
+                guard centre + 2 < w - 1 else { break }
+                var candidate = centre - 2
+                for t in (centre - 2)...(centre + 2) where d[t] < d[candidate] { candidate = t }
+                if d[candidate] < 0.3 * d[best] {
+                    best = candidate
+                    break
+                }
+            }
         }
         // Parabolic interpolation around the minimum.
         var period = Double(best)

@@ -55,10 +55,12 @@ public final class Client: @unchecked Sendable {
         close()
     }
 
-    /// Registers an audio port (also used for CV, which JACK carries as audio).
-    public func registerPort(name portName: String, direction: PortDirection) throws(JackError) -> Port {
+    /// Registers a port: audio by default (also used for CV, which JACK carries as audio).
+    public func registerPort(name portName: String, direction: PortDirection, type: PortType = .audio)
+        throws(JackError) -> Port
+    {
         guard let handle,
-            let raw = jack_port_register(handle, portName, JACK_DEFAULT_AUDIO_TYPE, direction.flags, 0)
+            let raw = jack_port_register(handle, portName, type.typeName, direction.flags, 0)
         else { throw .portRegistrationFailed("\(name):\(portName)") }
         let port = Port(raw: raw)
         ports.append(port)
@@ -70,7 +72,7 @@ public final class Client: @unchecked Sendable {
     public func setHandlers(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?) {
         precondition(context == nil && !active, "handlers are set once, before activate")
         guard let handle else { return }
-        let box = Unmanaged.passRetained(CallbackContext(process: process, notifications: notifications))
+        let box = Unmanaged.passRetained(CallbackContext(process: process, notifications: notifications, client: handle))
         context = box
         let arg = box.toOpaque()
         if process != nil {
@@ -78,7 +80,9 @@ public final class Client: @unchecked Sendable {
                 // The real-time path: no allocation from here on (see ProcessHandler).
                 jackvu_rtsan_enter()
                 let context = Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
-                let keepGoing = context.process!.process(ProcessScope(frames: Int(nframes), scratch: nil))
+                let keepGoing = context.process!.process(ProcessScope(
+                    frames: Int(nframes), scratch: nil,
+                    cycleStartMicroseconds: UInt64(jackvu_cycle_start_usecs(context.client))))
                 jackvu_rtsan_exit()
                 return keepGoing ? 0 : 1
             }, arg)
@@ -114,7 +118,7 @@ public final class Client: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: frames)
         defer { scratch.deallocate() }
         for _ in 0..<cycles {
-            _ = process.process(ProcessScope(frames: frames, scratch: scratch))
+            _ = process.process(ProcessScope(frames: frames, scratch: scratch, cycleStartMicroseconds: 0))
         }
     }
 
@@ -208,6 +212,10 @@ public final class Client: @unchecked Sendable {
         jack_set_error_function { _ in }
         jack_set_info_function { _ in }
     }
+
+    /// JACK's microsecond clock now (the clock of `ProcessScope.cycleStartMicroseconds`).
+    /// Any thread; real-time safe.
+    public static func microsecondsNow() -> UInt64 { UInt64(jack_get_time()) }
 
     /// Whether this binary was linked with RealtimeSanitizer (`-fsanitize=realtime`), which
     /// then checks every process cycle.

@@ -5,13 +5,27 @@ import CJack
 public struct ProcessScope {
     /// Frames in this cycle (the server's buffer size).
     public let frames: Int
+    /// When this cycle started, on JACK's microsecond clock (`Client.microsecondsNow`); 0
+    /// during warm-up.
+    public let cycleStartMicroseconds: UInt64
     /// Set during warm-up: every port reads and writes this scratch buffer instead of JACK's.
     private let scratch: UnsafeMutablePointer<Float>?
 
     @inline(__always)
-    init(frames: Int, scratch: UnsafeMutablePointer<Float>?) {
+    init(frames: Int, scratch: UnsafeMutablePointer<Float>?, cycleStartMicroseconds: UInt64) {
         self.frames = frames
         self.scratch = scratch
+        self.cycleStartMicroseconds = cycleStartMicroseconds
+    }
+
+    /// The event buffer of a MIDI output port for this cycle, cleared. Call once per cycle for
+    /// every MIDI output port (JACK requires it to be cleared). Real-time safe.
+    @inline(__always)
+    public func midiOutput(_ port: Port) -> MIDIOutputBuffer {
+        if scratch != nil { return MIDIOutputBuffer(raw: nil, frames: frames) }
+        let raw = jack_port_get_buffer(port.raw, jack_nframes_t(frames))
+        if let raw { jack_midi_clear_buffer(raw) }
+        return MIDIOutputBuffer(raw: raw, frames: frames)
     }
 
     /// The samples an input port received this cycle. Real-time safe.
@@ -32,6 +46,38 @@ public struct ProcessScope {
         let raw = jack_port_get_buffer(port.raw, jack_nframes_t(frames))
         return UnsafeMutableBufferPointer(
             start: raw?.assumingMemoryBound(to: Float.self), count: raw == nil ? 0 : frames)
+    }
+}
+
+/// One cycle's event buffer of a MIDI output port (see `ProcessScope.midiOutput`). Valid only
+/// during that cycle. During warm-up it has no buffer, and writes succeed without effect.
+public struct MIDIOutputBuffer {
+    private let raw: UnsafeMutableRawPointer?
+    private let frames: Int
+
+    @inline(__always)
+    init(raw: UnsafeMutableRawPointer?, frames: Int) {
+        self.raw = raw
+        self.frames = frames
+    }
+
+    /// The largest event that still fits this cycle, in bytes. Real-time safe.
+    @inline(__always)
+    public var maxEventSize: Int { raw.map { Int(jack_midi_max_event_size($0)) } ?? Int.max }
+
+    /// Writes an event made of `first` then `second` (two pieces of one packet) at frame
+    /// `time` of the cycle; false if it does not fit. Real-time safe (copies only).
+    @inline(__always)
+    public func write(at time: Int, _ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
+        guard let raw else { return true }
+        let size = first.count + second.count
+        guard size > 0, let dst = jack_midi_event_reserve(raw, jack_nframes_t(min(max(0, time), frames - 1)), size)
+        else { return false }
+        if let p = first.baseAddress { dst.update(from: p, count: first.count) }
+        if let p = second.baseAddress { (dst + first.count).update(from: p, count: second.count) }
+        return true
     }
 }
 
@@ -74,9 +120,12 @@ final class CallbackContext: @unchecked Sendable {
     // @unchecked Sendable: both fields are set once, before any callback is registered.
     let process: (any ProcessHandler)?
     let notifications: (any NotificationHandler)?
+    /// The client, for the cycle times.
+    let client: OpaquePointer?
 
-    init(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?) {
+    init(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?, client: OpaquePointer?) {
         self.process = process
         self.notifications = notifications
+        self.client = client
     }
 }

@@ -17,6 +17,22 @@ public struct Port: @unchecked Sendable, Equatable {
     public var connectionCount: Int { Int(jack_port_connected(raw)) }
 }
 
+/// What a port carries.
+public enum PortType: Sendable {
+    /// Mono 32-bit float audio (also used for CV).
+    case audio
+    /// JACK MIDI: timestamped byte events (also used for OSC, as JACK's event-types metadata
+    /// says).
+    case midi
+
+    var typeName: String {
+        switch self {
+        case .audio: return JACK_DEFAULT_AUDIO_TYPE
+        case .midi: return JACK_DEFAULT_MIDI_TYPE
+        }
+    }
+}
+
 /// Which way a port carries signal, seen from this client.
 public enum PortDirection: Sendable {
     /// The port receives audio from other clients (JackPortIsInput).
@@ -40,6 +56,9 @@ public enum MetadataKey {
     public static let prettyName = "http://jackaudio.org/metadata/pretty-name"
     /// `http://jackaudio.org/metadata/order`: an integer giving the port's position.
     public static let order = "http://jackaudio.org/metadata/order"
+    /// `http://jackaudio.org/metadata/event-types`: what a MIDI port's events are (`MIDI`,
+    /// `OSC`, or both, comma-separated).
+    public static let eventTypes = "http://jackaudio.org/metadata/event-types"
     /// The type of integer values (e.g. `order`).
     public static let integerType = "http://www.w3.org/2001/XMLSchema#integer"
 }

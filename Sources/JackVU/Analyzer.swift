@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DSP
+import Outputs
 
 /// The analysis of all channels, with no threads and no JACK: the worker feeds it from the
 /// ring, `jackvu analyze` from files, the benchmark and tests directly.
@@ -18,7 +19,7 @@ import DSP
 public final class Analyzer: @unchecked Sendable {
     // @unchecked Sendable: used by one thread at a time (the worker); it owns all its buffers.
 
-    /// What to compute beyond the levels, loudness and true peak.
+    /// What to compute. A meter that no output or port needs is left out (`--send`).
     public struct Features: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
@@ -28,12 +29,54 @@ public final class Analyzer: @unchecked Sendable {
         public static let yin = Features(rawValue: 2)
         /// 1/3-octave bands.
         public static let thirds = Features(rawValue: 4)
-        /// VU, PPM, K, digital peak, correlation.
-        public static let meters = Features(rawValue: 8)
+        /// VU meter.
+        public static let vu = Features(rawValue: 8)
         /// Per-hop block levels and display ballistics, and integrated loudness and range
         /// kept current while running (a summary needs them only at the end).
         public static let live = Features(rawValue: 16)
-        public static let all: Features = [.spectrum, .yin, .thirds, .meters, .live]
+        /// PPM.
+        public static let ppm = Features(rawValue: 32)
+        /// K-System meter.
+        public static let k = Features(rawValue: 64)
+        /// Digital peak with hold and the clip count.
+        public static let dpeak = Features(rawValue: 128)
+        /// Phase correlation of channel pairs.
+        public static let correlation = Features(rawValue: 256)
+        /// EBU R 128 loudness.
+        public static let loudness = Features(rawValue: 512)
+        /// True peak (BS.1770).
+        public static let truePeak = Features(rawValue: 1024)
+        /// VU, PPM, K, digital peak, correlation.
+        public static let meters: Features = [.vu, .ppm, .k, .dpeak, .correlation]
+        /// What a file summary needs: loudness and true peak over the whole file.
+        public static let summary: Features = [.loudness, .truePeak]
+        public static let all: Features = [.spectrum, .yin, .thirds, .meters, .live, .summary]
+
+        /// What the selected message kinds, the meter ports (`--meter`) and MIDI notes need.
+        public static func needed(for c: Configuration, midiNotes: Bool = false) -> Features {
+            var f: Features = [.live]
+            let kinds = c.send
+            if kinds.contains(.truepeak) { f.insert(.truePeak) }
+            if kinds.contains(.dpeak) { f.insert(.dpeak) }
+            if kinds.contains(.vu) { f.insert(.vu) }
+            if kinds.contains(.ppm) { f.insert(.ppm) }
+            if kinds.contains(.k) { f.insert(.k) }
+            if kinds.contains(.pitch) || midiNotes { f.insert(.yin) }
+            if kinds.contains(.peakfreq) || kinds.contains(.bars) { f.insert(.spectrum) }
+            if kinds.contains(.thirds) { f.insert(.thirds) }
+            if kinds.contains(.correlation) { f.insert(.correlation) }
+            if kinds.contains(.loudness) { f.insert(.loudness) }
+            switch c.meterSource {
+            case .rms: break
+            case .peak: f.insert(.dpeak)
+            case .truepeak: f.insert(.truePeak)
+            case .vu: f.insert(.vu)
+            case .ppm: f.insert(.ppm)
+            case .k: f.insert(.k)
+            case .momentary, .shortterm: f.insert(.loudness)
+            }
+            return f
+        }
     }
 
     public let configuration: Configuration
@@ -48,6 +91,9 @@ public final class Analyzer: @unchecked Sendable {
     public var framesAnalysed: Int { hops * hopSize }
     /// Frames appended so far.
     public private(set) var framesSeen = 0
+    /// Whether the analysis block holds only audio (not the silence it started with): until
+    /// then nothing should be published, or the first readings would be too low.
+    public var isBlockFull: Bool { framesAnalysed >= configuration.fftSize }
     /// Number of 1/3-octave bands reported (0 without `.thirds`).
     public let bandCount: Int
 
@@ -61,6 +107,8 @@ public final class Analyzer: @unchecked Sendable {
     private var integrated = LoudnessMeter.floor
     private var range = 0.0
     private var lastGatingUpdate = -1
+    /// Below this YIN confidence no note is named.
+    private let pitchConfidenceThreshold: Double
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
     public init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
@@ -75,6 +123,7 @@ public final class Analyzer: @unchecked Sendable {
         }
         channels = made
         bandCount = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: Double(sampleRate)).bandCount : 0
+        pitchConfidenceThreshold = configuration.pitchConfidence
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
         truePeak = TruePeakMeter(sampleRate: sampleRate, channels: configuration.channels)
         correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
@@ -91,12 +140,12 @@ public final class Analyzer: @unchecked Sendable {
         var offset = 0
         while offset < frames {
             let n = min(frames - offset, hopSize - filled)
-            loudness.process(frames: n, from: { source($0) + offset })
-            if withTruePeak { truePeak.process(frames: n, from: { source($0) + offset }) }
+            if features.contains(.loudness) { loudness.process(frames: n, from: { source($0) + offset }) }
+            if withTruePeak && features.contains(.truePeak) { truePeak.process(frames: n, from: { source($0) + offset }) }
             for (c, channel) in channels.enumerated() {
                 channel.store(source(c) + offset, count: n, at: filled, hopSize: hopSize)
             }
-            if features.contains(.meters) {
+            if features.contains(.correlation) {
                 for p in correlations.indices {
                     correlations[p].process(
                         UnsafeBufferPointer(start: source(2 * p) + offset, count: n),
@@ -146,7 +195,9 @@ public final class Analyzer: @unchecked Sendable {
         snapshot.framesAnalysed = framesAnalysed
         snapshot.sampleRate = sampleRate
         for c in channels.indices {
-            channels[c].write(into: &snapshot.channels[c], maxTruePeak: truePeak.maxPeak(channel: c))
+            channels[c].write(
+                into: &snapshot.channels[c], maxTruePeak: truePeak.maxPeak(channel: c),
+                pitchThreshold: pitchConfidenceThreshold)
         }
         for p in correlations.indices where p < snapshot.correlations.count {
             snapshot.correlations[p] = Float(correlations[p].correlation)
@@ -265,10 +316,9 @@ final class ChannelAnalysis {
         scale = MeterScale(floor: Float(c.meterFloorDBFS))
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
-        let meters = features.contains(.meters)
-        vu = meters ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil
-        ppm = meters ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil
-        k = meters ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil
+        vu = features.contains(.vu) ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil
+        ppm = features.contains(.ppm) ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil
+        k = features.contains(.k) ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil
         digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         thirds = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: fs) : nil
         thirdLevels = [Float](repeating: Decibels.floor, count: thirds?.bandCount ?? 0)
@@ -289,7 +339,7 @@ final class ChannelAnalysis {
         vu?.process(buffer)
         ppm?.process(buffer)
         k?.process(buffer)
-        if features.contains(.meters) { digitalPeak.process(buffer) }
+        if features.contains(.dpeak) { digitalPeak.process(buffer) }
         thirds?.process(buffer)
     }
 
@@ -304,7 +354,7 @@ final class ChannelAnalysis {
         let peak = Double(level.peakDBFS)
         displayLevel = scale.displayValue(Float(levelBallistics.update(rms, elapsed: elapsed)))
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
-        if features.contains(.meters) { heldPeak = digitalPeak.update(elapsed: elapsed) }
+        if features.contains(.dpeak) { heldPeak = digitalPeak.update(elapsed: elapsed) }
         if thirds != nil {
             thirdLevels.withUnsafeMutableBufferPointer { thirds!.takeLevels(into: $0) }
         }
@@ -312,7 +362,7 @@ final class ChannelAnalysis {
         base.update(from: base + hopSize, count: block.count - hopSize)
     }
 
-    func write(into s: inout ChannelSnapshot, maxTruePeak: Float) {
+    func write(into s: inout ChannelSnapshot, maxTruePeak: Float, pitchThreshold: Double) {
         s.peakDBFS = level.peakDBFS
         s.rmsDBFS = level.rmsDBFS
         s.level = displayLevel
@@ -320,14 +370,17 @@ final class ChannelAnalysis {
         if let spectrum {
             let bars = spectrum.bars
             for i in 0..<min(bars.count, s.bars.count) { s.bars[i] = bars[i] }
-            s.pitchHz = spectrum.peak?.frequency ?? 0
-            s.note = spectrum.peak?.note
+            s.peakFrequencyHz = spectrum.peak?.frequency ?? 0
+            s.peakNote = spectrum.peak?.note
         }
-        s.yinHz = pitch?.frequency ?? 0
-        s.yinNote = pitch?.note
-        s.yinConfidence = pitch?.confidence ?? 0
+        // The note played is named only when YIN is confident: never from noise or silence.
+        let confidence = pitch?.confidence ?? 0
+        let named = confidence >= pitchThreshold ? pitch : nil
+        s.pitchHz = named?.frequency ?? 0
+        s.pitchNote = named?.note
+        s.pitchConfidence = confidence
         s.truePeakDBTP = Decibels.fromAmplitude(recentTruePeak)
-        s.maxTruePeakDBTP = Decibels.fromAmplitude(maxTruePeak)
+        s.maxTruePeakDBTP = max(s.truePeakDBTP, Decibels.fromAmplitude(maxTruePeak))
         s.heldPeakDBFS = Float(heldPeak)
         s.clips = digitalPeak.clips
         s.vu = Float(vu?.reading ?? -60)

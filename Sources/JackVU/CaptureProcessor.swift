@@ -4,12 +4,14 @@ import Realtime
 
 /// The real-time half of jackvu: JACK's process callback.
 ///
-/// Per cycle, and nothing else: copy each input port's frames into the ring and publish them;
-/// fill each meter port with its channel's latest display level; wake the worker once a hop's
-/// worth of frames is waiting (waking is a futex system call, tens of microseconds on a
-/// virtual machine: once per hop, not every cycle); count the cycle and its duration. Everything it touches is allocated before activation and every
-/// field is a `let`, so there is no allocation, no lock, no exclusivity bookkeeping and no
-/// I/O on this path (RealtimeSanitizer checks it in the tests).
+/// Per cycle, and nothing else: copy each input port's frames into the ring and publish them
+/// with the cycle's start time (`clock`); fill each meter port with its channel's latest
+/// display level; copy the OSC packets and MIDI notes that other threads queued into the
+/// MIDI ports' buffers; wake the worker once a hop's worth of frames is waiting (waking is a
+/// futex system call, tens of microseconds on a virtual machine: once per hop, not every
+/// cycle); count the cycle and its duration. Everything it touches is allocated before
+/// activation and every field is a `let`, so there is no allocation, no lock, no exclusivity
+/// bookkeeping and no I/O on this path (RealtimeSanitizer checks it in the tests).
 final class CaptureProcessor: ProcessHandler {
     /// Audio inputs, in channel order.
     let inputs: [Port]
@@ -34,10 +36,25 @@ final class CaptureProcessor: ProcessHandler {
     let framesSinceWake = Counter()
     /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
     let canary: Bool
+    /// Ring index and JACK time of the latest cycle's first frame.
+    let clock = ClockAnchor()
+    /// The `osc` MIDI port and the OSC packets queued for it (nil with `--no-osc-port`).
+    let oscPort: Port?
+    let oscQueue: PacketQueue?
+    /// The largest event the `osc` port's empty buffer takes, bytes, as last seen.
+    let oscMaxEvent = Counter()
+    /// The `notes` MIDI port and its queued note messages (nil without `--midi-notes`).
+    let notesPort: Port?
+    let notesQueue: PacketQueue?
 
     init(inputs: [Port], meters: [Port], ring: AudioRing, meterValues: AtomicFloatArray,
-         wake: WakeSignal, wakeThreshold: Int, canary: Bool)
+         wake: WakeSignal, wakeThreshold: Int, canary: Bool, oscPort: Port? = nil, oscQueue: PacketQueue? = nil,
+         notesPort: Port? = nil, notesQueue: PacketQueue? = nil)
     {
+        self.oscPort = oscPort
+        self.oscQueue = oscQueue
+        self.notesPort = notesPort
+        self.notesQueue = notesQueue
         self.wakeThreshold = max(1, wakeThreshold)
         self.inputs = inputs
         self.meters = meters
@@ -52,6 +69,7 @@ final class CaptureProcessor: ProcessHandler {
         let start = monotonicNanoseconds()
         let frames = scope.frames
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
+            clock.store(frame: ring.framesWritten, microseconds: scope.cycleStartMicroseconds)
             for c in 0..<inputs.count {
                 let input = scope.input(inputs[c])
                 if let samples = input.baseAddress, input.count == frames {
@@ -63,6 +81,8 @@ final class CaptureProcessor: ProcessHandler {
         for c in 0..<meters.count {
             Vector.fill(scope.output(meters[c]), with: meterValues[c])
         }
+        if let oscPort, let oscQueue { CaptureProcessor.copyEvents(from: oscQueue, to: scope.midiOutput(oscPort), maxSeen: oscMaxEvent) }
+        if let notesPort, let notesQueue { CaptureProcessor.copyEvents(from: notesQueue, to: scope.midiOutput(notesPort), maxSeen: nil) }
         if canary { allocateOnPurpose(cycles.count) }
         cycles.add()
         let pending = framesSinceWake.count + frames
@@ -77,6 +97,23 @@ final class CaptureProcessor: ProcessHandler {
         maxBusyNanoseconds.raise(to: busy)
         durationHistogram.add(1, at: Int.bitWidth - busy.leadingZeroBitCount)
         return true
+    }
+
+    /// Copies queued packets into a MIDI port's buffer, at the cycle's first frame, while they
+    /// fit; a packet too large for even an empty buffer is dropped (counted by the queue), one
+    /// that does not fit what is left waits for the next cycle. Real-time safe.
+    @inline(__always)
+    static func copyEvents(from queue: PacketQueue, to buffer: MIDIOutputBuffer, maxSeen: Counter?) {
+        let capacity = buffer.maxEventSize
+        if let maxSeen, capacity != Int.max, maxSeen.count != capacity { maxSeen.store(capacity) }
+        while let (first, second) = queue.peek() {
+            if first.count + second.count > capacity {
+                queue.drop()
+                continue
+            }
+            guard buffer.write(at: 0, first, second) else { break }
+            queue.pop()
+        }
     }
 
     /// Forgets the warm-up: statistics start at activation.

@@ -45,6 +45,21 @@ public struct Configuration: Equatable, Sendable {
     public var ppmAlignmentDBFS = -18.0
     /// K-System scale (`--k-scale`): 20, 14 or 12.
     public var kHeadroom = 20
+    /// The message kinds every output sends (`--send`); a meter no output needs is not
+    /// computed.
+    public var send = MessageKinds.all
+    /// Below this YIN confidence (0 … 1) `pitch` names no note (`--pitch-confidence`).
+    public var pitchConfidence = 0.8
+    /// What the live client writes on stdout (`--format`): OSC-style text or JSON lines.
+    public var format = OutputFormat.text
+    /// OSC destinations (`--osc`), as given.
+    public var oscDestinations: [String] = []
+    /// The `osc` MIDI port (on unless `--no-osc-port`).
+    public var oscPort = true
+    /// The `notes` MIDI port (`--midi-notes`).
+    public var midiNotes = false
+    /// Where the OSC control input listens (`--listen`), nil for none.
+    public var listen: String?
     /// Debug aid for the real-time test: the process callback allocates (hidden option).
     public var realtimeCanary = false
 
@@ -84,9 +99,25 @@ public struct Configuration: Equatable, Sendable {
         try check(vuReferenceDBFS >= -60 && vuReferenceDBFS <= 0, "--vu-reference", "must be from -60 to 0 dBFS")
         try check(ppmAlignmentDBFS >= -60 && ppmAlignmentDBFS <= 0, "--ppm-alignment", "must be from -60 to 0 dBFS")
         try check(KMeter.headrooms.contains(kHeadroom), "--k-scale", "must be 20, 14 or 12")
+        try check(pitchConfidence >= 0 && pitchConfidence <= 1, "--pitch-confidence", "must be from 0 to 1")
+        if send.isEmpty { throw ConfigurationError(option: "--send", message: "must name at least one message kind") }
+        for url in oscDestinations {
+            do { _ = try OSCEndpoint(url: url) } catch { throw ConfigurationError(option: "--osc", message: error.description) }
+        }
+        if let listen {
+            do { _ = try OSCEndpoint(url: Configuration.listenURL(listen)) } catch {
+                throw ConfigurationError(option: "--listen", message: error.description)
+            }
+        }
         for pattern in connect {
             try check(!pattern.isEmpty, "--connect", "must not be empty")
         }
+    }
+
+    /// `--listen` as a URL: a bare port means loopback (`7000` → `udp://127.0.0.1:7000`).
+    public static func listenURL(_ listen: String) -> String {
+        if let port = UInt16(listen) { return "udp://127.0.0.1:\(port)" }
+        return listen
     }
 
     /// Loudness weights for the configured channels.

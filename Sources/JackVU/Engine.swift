@@ -55,33 +55,58 @@ public final class Engine {
 
         // Shared state, preallocated before activation (FFT plans first: they take longest).
         let sampleRate = client.sampleRate
+        let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
         let analyzer: Analyzer
-        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate) } catch {
+        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate, features: features) } catch {
             throw EngineError(.software, error.description)
+        }
+
+        // OSC destinations and the control input, before any port appears: a bad address
+        // ends the run before anything is connected.
+        var senders: [OSCSender] = []
+        for url in c.oscDestinations {
+            do { senders.append(try OSCSender(endpoint: try OSCEndpoint(url: url))) } catch {
+                throw EngineError(Engine.status(for: error), "--osc: \(error.description)")
+            }
+        }
+        var controlInput: ControlInput?
+        if let listen = c.listen {
+            do {
+                controlInput = try ControlInput(endpoint: try OSCEndpoint(url: Configuration.listenURL(listen)), prefix: c.prefix)
+            } catch {
+                throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
+            }
         }
 
         // Ports and their metadata: after the slow setup (FFT planning), so that the ports
         // appear only shortly before the client is active and can be connected to.
         var inputs: [Port] = []
         var meters: [Port] = []
+        var oscPort: Port?
+        var notesPort: Port?
         do {
             for n in 1...c.channels { inputs.append(try client.registerPort(name: "in_\(n)", direction: .input)) }
             for n in 1...c.channels { meters.append(try client.registerPort(name: "meter_\(n)", direction: .output)) }
+            if c.oscPort { oscPort = try client.registerPort(name: "osc", direction: .output, type: .midi) }
+            if c.midiNotes { notesPort = try client.registerPort(name: "notes", direction: .output, type: .midi) }
         } catch {
             throw EngineError(.software, error.description)
         }
-        describePorts(client: client, inputs: inputs, meters: meters)
+        describePorts(client: client, inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
 
         let ring = AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768))
         let meterValues = AtomicFloatArray(count: c.channels)
         let wake = WakeSignal()
-        let shared = SharedState()
+        let shared = SharedState(neededFeatures: features)
         shared.serverSampleRate.store(sampleRate)
         shared.serverBufferSize.store(client.bufferSize)
         let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars, bandCount: analyzer.bandCount) }
+        let oscQueue = oscPort != nil ? PacketQueue(minimumCapacity: 1 << 16) : nil
+        let notesQueue = notesPort != nil ? PacketQueue(minimumCapacity: 4096) : nil
         let processor = CaptureProcessor(
             inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
-            wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary)
+            wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary, oscPort: oscPort, oscQueue: oscQueue,
+            notesPort: notesPort, notesQueue: notesQueue)
         let stop = Atomic<Int>(StopReason.running.rawValue)
         let shutdownReason = Mutex<String>("")
         let notifications = Notifications(shared: shared) { reason in
@@ -96,27 +121,50 @@ public final class Engine {
         ring.discardReadable()
         processor.resetStatistics()
 
-        let worker = Worker(
-            configuration: c, analyzer: analyzer, ring: ring, wake: wake, meterValues: meterValues,
-            snapshots: snapshots, shared: shared, processor: processor)
         let outputError = Mutex<String>("")
-        let output = OutputLoop(
-            snapshots: snapshots, addressSpace: AddressSpace(prefix: c.prefix), sink: sink,
-            rate: c.rate, shared: shared
-        ) { error in
+        let stdoutWriter = StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
             outputError.withLock { $0 = error.description }
             stop.store(StopReason.outputClosed.rawValue, ordering: .relaxed)
             kill(getpid(), SIGUSR1)
         }
+        let control = OutputControl(rate: c.rate)
+        let output = OutputLoop(
+            snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: oscQueue,
+            oscPortMaxEvent: processor.oscMaxEvent, shared: shared, control: control)
+        let worker = Worker(
+            configuration: c, analyzer: analyzer, ring: ring, wake: wake, meterValues: meterValues,
+            snapshots: snapshots, shared: shared, processor: processor, outputWake: output.wake,
+            oscPortQueue: oscQueue, controlRejected: controlInput?.rejected, notes: notesQueue)
         worker.start()
         output.start()
+        controlInput?.start { command in
+            switch command {
+            case .reset:
+                shared.resetRequested.store(true, ordering: .relaxed)
+                wake.signal()
+            case .rate(let r):
+                control.rate = r
+            case .send(let kinds):
+                var needed = c
+                needed.send = kinds
+                shared.neededFeatures.store(
+                    Analyzer.Features.needed(for: needed, midiNotes: c.midiNotes).rawValue, ordering: .relaxed)
+                control.kinds.withLock { $0 = kinds }
+            case .subscribe(let endpoint):
+                control.subscriptions.withLock { $0.append((endpoint, true)) }
+            case .unsubscribe(let endpoint):
+                control.subscriptions.withLock { $0.append((endpoint, false)) }
+            }
+        }
         defer {
             // Order: stop JACK calling us, then the threads that read what it wrote.
+            controlInput?.stop()
             client.close()
             shared.stopping.store(true, ordering: .relaxed)
             wake.signal()
             worker.join()
             output.join()
+            stdoutWriter.stop()
         }
 
         do { try client.activate() } catch { throw EngineError(.software, error.description) }
@@ -151,7 +199,7 @@ public final class Engine {
 
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
     /// (qjackctl) show the meters as CV. A server without metadata support only gets a warning.
-    private func describePorts(client: Client, inputs: [Port], meters: [Port]) {
+    private func describePorts(client: Client, inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
         let floor = Int(configuration.meterFloorDBFS.rounded())
         do {
             for (i, port) in inputs.enumerated() {
@@ -166,8 +214,25 @@ public final class Engine {
                     value: "Meter \(i + 1) (RMS, 0..1 = \(floor)..0 dBFS)")
                 try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
             }
+            if let osc {
+                try client.setProperty(osc, key: MetadataKey.eventTypes, value: "OSC")
+                try client.setProperty(osc, key: MetadataKey.prettyName, value: "OSC readings (\(configuration.prefix))")
+            }
+            if let notes {
+                try client.setProperty(notes, key: MetadataKey.eventTypes, value: "MIDI")
+                try client.setProperty(notes, key: MetadataKey.prettyName, value: "Pitch as MIDI notes")
+            }
         } catch {
             printError("warning: \(error.description)")
+        }
+    }
+
+    /// The exit status for a bad OSC address.
+    static func status(for error: OSCAddressError) -> ExitStatus {
+        switch error {
+        case .malformed: return .usage
+        case .unresolvable: return .noHost
+        case .socket: return .osError
         }
     }
 

@@ -7,10 +7,15 @@ public enum ExitStatus: Int32, Sendable {
     /// A `--connect` pattern matched no port, or an input file could not be read
     /// (EX_NOINPUT).
     case noInput = 66
+    /// An `--osc` host name does not resolve (EX_NOHOST).
+    case noHost = 68
     /// No JACK server, or the server shut down while running (EX_UNAVAILABLE).
     case unavailable = 69
     /// An internal failure: FFTW, port registration, activation (EX_SOFTWARE).
     case software = 70
+    /// A socket could not be made or bound (`--listen` on an address in use or not of this
+    /// machine) (EX_OSERR).
+    case osError = 71
     /// stdout was closed or could not be written (EX_IOERR).
     case ioError = 74
     /// The client name is already taken on the server (EX_TEMPFAIL).

@@ -215,12 +215,13 @@ public struct FileAnalysis {
         do { try c.validate() } catch { throw EngineError(.usage, error.description) }
         let analyzer: Analyzer
         do {
-            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: stream ? .all : [])
+            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: stream ? Analyzer.Features.needed(for: c) : .summary)
         } catch {
             throw EngineError(.usage, "cannot analyse '\(path)': \(error.description)")
         }
         var snapshot = Snapshot(channels: file.channels, barCount: c.bars, bandCount: analyzer.bandCount)
-        let addressSpace = AddressSpace(prefix: c.prefix)
+        let addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
+        let json = JSONLines(kinds: c.send)
         let chunk = 32768
         // A summary needs no per-hop true peaks, so the true-peak meter can run on the reader's
         // thread while this one does the rest: the two cores share the work.
@@ -241,7 +242,7 @@ public struct FileAnalysis {
                 guard stream else { return }
                 analyzer.write(into: &snapshot)
                 if format == .json {
-                    output += jsonLine(snapshot, file: path)
+                    output += json.line(for: snapshot, file: path)
                 } else {
                     output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
                     for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
@@ -306,63 +307,4 @@ public struct FileAnalysis {
         }
         return text
     }
-
-    /// One update of the stream as a JSON object on one line.
-    private func jsonLine(_ s: Snapshot, file: String) -> String {
-        func f(_ x: Float) -> String { x.isFinite ? format3(Double(x)) : "null" }
-        func d(_ x: Double) -> String { x.isFinite ? format3(x) : "null" }
-        let channels = s.channels.enumerated().map { i, c in
-            "{\"ch\": \(i + 1), \"peak_dbfs\": \(f(c.peakDBFS)), \"rms_dbfs\": \(f(c.rmsDBFS)), \"level\": \(f(c.level)), "
-                + "\"true_peak_dbtp\": \(f(c.truePeakDBTP)), \"vu\": \(f(c.vu)), \"ppm\": \(f(c.ppm)), \"k\": \(f(c.k)), "
-                + "\"pitch_hz\": \(d(c.pitchHz)), \"note\": \(c.note.map { jsonString($0.name) } ?? "null"), "
-                + "\"yin_hz\": \(d(c.yinHz)), \"yin_note\": \(c.yinNote.map { jsonString($0.name) } ?? "null"), "
-                + "\"yin_confidence\": \(d(c.yinConfidence)), \"bars\": [\(c.bars.map(f).joined(separator: ", "))], "
-                + "\"thirds_dbfs\": [\(c.thirds.map(f).joined(separator: ", "))]}"
-        }.joined(separator: ", ")
-        let l = s.loudness
-        return "{\"file\": \(jsonString(file)), \"time_s\": \(d(s.audioTime)), \"channels\": [\(channels)], "
-            + "\"correlation\": [\(s.correlations.map(f).joined(separator: ", "))], "
-            + "\"loudness\": {\"momentary_lufs\": \(d(l.momentary)), \"short_term_lufs\": \(d(l.shortTerm)), "
-            + "\"integrated_lufs\": \(d(l.integrated)), \"range_lu\": \(d(l.range)), "
-            + "\"max_momentary_lufs\": \(d(l.maxMomentary)), \"max_short_term_lufs\": \(d(l.maxShortTerm))}}\n"
-    }
-}
-
-/// `x` with three decimals, as JSON and text print it.
-func format3(_ x: Double) -> String { fixed(x, 3) }
-
-/// `x` rounded to `decimals` places, without exponent notation.
-func fixed(_ x: Double, _ decimals: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let r = (x * scale).rounded() / scale
-    let negative = r < 0
-    let whole = Int(abs(r))
-    var frac = Int(((abs(r) - Double(whole)) * scale).rounded())
-    var w = whole
-    if Double(frac) >= scale { w += 1; frac = 0 }
-    let fracText = String(frac)
-    let padded = String(repeating: "0", count: max(0, decimals - fracText.count)) + fracText
-    return (negative && (w != 0 || frac != 0) ? "-" : "") + String(w) + (decimals > 0 ? "." + padded : "")
-}
-
-/// A JSON string literal.
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\t": out += "\\t"
-        default:
-            if u.value < 0x20 {
-                let hex = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(u)
-            }
-        }
-    }
-    return out + "\""
 }

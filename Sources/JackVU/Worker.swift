@@ -2,30 +2,43 @@
 import Glibc
 #endif
 import DSP
+import Jack
+import Outputs
 import Realtime
 import Synchronization
 
-/// Counters and values the JACK notification thread, the worker and the output thread share.
+/// Counters and values the JACK notification thread, the worker and the output threads share.
 final class SharedState: @unchecked Sendable {
     // @unchecked Sendable: every field is atomic or an atomic-based counter.
     let xruns = Counter()
     let outputSkipped = Counter()
+    /// OSC datagrams that could not be sent.
+    let oscSendFailures = Counter()
     /// The server's sample rate as last reported, in Hz.
     let serverSampleRate = Counter()
     /// The server's buffer size as last reported, in frames.
     let serverBufferSize = Counter()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
-    /// Set (by SIGHUP) to restart the measurements: integrated loudness, range, maxima.
+    /// Set (by SIGHUP or the control input) to restart the measurements: integrated
+    /// loudness, range, maxima.
     let resetRequested = Atomic<Bool>(false)
+    /// What the outputs need computed now (`Analyzer.Features` raw value); the control
+    /// input's `send` may widen it.
+    let neededFeatures: Atomic<Int>
+
+    init(neededFeatures: Analyzer.Features) {
+        self.neededFeatures = Atomic(neededFeatures.rawValue)
+    }
 }
 
 /// The worker thread: drains the ring into the `Analyzer`, publishes each hop's results as a
-/// `Snapshot` and the meter ports' values. Never blocks the real-time thread (it only reads
-/// the ring and stores atomics) and is never blocked by the outputs (triple buffer).
+/// `Snapshot` and the meter ports' values, and prepares the `notes` port's MIDI messages.
+/// Never blocks the real-time thread (it only reads the ring and stores atomics) and is never
+/// blocked by the outputs (triple buffer).
 final class Worker: @unchecked Sendable {
-    // @unchecked Sendable: after `start`, `analyzer` is touched by the worker thread only;
-    // everything else is immutable or thread-safe.
+    // @unchecked Sendable: after `start`, `analyzer` and the note follower are touched by the
+    // worker thread only; everything else is immutable or thread-safe.
     private let configuration: Configuration
     private let ring: AudioRing
     private let wake: WakeSignal
@@ -33,12 +46,23 @@ final class Worker: @unchecked Sendable {
     private let snapshots: TripleBuffer<Snapshot>
     private let shared: SharedState
     private let processor: CaptureProcessor
+    /// Wakes the output thread after each publish.
+    private let outputWake: WakeSignal
+    /// Counters the outputs keep that the status message reports.
+    private let oscPortQueue: PacketQueue?
+    private let controlRejected: Counter?
+    /// MIDI messages for the `notes` port (nil without `--midi-notes`).
+    private let notes: PacketQueue?
+    private var follower: NoteFollower
     private var analyzer: Analyzer
+    /// The ring index of the analyser's first frame.
+    private var analyzerStart: Int
     private var thread: PosixThread?
 
     init(configuration: Configuration, analyzer: Analyzer, ring: AudioRing, wake: WakeSignal,
          meterValues: AtomicFloatArray, snapshots: TripleBuffer<Snapshot>, shared: SharedState,
-         processor: CaptureProcessor)
+         processor: CaptureProcessor, outputWake: WakeSignal, oscPortQueue: PacketQueue?,
+         controlRejected: Counter?, notes: PacketQueue?)
     {
         self.configuration = configuration
         self.analyzer = analyzer
@@ -48,6 +72,12 @@ final class Worker: @unchecked Sendable {
         self.snapshots = snapshots
         self.shared = shared
         self.processor = processor
+        self.outputWake = outputWake
+        self.oscPortQueue = oscPortQueue
+        self.controlRejected = controlRejected
+        self.notes = notes
+        follower = NoteFollower(channels: configuration.channels)
+        analyzerStart = ring.framesRead
     }
 
     func start() {
@@ -63,21 +93,28 @@ final class Worker: @unchecked Sendable {
     private func run() {
         while !shared.stopping.load(ordering: .relaxed) {
             wake.wait(timeout: 0.1)
-            followSampleRate()
+            followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
             drain()
         }
+        if let notes { follower.allOff { notes.push($0) } }
     }
 
     /// The sample rate always comes from the server: on a change, analyse at the new rate
-    /// from a clean start (frames already in the ring were captured at the old one).
-    private func followSampleRate() {
+    /// from a clean start (frames already in the ring were captured at the old one). A
+    /// selection that needs more than is computed starts the analysis again with it.
+    private func followConfiguration() {
         let rate = shared.serverSampleRate.count
-        guard rate > 0, rate != analyzer.sampleRate,
-            let replacement = try? Analyzer(configuration: configuration, sampleRate: rate)
+        let needed = Analyzer.Features(rawValue: shared.neededFeatures.load(ordering: .relaxed))
+        let rateChanged = rate > 0 && rate != analyzer.sampleRate
+        guard rateChanged || !analyzer.features.isSuperset(of: needed),
+            let replacement = try? Analyzer(
+                configuration: configuration, sampleRate: rate > 0 ? rate : analyzer.sampleRate,
+                features: analyzer.features.union(needed))
         else { return }
         analyzer = replacement
-        ring.discardReadable()
+        if rateChanged { ring.discardReadable() }
+        analyzerStart = ring.framesRead
     }
 
     private func drain() {
@@ -92,20 +129,47 @@ final class Worker: @unchecked Sendable {
         ring.consume(frames: available)
     }
 
+    /// When the frame at ring index `index` was captured, as an OSC time tag (0 if unknown):
+    /// from the process callback's latest anchor (a cycle's start on JACK's clock), the sample
+    /// rate, and the offset between JACK's clock and the real-time clock now.
+    private func timeTag(ofRingIndex index: Int) -> UInt64 {
+        guard let anchor = processor.clock.load(), anchor.microseconds > 0 else { return 0 }
+        let offsetFrames = Double(index - anchor.frame)
+        let jackMicroseconds = Double(anchor.microseconds) + offsetFrames * 1e6 / Double(analyzer.sampleRate)
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let jackNow = Double(Client.microsecondsNow())
+        let realNow = Double(ts.tv_sec) * 1e6 + Double(ts.tv_nsec) / 1e3
+        let unix = realNow - (jackNow - jackMicroseconds)
+        return unix > 0 ? OSCBundle.timeTag(unixMicroseconds: UInt64(unix)) : 0
+    }
+
     private func publish() {
+        // Until the analysis block is full, its levels would read low: publish nothing.
+        guard analyzer.isBlockFull else { return }
         for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
+        let lastFrame = analyzerStart + analyzer.framesSeen - 1
+        let tag = timeTag(ofRingIndex: lastFrame)
         snapshots.withBack { snapshot in
             analyzer.write(into: &snapshot)
+            snapshot.timeTag = tag
             snapshot.status.xruns = shared.xruns.count
             snapshot.status.overruns = ring.overruns
             snapshot.status.outputSkipped = shared.outputSkipped.count
+            snapshot.status.oscSendFailures = shared.oscSendFailures.count
+            snapshot.status.oscPortDropped = oscPortQueue?.droppedPackets ?? 0
+            snapshot.status.controlRejected = controlRejected?.count ?? 0
             let cycles = processor.cycles.count
             snapshot.status.cycles = cycles
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
-            snapshot.status.callbackMaxMicroseconds = Float(processor.maxBusyNanoseconds.count) / 1000
-            snapshot.status.callbackP99Microseconds = processor.durationQuantileMicroseconds(0.99)
+            let maximum = Float(processor.maxBusyNanoseconds.count) / 1000
+            snapshot.status.callbackMaxMicroseconds = maximum
+            snapshot.status.callbackP99Microseconds = min(maximum, processor.durationQuantileMicroseconds(0.99))
+            if let notes { follower.update(snapshot) { notes.push($0) } }
+            snapshot.publishedNanoseconds = monotonicNanoseconds()
         }
         snapshots.publish()
+        outputWake.signal()
     }
 }

@@ -150,4 +150,6 @@ public final class AudioRing: @unchecked Sendable {
     public var overruns: Int { droppedBlocks.load(ordering: .relaxed) }
     /// Frames committed since the start. Any thread.
     public var framesWritten: Int { writeIndex.load(ordering: .acquiring) }
+    /// Frames consumed since the start (the index of the next frame to read).
+    public var framesRead: Int { readIndex.load(ordering: .relaxed) }
 }

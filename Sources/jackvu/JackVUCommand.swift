@@ -1,6 +1,7 @@
 import ArgumentParser
 import DSP
 import JackVU
+import Outputs
 
 extension ChannelLayout: ExpressibleByArgument {}
 extension PPMType: ExpressibleByArgument {}
@@ -55,6 +56,15 @@ struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("k-scale"), help: ArgumentHelp("K-System scale: 20, 14 or 12 (0 on the scale is that many dB below full scale).", valueName: "n"))
     var kScale = 20
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Message kinds to send, comma-separated (default: all): \(MessageKind.allCases.map(\.rawValue).joined(separator: ",")). A meter no output needs is not computed.",
+        valueName: "list"))
+    var send = "all"
+
+    @Option(name: .customLong("pitch-confidence"), help: ArgumentHelp(
+        "YIN confidence (0-1) below which pitch names no note (reads 0 \"-\" 0 CONFIDENCE).", valueName: "0-1"))
+    var pitchConfidence = 0.8
+
     /// Fills the analysis settings of `c`.
     func apply(to c: inout Configuration) throws(ConfigurationError) {
         c.fftSize = fftSize
@@ -72,6 +82,10 @@ struct AnalysisOptions: ParsableArguments {
         c.ppmType = ppm
         c.ppmAlignmentDBFS = ppmAlignment
         c.kHeadroom = kScale
+        do { c.send = try MessageKinds.parse(send) } catch {
+            throw ConfigurationError(option: "--send", message: error.description)
+        }
+        c.pitchConfidence = pitchConfidence
     }
 }
 
@@ -85,18 +99,20 @@ struct JackVUCommand: ParsableCommand {
             every input — sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
             FFT spectrum as log-spaced bars, 1/3-octave bands, the peak frequency and the YIN \
             fundamental with their note names — and prints the results to stdout as OSC-style \
-            text, one message per line, exactly as oscdump prints them:
+            text, one message per line, exactly as oscdump prints them (or as JSON lines):
               /jackvu/ch/1/rms f -21.030151
-              /jackvu/ch/1/pitch fsf 440.000000 "A4" 0.012345
-            meter_N carries channel N's --meter value on a 0..1 scale (default: RMS, linear \
+              /jackvu/ch/1/pitch fsff 440.000000 "A4" 0.012345 0.990000
+            The same messages go out as OSC bundles over UDP (--osc) and as JACK MIDI events on \
+            the osc port. meter_N carries channel N's --meter value on a 0..1 scale (default: RMS, linear \
             over --meter-floor..0 dBFS). It runs until SIGINT or SIGTERM; SIGHUP restarts the \
             measurements (integrated loudness, loudness range, maxima, clip counts). The sample \
             rate is always the JACK server's. `jackvu analyze FILE...` runs the same analysis \
             on audio files.
 
-            Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a --connect pattern \
-            matches no port; 69 no JACK server, or it shut down; 70 internal failure; 74 stdout \
-            closed; 75 the client name is taken.
+            Exit codes: 0 stopped by a signal, or stdout closed; 64 bad option or value; 66 a \
+            --connect pattern matches no port; 68 an --osc host does not resolve; 69 no JACK \
+            server, or it shut down; 70 internal failure; 71 --listen cannot bind its address; \
+            74 stdout cannot be written; 75 the client name is taken.
             """,
         version: "0.2.0",
         subcommands: [AnalyzeCommand.self])
@@ -115,8 +131,27 @@ struct JackVUCommand: ParsableCommand {
         valueName: "port-or-regex"))
     var connect: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Text updates per second, at most.", valueName: "Hz"))
+    @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output).", valueName: "Hz"))
     var rate = 20.0
+
+    @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them) or json (one object per update).", valueName: "format"))
+    var format = OutputFormat.text
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Also send every update as OSC bundles over UDP to udp://HOST:PORT (or osc.udp://HOST:PORT/). Repeatable.",
+        valueName: "url"))
+    var osc: [String] = []
+
+    @Flag(name: .customLong("no-osc-port"), help: "Do not register the osc MIDI port (OSC packets as JACK MIDI events).")
+    var noOSCPort = false
+
+    @Flag(name: .customLong("midi-notes"), help: "Register a notes MIDI port that plays the pitch of each channel as MIDI notes.")
+    var midiNotes = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Accept OSC control messages (reset, rate, send, subscribe, unsubscribe) on udp://ADDRESS:PORT; a bare PORT listens on 127.0.0.1 only.",
+        valueName: "url-or-port"))
+    var listen: String?
 
     @OptionGroup(title: "Analysis options")
     var analysis: AnalysisOptions
@@ -132,6 +167,11 @@ struct JackVUCommand: ParsableCommand {
         c.channels = channels
         c.connect = connect
         c.rate = rate
+        c.format = format
+        c.oscDestinations = osc
+        c.oscPort = !noOSCPort
+        c.midiNotes = midiNotes
+        c.listen = listen
         try analysis.apply(to: &c)
         c.realtimeCanary = realtimeCanary
         try c.validate()

@@ -49,7 +49,7 @@ final class LiveMetersTests: XCTestCase {
         XCTAssertEqual(u.float("/jackvu/ch/2/k") ?? 0, -3, accuracy: 0.2, "K-20: −23 dBFS sine")
         XCTAssertEqual(u.float("/jackvu/ch/1/ppm") ?? 0, -5, accuracy: 0.3, "EBU PPM, alignment −18 dBFS")
         XCTAssertEqual(u.float("/jackvu/pair/1/correlation") ?? 0, 1, accuracy: 0.01)
-        XCTAssertEqual(u.string("/jackvu/ch/1/yin", 1), "B5", "YIN names 1 kHz (B5 +21 cents)")
+        XCTAssertEqual(u.string("/jackvu/ch/1/pitch", 1), "B5", "YIN names 1 kHz (B5 +21 cents)")
         XCTAssertEqual(u.messages["/jackvu/ch/1/thirds"]?.count, 30)
         XCTAssertEqual(u.float("/jackvu/ch/1/meter") ?? 0, 20.0 / 23, accuracy: 0.01, "--meter vu: 0 VU on the −20…+3 scale")
 

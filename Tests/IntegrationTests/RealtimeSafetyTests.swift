@@ -47,7 +47,7 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertTrue(tone.isRunning, "jacktone died: \(tone.stderr)")
         XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
         let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
-        XCTAssertEqual(last.string("/jackvu/ch/8/pitch", 1).map { ["A4", "E5"].contains($0) }, true, "audio flowed")
+        XCTAssertEqual(last.string("/jackvu/ch/8/peakfreq", 1).map { ["A4", "E5"].contains($0) }, true, "audio flowed")
         XCTAssertEqual(tone.stop(signal: SIGTERM), 0, tone.stderr)
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }

@@ -54,15 +54,92 @@ final class AnalyzerTests: XCTestCase {
         let (s, hops) = run(analyzer, [tone, silence], chunks: [256])
         XCTAssertEqual(hops, 48000 / 1024)
         XCTAssertEqual(s.sequence, hops)
-        XCTAssertEqual(s.channels[0].note?.name, "A4")
-        XCTAssertEqual(s.channels[0].pitchHz, 440, accuracy: 0.5)
+        XCTAssertEqual(s.channels[0].peakNote?.name, "A4")
+        XCTAssertEqual(s.channels[0].peakFrequencyHz, 440, accuracy: 0.5)
         XCTAssertEqual(Double(s.channels[0].rmsDBFS), 20 * log10(0.25) - 3.0103, accuracy: 0.05)
         XCTAssertEqual(Double(s.channels[0].peakDBFS), 20 * log10(0.25), accuracy: 0.05)
         // Display level: (RMS + 60) / 60 once risen.
         XCTAssertEqual(Double(s.channels[0].level), (20 * log10(0.25) - 3.0103 + 60) / 60, accuracy: 0.002)
-        XCTAssertNil(s.channels[1].note)
+        XCTAssertNil(s.channels[1].peakNote)
         XCTAssertEqual(s.channels[1].rmsDBFS, Decibels.floor)
         XCTAssertEqual(s.channels[1].level, 0)
+    }
+
+    /// The note played is the fundamental, not the loudest partial: F#3 (185 Hz) whose third
+    /// harmonic (C#5, 555 Hz) is 12 dB louder. `pitch` names F#3, `peakfreq` the harmonic.
+    func testPitchNamesTheFundamentalWhenAHarmonicIsLouder() throws {
+        let f0 = 184.997  // F#3
+        let fundamental = sine(f0, rate: 48000, count: 48000, amplitude: 0.05)
+        let third = sine(3 * f0, rate: 48000, count: 48000, amplitude: 0.05 * pow(10, 12 / 20))
+        let signal = zip(fundamental, third).map { $0 + $1 }
+        var c = Configuration()
+        c.channels = 1
+        let (s, _) = run(try Analyzer(configuration: c, sampleRate: 48000), [signal], chunks: [256])
+        XCTAssertEqual(s.channels[0].pitchNote?.name, "F#3")
+        XCTAssertEqual(s.channels[0].pitchHz, f0, accuracy: 0.5)
+        XCTAssertGreaterThanOrEqual(s.channels[0].pitchConfidence, c.pitchConfidence)
+        XCTAssertEqual(s.channels[0].peakNote?.name, "C#5", "the FFT peak is the louder third harmonic")
+        let line = AddressSpace(prefix: "/jackvu").messages(for: s).first { $0.address == "/jackvu/ch/1/pitch" }
+        XCTAssertEqual(line?.typeTags, "fsff")
+        XCTAssertEqual(line?.arguments[1], .string("F#3"))
+    }
+
+    /// Silence and white noise name no note: `0 "-" 0 CONFIDENCE`.
+    func testSilenceAndNoiseNameNoNote() throws {
+        var c = Configuration()
+        c.channels = 2
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<48000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        let silence = [Float](repeating: 0, count: 48000)
+        let (s, _) = run(try Analyzer(configuration: c, sampleRate: 48000), [silence, noise], chunks: [512])
+        for ch in s.channels {
+            XCTAssertNil(ch.pitchNote)
+            XCTAssertEqual(ch.pitchHz, 0)
+        }
+        XCTAssertLessThan(s.channels[1].pitchConfidence, c.pitchConfidence, "noise has a low confidence")
+        let pitch = AddressSpace(prefix: "/jackvu").messages(for: s).filter { $0.address.hasSuffix("/pitch") }
+        XCTAssertEqual(pitch.map(\.text), [
+            "/jackvu/ch/1/pitch fsff 0.000000 \"-\" 0.000000 0.000000\n",
+            OSCMessage("/jackvu/ch/2/pitch", [.float(0), .string("-"), .float(0), .float(Float(s.channels[1].pitchConfidence))]).text,
+        ])
+    }
+
+    /// The block is full only after fft-size frames: until then the worker publishes nothing.
+    func testBlockIsFullAfterOneFFTSize() throws {
+        let analyzer = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+        let tone = sine(440, rate: 48000, count: 4096, amplitude: 0.5)
+        var fullAt: [Bool] = []
+        withPointers([tone, tone], 0) { p in
+            analyzer.append(frames: 4096, from: { p[$0] }) { fullAt.append(analyzer.isBlockFull) }
+        }
+        XCTAssertEqual(fullAt, [false, false, false, true])
+        var s = Snapshot(channels: 2, barCount: 48, bandCount: analyzer.bandCount)
+        analyzer.write(into: &s)
+        XCTAssertEqual(Double(s.channels[0].rmsDBFS), 20 * log10(0.5) - 3.0103, accuracy: 0.1, "full block: the steady RMS")
+        XCTAssertGreaterThanOrEqual(s.loudness.maxMomentary, s.loudness.momentary)
+        XCTAssertGreaterThanOrEqual(s.loudness.maxShortTerm, s.loudness.shortTerm)
+        XCTAssertGreaterThanOrEqual(s.channels[0].maxTruePeakDBTP, s.channels[0].truePeakDBTP)
+    }
+
+    /// `--send` decides what is computed: peak and RMS need neither the FFT, YIN, loudness
+    /// nor the meters; the meter port's `--meter` source is always computed.
+    func testSelectionDecidesWhatIsComputed() throws {
+        var c = Configuration()
+        c.send = try MessageKinds.parse("peak,rms")
+        XCTAssertEqual(Analyzer.Features.needed(for: c), [.live])
+        c.meterSource = .momentary
+        XCTAssertEqual(Analyzer.Features.needed(for: c), [.live, .loudness])
+        XCTAssertTrue(Analyzer.Features.needed(for: c, midiNotes: true).contains(.yin))
+        c.send = .all
+        XCTAssertEqual(Analyzer.Features.needed(for: c), .all)
+        XCTAssertThrowsError(try MessageKinds.parse("peak,nope")) { error in
+            XCTAssertTrue("\(error)".contains("'nope' is not a message kind"), "\(error)")
+        }
+        // Only the selected messages are made.
+        c.send = try MessageKinds.parse("rms,pitch")
+        let s = Snapshot(channels: 2, barCount: 4)
+        let addresses = AddressSpace(prefix: "/jackvu", kinds: c.send).messages(for: s).map(\.address)
+        XCTAssertEqual(addresses, ["/jackvu/ch/1/rms", "/jackvu/ch/1/pitch", "/jackvu/ch/2/rms", "/jackvu/ch/2/pitch"])
     }
 
     /// The sample-rate regression through the streaming path: a 48 kHz signal analysed as
@@ -70,9 +147,9 @@ final class AnalyzerTests: XCTestCase {
     func testSampleRateRegressionWhenStreaming() throws {
         let tone = sine(440, rate: 48000, count: 16384, amplitude: 0.5)
         let (wrong, _) = run(try Analyzer(configuration: Configuration(), sampleRate: 44100), [tone, tone], chunks: [512])
-        XCTAssertNotEqual(wrong.channels[0].note?.name, "A4")
+        XCTAssertNotEqual(wrong.channels[0].peakNote?.name, "A4")
         let (right, _) = run(try Analyzer(configuration: Configuration(), sampleRate: 48000), [tone, tone], chunks: [512])
-        XCTAssertEqual(right.channels[0].note?.name, "A4")
+        XCTAssertEqual(right.channels[0].peakNote?.name, "A4")
     }
 
     /// Results do not depend on how the frames are chunked (as JACK buffer sizes vary).
@@ -86,9 +163,9 @@ final class AnalyzerTests: XCTestCase {
         let (b, hb) = run(try Analyzer(configuration: c, sampleRate: 44100), [tone], chunks: [1, 7, 1000, 333, 4096])
         XCTAssertEqual(ha, hb)
         XCTAssertEqual(a.channels[0].bars, b.channels[0].bars)
-        XCTAssertEqual(a.channels[0].pitchHz, b.channels[0].pitchHz)
+        XCTAssertEqual(a.channels[0].peakFrequencyHz, b.channels[0].peakFrequencyHz)
         XCTAssertEqual(a.channels[0].rmsDBFS, b.channels[0].rmsDBFS)
-        XCTAssertEqual(a.channels[0].pitchHz, 1234.5, accuracy: 0.5)
+        XCTAssertEqual(a.channels[0].peakFrequencyHz, 1234.5, accuracy: 0.5)
     }
 
     /// After the tone stops, the display level falls at --fall dB/s and the hold waits --hold s.
@@ -121,11 +198,11 @@ final class AnalyzerTests: XCTestCase {
         s.channels[0].meter = 0.75
         s.channels[0].bars = [0, 0.5, 1]
         s.channels[0].thirds = [-30, -40]
-        s.channels[0].pitchHz = 440
-        s.channels[0].note = Note(frequency: 440)
-        s.channels[0].yinHz = 220
-        s.channels[0].yinNote = Note(frequency: 220)
-        s.channels[0].yinConfidence = 0.95
+        s.channels[0].peakFrequencyHz = 440
+        s.channels[0].peakNote = Note(frequency: 440)
+        s.channels[0].pitchHz = 220
+        s.channels[0].pitchNote = Note(frequency: 220)
+        s.channels[0].pitchConfidence = 0.95
         s.channels[0].truePeakDBTP = -11.5
         s.channels[0].maxTruePeakDBTP = -10
         s.channels[0].heldPeakDBFS = -11
@@ -158,8 +235,8 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/ch/1/vu f -1.000000
             /studio/a/ch/1/ppm f 4.500000
             /studio/a/ch/1/k f 5.000000
-            /studio/a/ch/1/pitch fsf 440.000000 "A4" 0.000000
-            /studio/a/ch/1/yin fsff 220.000000 "A3" 0.000000 0.950000
+            /studio/a/ch/1/pitch fsff 220.000000 "A3" 0.000000 0.950000
+            /studio/a/ch/1/peakfreq fsf 440.000000 "A4" 0.000000
             /studio/a/ch/1/bars fff 0.000000 0.500000 1.000000
             /studio/a/ch/1/thirds ff -30.000000 -40.000000
 
@@ -172,7 +249,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/loudness/range f 4.000000
             /studio/a/loudness/max_momentary f -18.000000
             /studio/a/loudness/max_shortterm f -19.000000
-            /studio/a/status iiiii 48000 2 3 0 99
+            /studio/a/status iiiiiiii 48000 2 3 0 99 0 0 0
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DSP
 import JackVU
+import Outputs
 
 /// `jackvu-bench simd|worker`: the benchmarks of BENCHMARKS.md that need no JACK server.
 /// Build with `-c release`; timings in a debug build mean nothing.

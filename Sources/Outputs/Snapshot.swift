@@ -13,14 +13,17 @@ public struct ChannelSnapshot: Sendable {
     public var hold: Float = 0
     /// Spectrum bars, 0 ... 1.
     public var bars: [Float]
-    /// Peak frequency in Hz, 0 for silence.
+    /// FFT peak frequency in Hz, 0 for silence.
+    public var peakFrequencyHz: Double = 0
+    /// Nearest note of the FFT peak, nil for silence or below 30 Hz.
+    public var peakNote: Note?
+    /// The pitch played: the YIN fundamental in Hz, 0 when no note is named (silence, or a
+    /// confidence below the threshold).
     public var pitchHz: Double = 0
-    /// Nearest note of the peak, nil for silence or below 30 Hz.
-    public var note: Note?
-    /// YIN fundamental (Hz, 0 for silence), its note and confidence 0 … 1.
-    public var yinHz: Double = 0
-    public var yinNote: Note?
-    public var yinConfidence: Double = 0
+    /// Its note, nil when none is named.
+    public var pitchNote: Note?
+    /// YIN's confidence 0 … 1 (also when no note is named).
+    public var pitchConfidence: Double = 0
     /// True peak since the previous hop and since the start/reset, dBTP.
     public var truePeakDBTP: Float = Decibels.floor
     public var maxTruePeakDBTP: Float = Decibels.floor
@@ -56,7 +59,7 @@ public struct LoudnessSnapshot: Sendable, Equatable {
 }
 
 /// Everything the outputs need at one moment: written by the worker, read by the output
-/// thread through a `TripleBuffer` (never copied, so its arrays are never reallocated).
+/// thread through a `TripleBuffer` (never copied there, so its arrays are never reallocated).
 public struct Snapshot: Sendable {
     /// Hops analysed so far (0: nothing yet).
     public var sequence = 0
@@ -64,6 +67,11 @@ public struct Snapshot: Sendable {
     public var framesAnalysed = 0
     /// The server's sample rate, in Hz.
     public var sampleRate = 0
+    /// When the last analysed frame was captured, as an OSC (NTP) time tag: seconds since
+    /// 1900 in the upper 32 bits, the fraction in the lower; 0 when unknown (files).
+    public var timeTag: UInt64 = 0
+    /// When the worker published this snapshot, on the monotonic clock (ns); 0 when unknown.
+    public var publishedNanoseconds = 0
     /// Per channel.
     public var channels: [ChannelSnapshot]
     /// Phase correlation of the channel pairs (1, 2), (3, 4), …
@@ -81,14 +89,21 @@ public struct Snapshot: Sendable {
         public var xruns = 0
         /// Process cycles whose audio was dropped because the worker fell behind.
         public var overruns = 0
-        /// Text updates skipped because stdout was slow.
+        /// Updates skipped by an output that could not keep up (stdout was slow).
         public var outputSkipped = 0
         /// Process cycles run.
         public var cycles = 0
+        /// OSC datagrams that could not be sent (host unreachable, port refused, socket full).
+        public var oscSendFailures = 0
+        /// OSC packets dropped on the `osc` MIDI port (queue full or too large for the port).
+        public var oscPortDropped = 0
+        /// Control packets ignored (malformed, unknown, oversized).
+        public var controlRejected = 0
         /// Mean and maximum duration of the process callback since the start, in microseconds.
         public var callbackMeanMicroseconds: Float = 0
         public var callbackMaxMicroseconds: Float = 0
-        /// 99 % of the cycles took less than this, in microseconds (to a factor of two).
+        /// 99 % of the cycles took less than this, in microseconds (to a factor of two, never
+        /// above the maximum).
         public var callbackP99Microseconds: Float = 0
         public init() {}
     }
