@@ -25,7 +25,7 @@ let package = Package(
         .executable(name: "jackvu-bench", targets: ["jackvu-bench"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -62,6 +62,6 @@ let package = Package(
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
         .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs"]),
     ]
 )

@@ -134,7 +134,7 @@ struct JackVUCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output).", valueName: "Hz"))
     var rate = 20.0
 
-    @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them) or json (one object per update).", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them) or json (one object per update; with analyze, summaries as one JSON array).", valueName: "format"))
     var format = OutputFormat.text
 
     @Option(name: .long, help: ArgumentHelp(
@@ -203,14 +203,19 @@ struct AnalyzeCommand: ParsableCommand {
             and short-term loudness (EBU R 128), true peak, sample peak and RMS per channel. With \
             --stream it prints instead the update stream the live client would print for that \
             audio, one update per hop, each led by PREFIX/time (seconds of audio). A file that \
-            cannot be read gets one line on stderr and the others are still analysed.
+            cannot be read gets one line on stderr and the others are still analysed. \
+            --format json (before or after `analyze`) prints summaries as one JSON array and \
+            streams as one JSON object per line.
 
             Exit codes: 0 all files analysed; 64 bad option or value; 66 a file could not be \
             read; 74 stdout closed.
             """)
 
-    @Option(name: .long, help: ArgumentHelp("Output format: text or json (summaries: one JSON array; streams: one JSON object per line).", valueName: "format"))
-    var format = OutputFormat.text
+    /// `--format` is jackvu's own option (text or json), shared with the live client: summaries
+    /// become one JSON array, streams one JSON object per line.
+    @ParentCommand var parent: JackVUCommand
+
+    var format: OutputFormat { parent.format }
 
     @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
     var stream = false

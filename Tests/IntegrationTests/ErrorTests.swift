@@ -77,7 +77,7 @@ final class ErrorTests: XCTestCase {
         p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
         let out = Pipe()
         let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-closed-\(getpid()).err")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         p.standardOutput = out
         p.standardError = try FileHandle(forWritingTo: errURL)
         p.standardInput = FileHandle.nullDevice
@@ -150,7 +150,7 @@ final class SlowReaderTests: XCTestCase {
         }
         let last = try XCTUnwrap(OSCText.updates(text).last, text.suffix(500).description)
         let status = try XCTUnwrap(last.messages["/jackvu/status"])
-        XCTAssertEqual(status.count, 5)
+        XCTAssertEqual(status.count, 8)
         XCTAssertEqual(Int(status[2]), 0, "no audio was dropped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[3]) ?? 0, 10, "updates skipped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[4]) ?? 0, 4 * 48000 / 256, "the process callback kept running")

@@ -21,13 +21,16 @@ final class RealtimeSafetyTests: XCTestCase {
     }
 
     /// Over 10,000 process cycles with a tone flowing, neither client's callback allocates or
-    /// locks: both are still running and RTSan reported nothing.
+    /// locks: both are still running and RTSan reported nothing. jackvu runs with every output
+    /// on: the `osc` and `notes` MIDI ports (filled by the callback), OSC over UDP.
     func testProcessCallbacksNeverAllocateOrLock() throws {
         let jackvu = try sanitizedProduct("jackvu")
         let jacktone = try sanitizedProduct("jacktone")
         // 64-frame periods at 48 kHz: 750 cycles a second.
         let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan")
-        let vu = try BackgroundProcess(jackvu, ["--channels", "8", "--rate", "10"], environment: server.environment)
+        let vu = try BackgroundProcess(
+            jackvu, ["--channels", "8", "--rate", "10", "--midi-notes", "--osc", "udp://127.0.0.1:\(freeUDPPort())"],
+            environment: server.environment)
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:in_8"], process: vu)
         let tone = try BackgroundProcess(

@@ -1,0 +1,321 @@
+import Foundation
+import Outputs
+import TestSupport
+import XCTest
+
+/// jackvu's outputs beyond stdout, against a real JACK server, a real jacktone and real OSC
+/// peers: oscdump (liblo-tools) over UDP, jack_midi_dump on the MIDI ports, oscsend into the
+/// control input.
+final class OSCOutputTests: XCTestCase {
+    private func jackvu() throws -> String { try Executables.product("jackvu") }
+    private func jacktone() throws -> String { try Executables.product("jacktone") }
+
+    /// oscdump's lines for each bundle time tag, with the time tag removed, in arrival order.
+    private func oscdumpGroups(_ text: String) -> [(tag: String, lines: String)] {
+        var groups: [(tag: String, lines: String)] = []
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].contains(".") else { continue }
+            let tag = String(parts[0])
+            if groups.last?.tag == tag {
+                groups[groups.count - 1].lines += parts[1] + "\n"
+            } else {
+                groups.append((tag, parts[1] + "\n"))
+            }
+        }
+        return groups
+    }
+
+    /// The lines of each complete update on jackvu's stdout (an update ends with /callback).
+    private func stdoutUpdates(_ text: String) -> [String] {
+        var updates: [String] = []
+        var current = ""
+        for line in text.split(separator: "\n") {
+            current += line + "\n"
+            if line.hasPrefix("/jackvu/callback ") {
+                updates.append(current)
+                current = ""
+            }
+        }
+        return updates
+    }
+
+    /// With `--osc`, a real oscdump prints exactly jackvu's stdout lines after each bundle's
+    /// time tag; the time tags grow with the audio, at the audio's pace, near the wall clock.
+    func testOSCOverUDPEqualsStdoutWithGrowingTimeTags() throws {
+        let server = try JackServer(label: "osc")
+        let port = freeUDPPort()
+        let dump = try BackgroundProcess("oscdump", ["\(port)"], label: "oscdump")
+        defer { dump.stop() }
+        usleep(300_000)
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "2", "--rate", "5", "--connect", "jacktone:out", "--osc", "udp://127.0.0.1:\(port)"],
+            environment: server.environment)
+        defer { vu.stop() }
+        _ = vu.waitForStdout(timeout: 10) { self.stdoutUpdates($0).count >= 8 }
+        usleep(300_000)
+        vu.stop()
+        dump.stop()
+
+        let updates = Set(stdoutUpdates(vu.stdout))
+        let groups = oscdumpGroups(dump.stdout)
+        XCTAssertGreaterThanOrEqual(updates.count, 8, vu.stderr)
+        XCTAssertGreaterThanOrEqual(groups.count, 6, "oscdump printed:\n\(dump.stdout.prefix(2000))\n\(dump.stderr)")
+        // Every bundle group oscdump printed is one of jackvu's stdout updates, line for line.
+        var matched = 0
+        for g in groups where updates.contains(g.lines) { matched += 1 }
+        XCTAssertGreaterThanOrEqual(matched, groups.count - 1, "all but possibly the last (cut at stop) match")
+        XCTAssertTrue(groups.first.map { $0.lines.contains("/jackvu/ch/1/pitch fsff ") && $0.lines.contains("\"A4\"") } ?? false)
+
+        // Time tags: NTP seconds.fraction in hex, strictly growing, spaced like the audio.
+        let tags = groups.map { g -> Double in
+            let p = g.tag.split(separator: ".")
+            return Double(UInt32(p[0], radix: 16) ?? 0) + Double(UInt32(p[1], radix: 16) ?? 0) / 4_294_967_296
+        }
+        XCTAssertEqual(tags, tags.sorted())
+        XCTAssertEqual(Set(tags).count, tags.count, "one time tag per update")
+        let unixNow = Date().timeIntervalSince1970 + 2_208_988_800
+        XCTAssertEqual(tags.last ?? 0, unixNow, accuracy: 5, "time tags are wall-clock NTP times")
+        let span = (tags.last ?? 0) - (tags.first ?? 0)
+        XCTAssertGreaterThan(span, 0.5)
+    }
+
+    /// A destination nobody listens on: analysis and stdout go on, the refused sends are
+    /// counted in the status message (its sixth argument), and no audio is lost.
+    func testClosedDestinationPortCountsFailuresAndLosesNothing() throws {
+        let server = try JackServer(label: "osc")
+        let closed = freeUDPPort()
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "20", "--connect", "jacktone:out", "--osc", "udp://127.0.0.1:\(closed)"],
+            environment: server.environment)
+        defer { vu.stop() }
+        let text = vu.waitForStdout(timeout: 10) { text in
+            (OSCText.updates(text).last?.float("/jackvu/status", 5) ?? 0) >= 5
+        }
+        XCTAssertNotNil(text, "no failed sends counted: \(vu.stdout.suffix(600)) \(vu.stderr)")
+        let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
+        XCTAssertEqual(last.string("/jackvu/ch/1/pitch", 1), "A4", "analysis goes on")
+        XCTAssertEqual(last.float("/jackvu/status", 2), 0, "no overruns")
+        XCTAssertTrue(vu.isRunning)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
+    /// Malformed and unresolvable --osc addresses: one line, the documented exit codes.
+    func testBadOSCAddresses() throws {
+        let server = try JackServer(label: "osc")
+        let bad = try Executables.run(try jackvu(), ["--osc", "tcp://x:1"], environment: server.environment)
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.hasPrefix("jackvu: --osc 'tcp://x:1' is not an OSC URL"), bad.stderr)
+        XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1)
+        let nohost = try Executables.run(try jackvu(), ["--osc", "udp://no-such-host.invalid:9000"], environment: server.environment)
+        XCTAssertEqual(nohost.status, 68, nohost.stderr)
+        XCTAssertTrue(nohost.stderr.contains("cannot resolve the host"), nohost.stderr)
+        let send = try Executables.run(try jackvu(), ["--send", "rms,volume"], environment: server.environment)
+        XCTAssertEqual(send.status, 64, send.stderr)
+        XCTAssertTrue(send.stderr.contains("'volume' is not a message kind"), send.stderr)
+    }
+
+    /// The `osc` MIDI port: event-types metadata `OSC`, and its events are whole OSC bundles
+    /// that liblo parses back — received by a real JACK client (jack_midi_dump).
+    func testOSCPortCarriesOSCPacketsWithEventTypesMetadata() throws {
+        let server = try JackServer(label: "osc")
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "10", "--connect", "jacktone:out"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:osc"], process: vu)
+        let property = try Executables.run("jack_property", ["-p", "-l", "jackvu:osc"], environment: server.environment)
+        XCTAssertTrue(property.stdout.contains("key: http://jackaudio.org/metadata/event-types value: OSC"), property.stdout)
+        let types = try server.lsp(["-t", "jackvu:osc"])
+        XCTAssertTrue(types.stdout.contains("8 bit raw midi"), types.stdout)
+
+        let dump = try BackgroundProcess("jack_midi_dump", ["-a", "oscprobe"], environment: server.environment, label: "midi-dump")
+        defer { dump.stop() }
+        try waitForPortsListed(server, ["oscprobe:input"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jackvu:osc", "oscprobe:input"], environment: server.environment).status, 0)
+        _ = dump.waitForStdout(timeout: 5) { $0.split(separator: "\n").count >= 20 }
+        dump.stop()
+
+        var messages: [OSCMessage] = []
+        var tags: [UInt64] = []
+        for line in dump.stdout.split(separator: "\n") {
+            // "  FRAME: 23 62 75 ..." — the event's bytes in hex.
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let bytes = line[line.index(after: colon)...].split(separator: " ").compactMap { UInt8($0, radix: 16) }
+            guard !bytes.isEmpty else { continue }
+            messages += try OSCDecoder.messages(in: bytes)
+            if let tag = OSCDecoder.timeTag(of: bytes) { tags.append(tag) }
+        }
+        XCTAssertFalse(tags.isEmpty, "events are OSC bundles: \(dump.stdout.prefix(500))")
+        XCTAssertEqual(tags, tags.sorted())
+        let pitch = try XCTUnwrap(messages.last { $0.address == "/jackvu/ch/1/pitch" }, "\(messages.prefix(5))")
+        XCTAssertEqual(pitch.typeTags, "fsff")
+        XCTAssertEqual(pitch.arguments[1], .string("A4"))
+        let rms = try XCTUnwrap(messages.last { $0.address == "/jackvu/ch/1/rms" })
+        if case .float(let v) = rms.arguments[0] { XCTAssertEqual(Double(v), -15.01, accuracy: 0.1) } else { XCTFail("rms") }
+        XCTAssertTrue(messages.contains { $0.address == "/jackvu/loudness/momentary" })
+        XCTAssertTrue(messages.contains { $0.address == "/jackvu/status" })
+    }
+
+    /// `--midi-notes`: note-on A4 (69) when `jacktone --freq 440` starts, note-off when it
+    /// stops; events seen by a real JACK client (jack_midi_dump).
+    func testMIDINotesFollowTheTone() throws {
+        let server = try JackServer(label: "osc")
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--midi-notes", "--no-osc-port"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:notes"], process: vu)
+        let property = try Executables.run("jack_property", ["-p", "-l", "jackvu:notes"], environment: server.environment)
+        XCTAssertTrue(property.stdout.contains("event-types value: MIDI"), property.stdout)
+        XCTAssertFalse(try server.lsp().stdout.contains("jackvu:osc"), "--no-osc-port")
+        let dump = try BackgroundProcess("jack_midi_dump", ["-a", "noteprobe"], environment: server.environment, label: "midi-dump")
+        defer { dump.stop() }
+        try waitForPortsListed(server, ["noteprobe:input"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jackvu:notes", "noteprobe:input"], environment: server.environment).status, 0)
+
+        let tone = try BackgroundProcess(
+            try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment,
+            stdin: true)
+        defer { tone.stop() }
+        let on = dump.waitForStdout(timeout: 5) { $0.contains(": 90 45 ") }
+        XCTAssertNotNil(on, "no note-on A4: \(dump.stdout) \(vu.stderr)")
+        tone.send("off")
+        let off = dump.waitForStdout(timeout: 5) { $0.contains(": 80 45 ") }
+        XCTAssertNotNil(off, "no note-off A4: \(dump.stdout)")
+        // Exactly one note-on: a steady tone does not retrigger.
+        XCTAssertEqual(dump.stdout.components(separatedBy: ": 90 ").count - 1, 1, dump.stdout)
+        // Velocity from the level: −15 dBFS RMS → (−15 + 60) / 60 × 127 ≈ 95.
+        let onLine = dump.stdout.split(separator: "\n").first { $0.contains(": 90 45 ") }.map(String.init) ?? ""
+        let bytes = onLine.components(separatedBy: ": 90 45 ").last?.split(separator: " ").first ?? ""
+        let velocity = Int(bytes, radix: 16) ?? 0
+        XCTAssertEqual(Double(velocity), 95, accuracy: 3, onLine)
+    }
+
+    /// The control input: /jackvu/reset restarts the maxima (as SIGHUP); /jackvu/send narrows
+    /// the messages; /jackvu/subscribe adds the sender as a destination; malformed and
+    /// unknown packets are counted and ignored; it listens on loopback unless told otherwise.
+    func testControlInput() throws {
+        let server = try JackServer(label: "osc")
+        let port = freeUDPPort()
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "10", "--listen", "\(port)"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        XCTAssertTrue(udpBindings().contains("0100007F:\(String(format: "%04X", port))"), "loopback only: \(udpBindings())")
+
+        let tone = try BackgroundProcess(
+            try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment,
+            stdin: true)
+        defer { tone.stop() }
+        // Loud, then quiet: the maximum momentary loudness stays high until reset.
+        _ = vu.waitForStdout(timeout: 5) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? -120) > -16 }
+        tone.send("level -40")
+        sleep(1)
+        let before = OSCText.updates(vu.stdout).last?.float("/jackvu/loudness/max_momentary") ?? -120
+        XCTAssertGreaterThan(before, -16)
+        let send = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/reset"])
+        XCTAssertEqual(send.status, 0, send.stderr)
+        let reset = vu.waitForStdout(timeout: 3) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? 0) < -35 }
+        XCTAssertNotNil(reset, "max momentary after /jackvu/reset: \(OSCText.updates(vu.stdout).last?.float("/jackvu/loudness/max_momentary") ?? 0)")
+
+        // Garbage, an unknown command, a wrong argument type, an oversized packet.
+        sendUDP([1, 2, 3], port: port)
+        sendUDP(Array("#bundle\0".utf8) + [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 99], port: port)
+        _ = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/explode"])
+        _ = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/rate", "s", "fast"])
+        sendUDP([UInt8](repeating: 47, count: 4000), port: port)
+        let counted = vu.waitForStdout(timeout: 3) { (OSCText.updates($0).last?.float("/jackvu/status", 7) ?? 0) >= 5 }
+        XCTAssertNotNil(counted, "rejected packets: \(OSCText.updates(vu.stdout).last?.float("/jackvu/status", 7) ?? -1)")
+        XCTAssertTrue(vu.isRunning, vu.stderr)
+
+        // Subscribe a real oscdump: it sends from its own port, so subscribe names the port.
+        let listener = freeUDPPort()
+        let dump = try BackgroundProcess("oscdump", ["\(listener)"], label: "oscdump")
+        defer { dump.stop() }
+        usleep(200_000)
+        XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/subscribe", "i", "\(listener)"]).status, 0)
+        XCTAssertNotNil(dump.waitForStdout(timeout: 3) { $0.contains("/jackvu/ch/1/rms f ") }, "subscriber got nothing")
+
+        // /send narrows every output to the kinds named.
+        XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/send", "s", "rms"]).status, 0)
+        let mark = vu.stdout.count
+        usleep(800_000)
+        let later = String(vu.stdout.dropFirst(mark)).split(separator: "\n").dropFirst(2)
+        XCTAssertFalse(later.isEmpty)
+        XCTAssertTrue(later.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") }, "\(later.prefix(5))")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+
+        // Another address only when asked.
+        let anyPort = freeUDPPort()
+        let open = try BackgroundProcess(
+            try jackvu(), ["--name", "open", "--channels", "1", "--listen", "udp://0.0.0.0:\(anyPort)"], environment: server.environment)
+        defer { open.stop() }
+        try waitForPorts(server, ["open:in_1"], process: open)
+        XCTAssertTrue(udpBindings().contains("00000000:\(String(format: "%04X", anyPort))"), udpBindings())
+    }
+
+    /// `--send rms,pitch` prints only those messages; `--format json` prints one JSON object
+    /// per update that a JSON parser reads, in the schema of `jackvu analyze --stream`; the
+    /// first update after the start already has a full analysis block.
+    func testSendSelectionJSONAndFullFirstUpdate() throws {
+        let server = try JackServer(label: "osc")
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+
+        let selected = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--send", "rms,pitch"], environment: server.environment)
+        defer { selected.stop() }
+        let text = try XCTUnwrap(selected.waitForStdout(timeout: 10) { $0.split(separator: "\n").count >= 10 })
+        let lines = text.split(separator: "\n")
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") || $0.hasPrefix("/jackvu/ch/1/pitch fsff ") }, "\(lines.prefix(4))")
+        // The first update: a full block, so the RMS is already the steady −12 − 3.01 dBFS.
+        let firstRMS = try XCTUnwrap(Double(lines[0].split(separator: " ")[2]))
+        XCTAssertEqual(firstRMS, -15.0103, accuracy: 0.1, "first update: \(lines[0])")
+        selected.stop()
+
+        let json = try BackgroundProcess(
+            try jackvu(), ["--name", "json", "--channels", "2", "--connect", "jacktone:out", "--format", "json"],
+            environment: server.environment)
+        defer { json.stop() }
+        let out = try XCTUnwrap(json.waitForStdout(timeout: 10) { $0.split(separator: "\n").count >= 5 })
+        let objects = try out.split(separator: "\n").map { line -> [String: Any] in
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
+        }
+        let first = try XCTUnwrap(objects.first)
+        let channels = try XCTUnwrap(first["channels"] as? [[String: Any]])
+        XCTAssertEqual(channels.count, 2)
+        XCTAssertEqual(try XCTUnwrap(channels[0]["rms_dbfs"] as? Double), -15.01, accuracy: 0.1)
+        XCTAssertEqual(channels[0]["note"] as? String, "A4")
+        XCTAssertEqual(channels[0]["peakfreq_note"] as? String, "A4")
+        XCTAssertTrue(channels[1]["note"] is NSNull, "silence names no note")
+        XCTAssertNotNil((first["loudness"] as? [String: Any])?["momentary_lufs"])
+        XCTAssertEqual(first["sample_rate_hz"] as? Int, 48000)
+        XCTAssertNotNil((first["status"] as? [String: Any])?["overruns"])
+        XCTAssertEqual(json.stop(), 0, json.stderr)
+    }
+
+    /// Bound UDP sockets as /proc/net/udp lists them (`HEXADDR:HEXPORT`).
+    private func udpBindings() -> String {
+        (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+    }
+}
+
+/// Waits until `jack_lsp` lists every port in `names`.
+func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double = 10) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        let listed = (try? server.lsp().stdout) ?? ""
+        if names.allSatisfy({ name in listed.split(separator: "\n").contains { $0 == name } }) { return }
+        usleep(50_000)
+    }
+    throw FixtureError("ports \(names) did not appear")
+}
