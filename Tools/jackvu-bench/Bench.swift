@@ -14,8 +14,11 @@ enum Bench {
         switch args.first {
         case "simd": simd()
         case "worker": worker(seconds: args.count > 1 ? Double(args[1]) ?? 60 : 60)
+        case "send": send(seconds: args.count > 1 ? Double(args[1]) ?? 30 : 30)
+        case "osc-latency":
+            oscLatency(port: args.count > 1 ? UInt16(args[1]) ?? 9000 : 9000, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | send [SECONDS] | osc-latency PORT [SECONDS]")
             exit(args.isEmpty ? 0 : 64)
         }
     }
@@ -67,6 +70,87 @@ enum Bench {
     }
 
     // MARK: Worker CPU time per second of audio
+
+    /// CPU time of the analysis for `kinds` (what `--send` computes), 2 channels.
+    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double) -> Double {
+        let rate = 48000, channels = 2, chunk = 256
+        var c = Configuration()
+        c.channels = channels
+        c.send = kinds
+        let analyzer = try! Analyzer(configuration: c, sampleRate: rate, features: Analyzer.Features.needed(for: c))
+        var snapshot = Snapshot(channels: channels, barCount: c.bars, bandCount: analyzer.bandCount)
+        let buffers = (0..<channels).map { ch -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: rate)
+            var seed = UInt32(ch + 1)
+            for i in 0..<rate {
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                p[i] = 0.3 * sinf(2 * .pi * 440 * Float(i) / Float(rate)) + 0.05 * Float(Int32(bitPattern: seed)) / Float(Int32.max)
+            }
+            return p
+        }
+        let total = Int(seconds * Double(rate))
+        let t0 = threadCPU()
+        var offset = 0
+        while offset < total {
+            let at = offset % rate
+            let n = min(chunk, rate - at)
+            analyzer.append(frames: n, from: { UnsafePointer(buffers[$0] + at) }) { analyzer.write(into: &snapshot) }
+            offset += n
+        }
+        let cpu = threadCPU() - t0
+        sink(snapshot.channels[0].rmsDBFS)
+        for b in buffers { b.deallocate() }
+        return cpu / seconds / Double(channels) * 1000
+    }
+
+    static func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
+
+    /// `--send peak,rms` against every message, alternating, best of 3 each.
+    static func send(seconds: Double) {
+        print("Worker CPU per second of audio per channel by --send, 2 channels, 48 kHz, \(Int(seconds)) s of audio per run, best of 3 alternating")
+        let selections = [("peak,rms", try! MessageKinds.parse("peak,rms")), ("all", MessageKinds.all),
+                          ("rms,pitch", try! MessageKinds.parse("rms,pitch")), ("peak,rms,loudness", try! MessageKinds.parse("peak,rms,loudness"))]
+        var best = [Double](repeating: .infinity, count: selections.count)
+        for _ in 0..<3 {
+            for (i, s) in selections.enumerated() { best[i] = min(best[i], cpuPerChannelSecond(kinds: s.1, seconds: seconds)) }
+        }
+        print("--send              ms CPU per s per channel   vs all")
+        for (i, s) in selections.enumerated() {
+            print(pad(s.0, 20), pad(fmt(best[i]), 27), fmt(best[1] / best[i]) + "× less")
+        }
+    }
+
+    /// Receives jackvu's OSC bundles on 127.0.0.1:`port` for `seconds` and prints how long
+    /// after its time tag (the capture time of the last analysed frame) each arrived.
+    static func oscLatency(port: UInt16, seconds: Double) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = port.bigEndian
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var tv = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var delays: [Double] = []
+        var lastTag: UInt64 = 0
+        let end = monotonic() + seconds
+        while monotonic() < end {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n >= 16 else { continue }
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            guard let tag = OSCDecoder.timeTag(of: Array(buffer[0..<n])), tag != lastTag else { continue }
+            lastTag = tag  // the first datagram of each update
+            let tagSeconds = Double(tag >> 32) - 2_208_988_800 + Double(tag & 0xFFFF_FFFF) / 4_294_967_296
+            delays.append((Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - tagSeconds) * 1000)
+        }
+        close(fd)
+        guard !delays.isEmpty else { print("no OSC bundles received on port \(port)"); return }
+        delays.sort()
+        let median = delays[delays.count / 2], p99 = delays[min(delays.count - 1, Int(Double(delays.count) * 0.99))]
+        print("OSC over UDP, time tag (capture of the last analysed frame) to arrival: \(delays.count) updates, median \(fmt(median)) ms, p99 \(fmt(p99)) ms, max \(fmt(delays.last!)) ms")
+    }
 
     static func worker(seconds: Double) {
         let rate = 48000
