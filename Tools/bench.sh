@@ -5,7 +5,9 @@
 #   3. the process callback's mean and maximum time per cycle for 2 and 8 channels at
 #      256 frames, measured inside jackvu running on a dummy JACK server with a tone on every
 #      input (read from jackvu's own /jackvu/callback message).
-# `bash Tools/bench.sh analyze` runs only the last comparison.
+# `bash Tools/bench.sh analyze` runs only the last comparison; `bash Tools/bench.sh outputs`
+# only the outputs' figures: worker CPU by --send, and OSC-over-UDP latency (time tag of the
+# last analysed frame to the datagram's arrival) on a real-time dummy server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Tools/setup.sh
@@ -61,6 +63,24 @@ callbacks() {
 }
 callbacks -R
 callbacks --no-realtime
+fi
+
+if [ "$only" = outputs ]; then
+  "$bin/jackvu-bench" send 20
+  server="jackvu-bench-$$-osc"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-osc-jackd.log 2>&1 &
+  pids+=($!)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bin/jacktone" --freq 440 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  port=$((20000 + $$ % 20000))
+  "$bin/jackvu" --connect jacktone:out --osc "udp://127.0.0.1:$port" --rate 20 >/dev/null 2>&1 &
+  pids+=($!)
+  echo "jackd -R -d dummy -r 48000 -p 256, jackvu --osc udp://127.0.0.1:$port --rate 20, 20 s:"
+  "$bin/jackvu-bench" osc-latency "$port" 20
+  exit 0
 fi
 
 # jackvu analyze against ffmpeg's ebur128 filter and sox's stats, on the same 10-minute
