@@ -127,15 +127,22 @@ final class OutputLoop: @unchecked Sendable {
 
     private func run() {
         var nextAllowed = 0
+        var rate = control.rate
         while !shared.stopping.load(ordering: .relaxed) {
+            applyControl()
+            if control.rate != rate {  // a new rate applies from now
+                rate = control.rate
+                nextAllowed = min(nextAllowed, monotonicNanoseconds() + max(1, Int(1e9 / rate)))
+            }
             let now = monotonicNanoseconds()
             if now < nextAllowed {
-                // Too early for the next update: sleep until it is due.
-                var deadline = timespec(tv_sec: nextAllowed / 1_000_000_000, tv_nsec: nextAllowed % 1_000_000_000)
+                // Too early for the next update: sleep until it is due (in steps of at most
+                // 100 ms, so that stopping and a new --rate take effect soon).
+                let until = min(nextAllowed, now + 100_000_000)
+                var deadline = timespec(tv_sec: until / 1_000_000_000, tv_nsec: until % 1_000_000_000)
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
                 continue
             }
-            applyControl()
             guard snapshots.refresh() else {
                 wake.wait(timeout: 0.1)
                 continue
