@@ -109,10 +109,10 @@ struct JackVUCommand: ParsableCommand {
             rate is always the JACK server's. `jackvu analyze FILE...` runs the same analysis \
             on audio files.
 
-            Exit codes: 0 stopped by a signal, or stdout closed; 64 bad option or value; 66 a \
+            Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a \
             --connect pattern matches no port; 68 an --osc host does not resolve; 69 no JACK \
             server, or it shut down; 70 internal failure; 71 --listen cannot bind its address; \
-            74 stdout cannot be written; 75 the client name is taken.
+            74 stdout closed; 75 the client name is taken.
             """,
         version: "0.2.0",
         subcommands: [AnalyzeCommand.self])
