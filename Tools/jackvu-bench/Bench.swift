@@ -79,15 +79,7 @@ enum Bench {
         c.send = kinds
         let analyzer = try! Analyzer(configuration: c, sampleRate: rate, features: Analyzer.Features.needed(for: c))
         var snapshot = Snapshot(channels: channels, barCount: c.bars, bandCount: analyzer.bandCount)
-        let buffers = (0..<channels).map { ch -> UnsafeMutablePointer<Float> in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: rate)
-            var seed = UInt32(ch + 1)
-            for i in 0..<rate {
-                seed = seed &* 1_664_525 &+ 1_013_904_223
-                p[i] = 0.3 * sinf(2 * .pi * 440 * Float(i) / Float(rate)) + 0.05 * Float(Int32(bitPattern: seed)) / Float(Int32.max)
-            }
-            return p
-        }
+        let buffers = testSignal(channels: channels, rate: rate)
         let total = Int(seconds * Double(rate))
         let t0 = threadCPU()
         var offset = 0
@@ -101,6 +93,19 @@ enum Bench {
         sink(snapshot.channels[0].rmsDBFS)
         for b in buffers { b.deallocate() }
         return cpu / seconds / Double(channels) * 1000
+    }
+
+    /// One second of a 440 Hz tone plus noise per channel (looped by the callers).
+    static func testSignal(channels: Int, rate: Int) -> [UnsafeMutablePointer<Float>] {
+        (0..<channels).map { ch -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: rate)
+            var seed = UInt32(ch + 1)
+            for i in 0..<rate {
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                p[i] = 0.3 * sinf(2 * .pi * 440 * Float(i) / Float(rate)) + 0.05 * Float(Int32(bitPattern: seed)) / Float(Int32.max)
+            }
+            return p
+        }
     }
 
     static func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
@@ -162,15 +167,7 @@ enum Bench {
             let analyzer = try! Analyzer(configuration: c, sampleRate: rate)
             var snapshot = Snapshot(channels: channels, barCount: c.bars)
             let chunk = 256
-            let buffers = (0..<channels).map { ch -> UnsafeMutablePointer<Float> in
-                let p = UnsafeMutablePointer<Float>.allocate(capacity: rate)
-                var seed = UInt32(ch + 1)
-                for i in 0..<rate {  // a tone plus noise, one second, looped
-                    seed = seed &* 1_664_525 &+ 1_013_904_223
-                    p[i] = 0.3 * sinf(2 * .pi * 440 * Float(i) / Float(rate)) + 0.05 * Float(Int32(bitPattern: seed)) / Float(Int32.max)
-                }
-                return p
-            }
+            let buffers = testSignal(channels: channels, rate: rate)
             let total = Int(seconds * Double(rate))
             let t0 = threadCPU()
             var offset = 0
