@@ -79,18 +79,7 @@ public final class ControlInput: @unchecked Sendable {
     public init(endpoint: OSCEndpoint, prefix: String) throws(OSCAddressError) {
         self.endpoint = endpoint
         self.prefix = prefix
-        let (family, address, length) = try endpoint.resolve()
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .socket(endpoint.url, reason: String(cString: strerror(errno))) }
-        var a = address
-        let bound = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw .socket(endpoint.url, reason: reason)
-        }
+        let fd = try endpoint.udpSocket(bind: true, nonBlocking: false)
         var local = sockaddr_storage()
         var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &local) {

@@ -66,6 +66,28 @@ public struct OSCEndpoint: Equatable, Sendable, CustomStringConvertible {
         }
         return (first.pointee.ai_family, storage, first.pointee.ai_addrlen)
     }
+
+    /// A UDP socket for this endpoint, resolved and then connected to it (`bind: false`) or
+    /// bound to it (`bind: true`). Not real-time safe.
+    func udpSocket(bind: Bool, nonBlocking: Bool) throws(OSCAddressError) -> Int32 {
+        let (family, address, length) = try resolve()
+        var type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        let fd = socket(family, type, 0)
+        guard fd >= 0 else { throw .socket(url, reason: String(cString: strerror(errno))) }
+        var a = address
+        let result = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind ? Glibc.bind(fd, $0, length) : connect(fd, $0, length)
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .socket(url, reason: reason)
+        }
+        return fd
+    }
 }
 
 /// Sends datagrams to one OSC endpoint through a connected, non-blocking UDP socket: a send
@@ -80,19 +102,7 @@ public final class OSCSender: @unchecked Sendable {
     /// Resolves the endpoint and connects a socket to it.
     public init(endpoint: OSCEndpoint) throws(OSCAddressError) {
         self.endpoint = endpoint
-        let (family, address, length) = try endpoint.resolve()
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .socket(endpoint.url, reason: String(cString: strerror(errno))) }
-        var a = address
-        let connected = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
-        }
-        guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw .socket(endpoint.url, reason: reason)
-        }
-        self.fd = fd
+        fd = try endpoint.udpSocket(bind: false, nonBlocking: true)
     }
 
     deinit { close(fd) }
