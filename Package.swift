@@ -9,7 +9,11 @@
 //   CLiblo        — liblo (OSC), found by pkg-config
 //   Outputs       — the snapshot every output reads, the OSC address space, oscdump-style
 //                   text, JSON lines, OSC bundles over UDP and the OSC control input (liblo);
-//                   knows nothing of JACK
+//                   knows nothing of JACK; also the `Display` interface the displays implement
+//   TerminalDisplay — the terminal screen (--tui): layout as pure functions of a snapshot, then
+//                   the terminal I/O with plain escape sequences (no terminal library)
+//   WebDisplay    — the browser display (--http): Hummingbird + WebSocket, the page in the binary;
+//                   Hummingbird and SwiftNIO stay inside this module
 //   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
@@ -26,6 +30,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -46,8 +53,18 @@ let package = Package(
         .target(name: "Realtime"),
         .target(name: "Jack", dependencies: ["CJack"]),
         .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo"]),
+        .target(name: "TerminalDisplay", dependencies: ["Outputs", "Realtime"]),
+        .target(
+            name: "WebDisplay",
+            dependencies: [
+                "Outputs", "Realtime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
-        .executableTarget(name: "jackvu", dependencies: ["JackVU", "Outputs", argumentParser]),
+        .executableTarget(
+            name: "jackvu", dependencies: ["JackVU", "Outputs", "TerminalDisplay", "WebDisplay", argumentParser]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", argumentParser],
@@ -61,6 +78,7 @@ let package = Package(
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
         .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
+        .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs"]),
     ]

@@ -66,6 +66,7 @@ public final class Analyzer: @unchecked Sendable {
             if kinds.contains(.thirds) { f.insert(.thirds) }
             if kinds.contains(.correlation) { f.insert(.correlation) }
             if kinds.contains(.loudness) { f.insert(.loudness) }
+            if c.displayed { f.formUnion([.spectrum, .yin, .dpeak, .loudness, .truePeak, .correlation]) }
             switch c.meterSource {
             case .rms: break
             case .peak: f.insert(.dpeak)

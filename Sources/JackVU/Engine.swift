@@ -16,16 +16,25 @@ import Synchronization
 public final class Engine {
     public let configuration: Configuration
     private let sink: FileDescriptorSink
+    private let displayFactories: [DisplayFactory]
+
+    /// Makes a display once the engine knows what it shows; its errors end the run with their
+    /// exit status.
+    /// (An `EngineError` keeps its status; any other error exits 70.)
+    public typealias DisplayFactory = (DisplayContext) throws -> any Display
 
     /// Why the run is stopping (0: not yet).
     private enum StopReason: Int {
         case running = 0, signal, serverShutdown, outputClosed
     }
 
-    public init(configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink()) throws(EngineError) {
+    public init(
+        configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), displays: [DisplayFactory] = []
+    ) throws(EngineError) {
         do { try configuration.validate() } catch { throw EngineError(.usage, error.description) }
         self.configuration = configuration
         self.sink = sink
+        displayFactories = displays
     }
 
     /// Runs until stopped. Returns normally after SIGINT/SIGTERM; throws with the exit status
@@ -78,6 +87,32 @@ public final class Engine {
             }
         }
 
+        let wake = WakeSignal()
+        let shared = SharedState(neededFeatures: features)
+        let stop = Atomic<Int>(StopReason.running.rawValue)
+
+        // Displays: after everything that can fail on a bad option (the terminal display takes
+        // the terminal over; `defer` gives it back on every way out).
+        let context = DisplayContext(
+            clientName: client.name, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
+            barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
+            reset: {
+                shared.resetRequested.store(true, ordering: .relaxed)
+                wake.signal()
+            },
+            quit: {
+                _ = stop.compareExchange(
+                    expected: StopReason.running.rawValue, desired: StopReason.signal.rawValue, ordering: .relaxed)
+                kill(getpid(), SIGUSR1)
+            })
+        var displays: [any Display] = []
+        defer { for d in displays { d.stop() } }
+        for make in displayFactories {
+            do { displays.append(try make(context)) } catch let error as EngineError { throw error } catch {
+                throw EngineError(.software, "\(error)")
+            }
+        }
+
         // Ports and their metadata: after the slow setup (FFT planning), so that the ports
         // appear only shortly before the client is active and can be connected to.
         var inputs: [Port] = []
@@ -96,8 +131,6 @@ public final class Engine {
 
         let ring = AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768))
         let meterValues = AtomicFloatArray(count: c.channels)
-        let wake = WakeSignal()
-        let shared = SharedState(neededFeatures: features)
         shared.serverSampleRate.store(sampleRate)
         shared.serverBufferSize.store(client.bufferSize)
         let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars, bandCount: analyzer.bandCount) }
@@ -107,7 +140,6 @@ public final class Engine {
             inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
             wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary, oscPort: oscPort, oscQueue: oscQueue,
             notesPort: notesPort, notesQueue: notesQueue)
-        let stop = Atomic<Int>(StopReason.running.rawValue)
         let shutdownReason = Mutex<String>("")
         let notifications = Notifications(shared: shared) { reason in
             shutdownReason.withLock { $0 = reason }
@@ -122,7 +154,7 @@ public final class Engine {
         processor.resetStatistics()
 
         let outputError = Mutex<String>("")
-        let stdoutWriter = StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
+        let stdoutWriter = !c.stdoutStream ? nil : StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
             outputError.withLock { $0 = error.description }
             stop.store(StopReason.outputClosed.rawValue, ordering: .relaxed)
             kill(getpid(), SIGUSR1)
@@ -130,7 +162,7 @@ public final class Engine {
         let control = OutputControl(rate: c.rate)
         let output = OutputLoop(
             snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: oscQueue,
-            oscPortMaxEvent: processor.oscMaxEvent, shared: shared, control: control)
+            oscPortMaxEvent: processor.oscMaxEvent, displays: displays, shared: shared, control: control)
         let worker = Worker(
             configuration: c, analyzer: analyzer, ring: ring, wake: wake, meterValues: meterValues,
             snapshots: snapshots, shared: shared, processor: processor, outputWake: output.wake,
@@ -164,7 +196,7 @@ public final class Engine {
             wake.signal()
             worker.join()
             output.join()
-            stdoutWriter.stop()
+            stdoutWriter?.stop()
         }
 
         do { try client.activate() } catch { throw EngineError(.software, error.description) }

@@ -90,6 +90,7 @@ final class OutputLoop: @unchecked Sendable {
     private let oscPort: PacketQueue?
     /// The largest event the `osc` port took in its last cycle, bytes (0: not known yet).
     private let oscPortMaxEvent: Counter
+    private let displays: [any Display]
     private let shared: SharedState
     private let control: OutputControl
     /// Woken by the worker after each publish.
@@ -100,8 +101,8 @@ final class OutputLoop: @unchecked Sendable {
     static let maxDestinations = 32
 
     init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, stdout: StdoutWriter?,
-         senders: [OSCSender], oscPort: PacketQueue?, oscPortMaxEvent: Counter, shared: SharedState,
-         control: OutputControl)
+         senders: [OSCSender], oscPort: PacketQueue?, oscPortMaxEvent: Counter, displays: [any Display] = [],
+         shared: SharedState, control: OutputControl)
     {
         self.snapshots = snapshots
         addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
@@ -111,6 +112,7 @@ final class OutputLoop: @unchecked Sendable {
         self.senders = senders
         self.oscPort = oscPort
         self.oscPortMaxEvent = oscPortMaxEvent
+        self.displays = displays
         self.shared = shared
         self.control = control
     }
@@ -171,15 +173,14 @@ final class OutputLoop: @unchecked Sendable {
     }
 
     private func emit(_ snapshot: Snapshot) {
+        for display in displays { display.show(snapshot) }
+        if let stdout, format == .json { stdout.offer(json.line(for: snapshot)) }
+        guard stdout != nil && format == .text || !senders.isEmpty || oscPort != nil else { return }
         let messages = addressSpace.messages(for: snapshot)
-        if let stdout {
-            if format == .json {
-                stdout.offer(json.line(for: snapshot))
-            } else {
-                var text = ""
-                for m in messages { text += m.text }
-                stdout.offer(text)
-            }
+        if let stdout, format == .text {
+            var text = ""
+            for m in messages { text += m.text }
+            stdout.offer(text)
         }
         guard !senders.isEmpty || oscPort != nil else { return }
         let timeTag = snapshot.timeTag != 0 ? snapshot.timeTag : OSCBundle.timeTagNow()

@@ -161,6 +161,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.controlRejected = controlRejected?.count ?? 0
             let cycles = processor.cycles.count
             snapshot.status.cycles = cycles
+            snapshot.status.bufferFrames = shared.serverBufferSize.count
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
             let maximum = Float(processor.maxBusyNanoseconds.count) / 1000

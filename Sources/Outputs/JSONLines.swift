@@ -61,7 +61,7 @@ public struct JSONLines: Sendable {
         if file == nil && k.contains(.status) {
             let t = s.status
             out += ", \"status\": {\"xruns\": \(t.xruns), \"overruns\": \(t.overruns), "
-                + "\"skipped_updates\": \(t.outputSkipped), \"cycles\": \(t.cycles), "
+                + "\"skipped_updates\": \(t.outputSkipped), \"cycles\": \(t.cycles), \"buffer_frames\": \(t.bufferFrames), "
                 + "\"osc_send_failures\": \(t.oscSendFailures), \"osc_port_dropped\": \(t.oscPortDropped), "
                 + "\"control_rejected\": \(t.controlRejected)}"
         }

@@ -93,6 +93,8 @@ public struct Snapshot: Sendable {
         public var outputSkipped = 0
         /// Process cycles run.
         public var cycles = 0
+        /// The server's buffer size (frames per period).
+        public var bufferFrames = 0
         /// OSC datagrams that could not be sent (host unreachable, port refused, socket full).
         public var oscSendFailures = 0
         /// OSC packets dropped on the `osc` MIDI port (queue full or too large for the port).
@@ -111,5 +113,20 @@ public struct Snapshot: Sendable {
     public init(channels: Int, barCount: Int, bandCount: Int = 0) {
         self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
         correlations = [Float](repeating: 0, count: channels / 2)
+    }
+}
+
+extension Snapshot {
+    /// A copy that shares no array storage with this one (so the worker, which reuses its
+    /// buffers, never has to copy on write).
+    public func deepCopy() -> Snapshot {
+        var copy = self
+        copy.channels = channels.withUnsafeBufferPointer { Array($0) }
+        for i in copy.channels.indices {
+            copy.channels[i].bars = channels[i].bars.withUnsafeBufferPointer { Array($0) }
+            copy.channels[i].thirds = channels[i].thirds.withUnsafeBufferPointer { Array($0) }
+        }
+        copy.correlations = correlations.withUnsafeBufferPointer { Array($0) }
+        return copy
     }
 }

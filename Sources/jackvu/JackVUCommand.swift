@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import DSP
 import JackVU
@@ -112,7 +115,8 @@ struct JackVUCommand: ParsableCommand {
             Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a \
             --connect pattern matches no port; 68 an --osc host does not resolve; 69 no JACK \
             server, or it shut down; 70 internal failure; 71 --listen cannot bind its address; \
-            74 stdout closed; 75 the client name is taken.
+            74 stdout closed; 75 the client name is taken. (71 also: --http cannot bind its \
+            address; 68: its host does not resolve.)
             """,
         version: "0.2.0",
         subcommands: [AnalyzeCommand.self])
@@ -134,8 +138,22 @@ struct JackVUCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output).", valueName: "Hz"))
     var rate = 20.0
 
-    @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them) or json (one object per update; with analyze, summaries as one JSON array).", valueName: "format"))
-    var format = OutputFormat.text
+    @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them; the default) or json (one object per update; with analyze, summaries as one JSON array). Implies --text.", valueName: "format"))
+    var format: OutputFormat?
+
+    /// `--format`, text when not given.
+    var outputFormat: OutputFormat { format ?? .text }
+
+    @Flag(name: .long, help: "Draw the terminal display: a note, a meter per input, the spectrum, loudness (the default when stdout is a terminal). Keys: q quit, r reset, p pause, Tab/arrows select the input, ? help.")
+    var tui = false
+
+    @Flag(name: .long, help: "Write the text stream on stdout even when it is a terminal.")
+    var text = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Serve the browser display at http://ADDRESS:PORT/ (a WebSocket at /ws, the latest update as JSON at /snapshot). A bare PORT listens on 127.0.0.1 only; name an address (0.0.0.0:PORT, [::]:PORT) to serve other machines.",
+        valueName: "[address:]port"))
+    var http: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Also send every update as OSC bundles over UDP to udp://HOST:PORT (or osc.udp://HOST:PORT/). Repeatable.",
@@ -167,7 +185,15 @@ struct JackVUCommand: ParsableCommand {
         c.channels = channels
         c.connect = connect
         c.rate = rate
-        c.format = format
+        c.format = outputFormat
+        if tui && text { throw ConfigurationError(option: "--tui", message: "and --text exclude each other") }
+        if tui && format != nil {
+            throw ConfigurationError(option: "--format", message: "applies to the text stream; it cannot be used with --tui")
+        }
+        let terminal = tui || (!text && format == nil && isatty(1) != 0)
+        c.stdoutStream = !terminal
+        c.http = http
+        c.displayed = terminal || http != nil
         c.oscDestinations = osc
         c.oscPort = !noOSCPort
         c.midiNotes = midiNotes
@@ -215,7 +241,7 @@ struct AnalyzeCommand: ParsableCommand {
     /// become one JSON array, streams one JSON object per line.
     @ParentCommand var parent: JackVUCommand
 
-    var format: OutputFormat { parent.format }
+    var format: OutputFormat { parent.outputFormat }
 
     @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
     var stream = false

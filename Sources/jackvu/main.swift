@@ -1,5 +1,8 @@
 import ArgumentParser
 import JackVU
+import Outputs
+import TerminalDisplay
+import WebDisplay
 
 #if canImport(Glibc)
 import Glibc
@@ -19,14 +22,22 @@ do {
     exit(ExitStatus.usage.rawValue)
 }
 
-do {
+do throws(any Error) {
     switch command {
     case let analyze as AnalyzeCommand:
         let analysis = FileAnalysis(
             configuration: try analyze.makeConfiguration(), format: analyze.format, stream: analyze.stream)
         exit(analysis.run(files: analyze.files))
     case let live as JackVUCommand:
-        let engine = try Engine(configuration: try live.makeConfiguration())
+        let configuration = try live.makeConfiguration()
+        var displays: [Engine.DisplayFactory] = []
+        if let http = configuration.http {
+            displays.append { context in try makeWebDisplay(context, http) }
+        }
+        if !configuration.stdoutStream {
+            displays.append(makeTerminalDisplay)
+        }
+        let engine = try Engine(configuration: configuration, displays: displays)
         try engine.run()
         exit(ExitStatus.success.rawValue)
     default:  // the parser's own commands, e.g. `jackvu help analyze`
@@ -43,4 +54,39 @@ do {
 } catch {
     printError("\(error)")
     exit(ExitStatus.software.rawValue)
+}
+
+/// The process environment.
+func environment() -> [String: String] {
+    var out: [String: String] = [:]
+    var p = environ
+    while let entry = p.pointee {
+        let text = String(cString: entry)
+        if let eq = text.firstIndex(of: "=") { out[String(text[..<eq])] = String(text[text.index(after: eq)...]) }
+        p += 1
+    }
+    return out
+}
+
+/// The terminal display (`--tui`, or stdout is a terminal).
+func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
+    do { return try TerminalDisplay(context: context, environment: environment()) } catch {
+        throw EngineError(.usage, error.description)
+    }
+}
+
+/// The browser display (`--http`); says where it listens on stderr.
+func makeWebDisplay(_ context: DisplayContext, _ address: String) throws -> any Display {
+    let parsed: HTTPListenAddress
+    do { parsed = try HTTPListenAddress(parsing: address) } catch { throw EngineError(.usage, "--http \(error.description)") }
+    do {
+        let display = try WebDisplay(context: context, address: parsed)
+        printError("browser display at http://\(display.address)/")
+        return display
+    } catch {
+        switch error {
+        case .cannotBind: throw EngineError(.osError, error.description)
+        case .unresolvable: throw EngineError(.noHost, error.description)
+        }
+    }
 }

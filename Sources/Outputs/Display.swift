@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Realtime
+
+/// A display (the terminal screen, the browser page): an output that shows snapshots to
+/// people. The output thread hands it each new snapshot at the display rate (`--rate`);
+/// `show` must return at once: a display draws on its own thread(s) from the newest snapshot
+/// it holds, and a slow terminal or browser costs it skipped frames (counted in
+/// `DisplayContext.skipped`), never analysis.
+public protocol Display: AnyObject, Sendable {
+    /// Takes the newest snapshot. Called on the output thread only; never blocks for long.
+    func show(_ snapshot: Snapshot)
+    /// Stops drawing and gives back what the display took (the terminal, the listening
+    /// socket). Idempotent.
+    func stop()
+}
+
+/// What a display needs to know beyond the snapshots, and what it may ask of the engine.
+public struct DisplayContext: Sendable {
+    /// The JACK client's name (shown in titles).
+    public var clientName: String
+    /// The channel count.
+    public var channels: Int
+    /// What the meter bar shows (`--meter`) and its scale.
+    public var meter: DisplayScale
+    /// Edges of the spectrum bars: log-spaced from `barsFromHz` to `barsToHz` (clamped to the
+    /// Nyquist frequency of the snapshot's sample rate).
+    public var barsFromHz: Double
+    public var barsToHz: Double
+    /// How long a peak-hold mark stays, seconds (`--hold`).
+    public var holdSeconds: Double
+    /// Updates per second (`--rate`).
+    public var rate: Double
+    /// Frames a display could not show because it was still busy with an earlier one.
+    public var skipped: Counter
+    /// Restart the measurements (as SIGHUP).
+    public var reset: @Sendable () -> Void
+    /// End the run (as SIGTERM).
+    public var quit: @Sendable () -> Void
+
+    public init(
+        clientName: String, channels: Int, meter: DisplayScale, barsFromHz: Double, barsToHz: Double,
+        holdSeconds: Double, rate: Double, skipped: Counter = Counter(),
+        reset: @escaping @Sendable () -> Void = {}, quit: @escaping @Sendable () -> Void = {}
+    ) {
+        self.clientName = clientName
+        self.channels = channels
+        self.meter = meter
+        self.barsFromHz = barsFromHz
+        self.barsToHz = barsToHz
+        self.holdSeconds = holdSeconds
+        self.rate = rate
+        self.skipped = skipped
+        self.reset = reset
+        self.quit = quit
+    }
+
+    /// The bar edges (`bars + 1` values, Hz) at `sampleRate`, as the spectrum analyser
+    /// computes them.
+    public func barEdgesHz(bars: Int, sampleRate: Int) -> [Double] {
+        guard bars > 0 else { return [] }
+        let top = sampleRate > 0 ? min(barsToHz, Double(sampleRate) / 2) : barsToHz
+        let lo = log10(barsFromHz), hi = log10(max(top, barsFromHz * 1.0001))
+        return (0...bars).map { pow(10, lo + Double($0) / Double(bars) * (hi - lo)) }
+    }
+}
+
+/// The meter a display draws as a bar: the snapshot's `meter` value 0 … 1 maps linearly onto
+/// `range`, in `unit`; the bar is green below `yellowFrom`, yellow up to `redFrom`, red above.
+public struct DisplayScale: Sendable, Equatable {
+    /// The quantity's short name ("RMS", "VU", "PPM EBU", "K-20", "M", …).
+    public var name: String
+    /// Its unit ("dBFS", "dBTP", "VU", "dB", "LUFS", "mark").
+    public var unit: String
+    public var range: ClosedRange<Double>
+    public var yellowFrom: Double
+    public var redFrom: Double
+    /// Scale marks to label, in the quantity's units.
+    public var marks: [Double]
+    /// True when the snapshot's `hold` (sample peak, `--hold` s) is on this scale (the dBFS
+    /// meters); otherwise the display holds the bar's own maximum for `--hold` seconds.
+    public var holdIsSamplePeak: Bool
+
+    public init(
+        name: String, unit: String, range: ClosedRange<Double>, yellowFrom: Double, redFrom: Double,
+        marks: [Double], holdIsSamplePeak: Bool
+    ) {
+        self.name = name
+        self.unit = unit
+        self.range = range
+        self.yellowFrom = yellowFrom
+        self.redFrom = redFrom
+        self.marks = marks
+        self.holdIsSamplePeak = holdIsSamplePeak
+    }
+
+    /// The reading of a 0 … 1 meter value, in `unit`.
+    public func value(ofFraction x: Float) -> Double {
+        range.lowerBound + Double(min(1, max(0, x))) * (range.upperBound - range.lowerBound)
+    }
+
+    /// The 0 … 1 position of a reading.
+    public func fraction(of value: Double) -> Double {
+        min(1, max(0, (value - range.lowerBound) / (range.upperBound - range.lowerBound)))
+    }
+
+    /// The zone of a reading.
+    public func zone(of value: Double) -> Zone {
+        value >= redFrom ? .red : value >= yellowFrom ? .yellow : .green
+    }
+
+    public enum Zone: Sendable { case green, yellow, red }
+
+    /// Marks every `step` units from the range's bottom to its top, inclusive.
+    public static func marks(_ range: ClosedRange<Double>, step: Double) -> [Double] {
+        var out: [Double] = []
+        var v = (range.lowerBound / step).rounded(.up) * step
+        while v <= range.upperBound + 1e-9 {
+            out.append(v)
+            v += step
+        }
+        return out
+    }
+}
+
+/// Where the browser display listens (`--http [ADDRESS:]PORT`): a bare port means loopback
+/// (127.0.0.1); an address (IPv4, a host name, or IPv6 in brackets: `[::]:8080`) is taken as
+/// named. Port 0 asks the system for a free port.
+public struct HTTPListenAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        func portNumber(_ s: Substring) throws(ParseError) -> Int {
+            guard let p = Int(s), (0...65535).contains(p) else {
+                throw ParseError(description: "'\(text)': the port must be a number from 0 to 65535")
+            }
+            return p
+        }
+        if let p = Int(text) {
+            host = "127.0.0.1"
+            port = try portNumber(Substring(String(p)))
+            return
+        }
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw ParseError(description: "'\(text)': expected [IPV6]:PORT")
+            }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            port = try portNumber(text[text.index(close, offsetBy: 2)...])
+        } else {
+            guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
+                throw ParseError(description: "'\(text)': expected PORT or ADDRESS:PORT")
+            }
+            host = String(text[..<colon])
+            port = try portNumber(text[text.index(after: colon)...])
+        }
+        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }) else {
+            throw ParseError(description: "'\(text)': '\(host)' is not an address")
+        }
+    }
+
+    /// As a URL authority: `127.0.0.1:8080`, `[::1]:8080`.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether the address is loopback only.
+    public var isLoopback: Bool { host == "localhost" || host.hasPrefix("127.") || host == "::1" }
+}

@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Outputs
+import Realtime
+import Synchronization
+
+/// The terminal display (`--tui`): the original app's screen for every channel at once, drawn
+/// with plain escape sequences on its own thread. `show` only parks the newest snapshot (a
+/// frame the thread had not drawn yet is replaced and counted as skipped); the thread draws
+/// at most as fast as snapshots arrive (`--rate`), writes only the cells that changed, follows
+/// resizes, and reads keys: q quits, r resets, p pauses, ? help, Tab/arrows select the input,
+/// Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
+/// there) and, on a fatal signal, by a handler.
+public final class TerminalDisplay: Display, @unchecked Sendable {
+    // @unchecked Sendable: `pending` is a Mutex, `stopping` atomic; the rest belongs to the
+    // display thread (until it has been joined).
+    private let context: DisplayContext
+    private let terminal: Terminal
+    private let capabilities: TerminalCapabilities
+    private let pending = Mutex<Snapshot?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    private var thread: PosixThread?
+    private let stopOnce = Mutex<Bool>(false)
+
+    /// Frames drawn (for tests and benchmarks).
+    public let framesDrawn = Counter()
+
+    public enum OpenError: Error, CustomStringConvertible {
+        case noTerminal
+        public var description: String { "--tui: there is no terminal to draw on (use --text)" }
+    }
+
+    /// Takes over the terminal (stdout if it is one, else /dev/tty) and starts drawing.
+    public init(context: DisplayContext, environment: [String: String]) throws(OpenError) {
+        self.context = context
+        let (capabilities, addressable) = terminalCapabilities(environment: environment)
+        self.capabilities = capabilities
+        do { terminal = try Terminal(addressable: addressable) } catch { throw .noTerminal }
+        thread = PosixThread(name: "jackvu-tui") { [self] in run() }
+    }
+
+    public func show(_ snapshot: Snapshot) {
+        let copy = snapshot.deepCopy()
+        let replaced = pending.withLock { slot in
+            defer { slot = copy }
+            return slot != nil
+        }
+        if replaced { context.skipped.add() }
+    }
+
+    public func stop() {
+        let first = stopOnce.withLock { done in defer { done = true }; return !done }
+        guard first else { return }
+        stopping.store(true, ordering: .relaxed)
+        thread?.join()
+        thread = nil
+        terminal.restore()
+    }
+
+    // MARK: The display thread
+
+    private func run() {
+        var state = ViewState()
+        var shown: Snapshot?
+        var onScreen: Screen?
+        var lastPlain = 0
+        var heldSince: [Int] = []
+        var dirty = true
+        while !stopping.load(ordering: .relaxed) {
+            // Keys (waiting for them paces the loop: at most 20 ms between looks at the slot).
+            let keys = terminal.readKeys(waiting: 20)
+            if !keys.isEmpty {
+                let channels = shown?.channels.count ?? context.channels
+                for action in KeyParser.actions(keys) {
+                    switch action {
+                    case .quit: context.quit()
+                    case .reset: context.reset()
+                    case .pause: state.paused.toggle()
+                    case .help: state.help.toggle()
+                    case .next: state.selected = (state.selected + 1) % max(1, channels)
+                    case .previous: state.selected = (state.selected + max(1, channels) - 1) % max(1, channels)
+                    case .redraw: onScreen = nil
+                    case .escape: state.help = false
+                    }
+                }
+                dirty = true
+            }
+            if let s = pending.withLock({ slot in defer { slot = nil }; return slot }), !state.paused {
+                updateHeld(&state, &heldSince, s)
+                shown = s
+                dirty = true
+            }
+            let size = terminal.size()
+            if let current = onScreen, current.width != size.width || current.height != size.height {
+                onScreen = nil
+                dirty = true
+            }
+            guard dirty else { continue }
+            let screen = Layout.render(
+                shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities)
+            let ok: Bool
+            if terminal.addressable {
+                ok = terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors))
+            } else {
+                // A dumb terminal: the whole screen as plain lines, at most once a second.
+                let now = monotonicNanoseconds()
+                guard now - lastPlain >= 1_000_000_000 else { continue }
+                lastPlain = now
+                ok = terminal.write("\n" + screen.text + "\n")
+            }
+            guard ok else {  // the terminal is gone: end the run
+                context.quit()
+                return
+            }
+            framesDrawn.add()
+            onScreen = screen
+            dirty = false
+        }
+    }
+
+    /// The bar's own held maximum for meters whose `hold` is on another scale: kept
+    /// `--hold` seconds, then it follows the bar.
+    private func updateHeld(_ state: inout ViewState, _ since: inout [Int], _ s: Snapshot) {
+        guard !context.meter.holdIsSamplePeak else { return }
+        let n = s.channels.count
+        if state.heldMeter.count != n {
+            state.heldMeter = Array(repeating: 0, count: n)
+            since = Array(repeating: 0, count: n)
+        }
+        let now = monotonicNanoseconds()
+        for c in 0..<n {
+            let v = s.channels[c].meter
+            if v >= state.heldMeter[c] || Double(now - since[c]) / 1e9 > context.holdSeconds {
+                state.heldMeter[c] = v
+                since[c] = now
+            }
+        }
+    }
+}
+
+/// Key presses, from the bytes a terminal sends.
+enum KeyAction: Equatable {
+    case quit, reset, pause, help, next, previous, redraw, escape
+}
+
+enum KeyParser {
+    /// The actions in `bytes` (several keys may arrive at once; unknown ones are ignored).
+    static func actions(_ bytes: [UInt8]) -> [KeyAction] {
+        var out: [KeyAction] = []
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x1B {
+                // CSI or SS3: ESC [ X, ESC O X (arrows), ESC [ Z (Shift-Tab).
+                if i + 2 < bytes.count && (bytes[i + 1] == UInt8(ascii: "[") || bytes[i + 1] == UInt8(ascii: "O")) {
+                    // Skip parameters (digits and ';') to the final byte.
+                    var j = i + 2
+                    while j < bytes.count && (bytes[j] == UInt8(ascii: ";") || (bytes[j] >= 0x30 && bytes[j] <= 0x39)) { j += 1 }
+                    if j < bytes.count {
+                        switch bytes[j] {
+                        case UInt8(ascii: "A"), UInt8(ascii: "D"), UInt8(ascii: "Z"): out.append(.previous)
+                        case UInt8(ascii: "B"), UInt8(ascii: "C"): out.append(.next)
+                        default: break
+                        }
+                    }
+                    i = j + 1
+                    continue
+                }
+                out.append(.escape)
+                i += 1
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "q"), UInt8(ascii: "Q"): out.append(.quit)
+            case UInt8(ascii: "r"), UInt8(ascii: "R"): out.append(.reset)
+            case UInt8(ascii: "p"), UInt8(ascii: "P"), UInt8(ascii: " "): out.append(.pause)
+            case UInt8(ascii: "?"), UInt8(ascii: "h"): out.append(.help)
+            case 0x09: out.append(.next)
+            case 0x0C: out.append(.redraw)
+            default: break
+            }
+            i += 1
+        }
+        return out
+    }
+}

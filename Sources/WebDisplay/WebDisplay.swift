@@ -1,0 +1,280 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Outputs
+import Realtime
+import Synchronization
+
+/// The browser display (`--http [ADDRESS:]PORT`): an HTTP server (Hummingbird, on SwiftNIO's
+/// threads, never the audio or worker threads) serving
+///
+/// - `GET /`: one self-contained page (HTML, CSS, JavaScript compiled into the binary; no CDN)
+///   that draws the terminal display's content on a canvas;
+/// - `GET /ws`: a WebSocket: first `{"display": …}` (what the meter shows, its scale, the bar
+///   range), then every update at the display rate in the live JSON schema (`--format json`);
+/// - `GET /snapshot`: the latest update as JSON (503 before the first);
+/// - `GET /status`: the display's own counters as JSON (clients, dropped clients, skipped
+///   frames, bytes sent).
+///
+/// Every browser has a queue of one update: a newer one replaces an update not yet taken
+/// (counted as a skipped frame). A browser that stops reading blocks only its own connection
+/// once SwiftNIO's write buffer (64 KiB high-water mark) and the kernel's socket buffer are
+/// full; when one update has not gone out for `stallLimit` seconds the connection is closed
+/// (counted as dropped). So jackvu holds at most one update and 64 KiB per browser, at most
+/// `maxClients` browsers.
+public final class WebDisplay: Display, @unchecked Sendable {
+    // @unchecked Sendable: the mutable state is in Mutexes and atomics.
+    private let context: DisplayContext
+    private let hub: Hub
+    private let task: Task<Void, Never>
+    private let json: JSONLines
+    /// The address the server is listening on (the port the system chose for port 0).
+    public let address: HTTPListenAddress
+
+    /// Browsers at once, at most; more get 503.
+    public static let maxClients = 32
+    /// Seconds one update may take to go out before its browser is dropped.
+    public static let stallLimit = 5.0
+
+    public enum StartError: Error, CustomStringConvertible {
+        /// The address cannot be bound (in use, not ours, no permission).
+        case cannotBind(String)
+        /// The host name does not resolve.
+        case unresolvable(String)
+
+        public var description: String {
+            switch self {
+            case .cannotBind(let m): return "--http: cannot listen: \(m)"
+            case .unresolvable(let m): return "--http: \(m)"
+            }
+        }
+    }
+
+    /// Starts the server and returns once it listens (or throws why it cannot).
+    public init(context: DisplayContext, address: HTTPListenAddress) throws(StartError) {
+        self.context = context
+        // What the page draws: every reading of the terminal display, not the ones it does
+        // not show (VU, PPM and K are in `meter` when chosen; the 1/3 octaves are not drawn).
+        json = JSONLines(kinds: MessageKinds([
+            .peak, .rms, .level, .hold, .meter, .truepeak, .dpeak, .pitch, .peakfreq, .bars, .correlation, .loudness,
+            .status,
+        ]))
+        guard WebDisplay.resolves(address.host) else {
+            throw .unresolvable("'\(address.host)' does not resolve to an address")
+        }
+        let hub = Hub(hello: WebDisplay.hello(context), skipped: context.skipped)
+        self.hub = hub
+        let started = StartSignal()
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.get("/") { _, _ -> Response in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/html; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: Page.html)))
+        }
+        router.get("/snapshot") { _, _ -> Response in
+            guard let latest = hub.latest() else {
+                return WebDisplay.json("{\"error\": \"no update yet\"}\n", status: .serviceUnavailable)
+            }
+            return WebDisplay.json(latest, status: .ok)
+        }
+        router.get("/status") { _, _ -> Response in WebDisplay.json(hub.statusJSON(), status: .ok) }
+        router.get("/display") { _, _ -> Response in WebDisplay.json(hub.hello + "\n", status: .ok) }
+        router.ws("/ws") { _, _ in
+            hub.clientCount < WebDisplay.maxClients ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { inbound, outbound, _ in
+            try await hub.serve(inbound: inbound, outbound: outbound)
+        }
+        var logger = Logger(label: "jackvu-http") { _ in SwiftLogNoOpLogHandler() }
+        logger.logLevel = .critical
+        let app = Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: "jackvu"),
+            onServerRunning: { channel in started.succeed(port: channel.localAddress?.port ?? address.port) },
+            logger: logger)
+        task = Task.detached {
+            do { try await app.run() } catch { started.fail("\(error)") }
+            started.fail("the server stopped")
+        }
+        switch started.wait(seconds: 20) {
+        case .success(let port):
+            var actual = address
+            actual.port = port
+            self.address = actual
+        case .failure(let message):
+            task.cancel()
+            throw .cannotBind("\(address): \(message)")
+        }
+    }
+
+    public func show(_ snapshot: Snapshot) {
+        hub.publish(json.line(for: snapshot))
+    }
+
+    public func stop() {
+        hub.finish()
+        task.cancel()
+    }
+
+    /// The display's counters (also at `GET /status`).
+    public var status: (clients: Int, dropped: Int, bytesSent: Int) { (hub.clientCount, hub.dropped.count, hub.bytesSent.count) }
+
+    private static func json(_ text: String, status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The first WebSocket message: what the page needs besides the updates.
+    static func hello(_ c: DisplayContext) -> String {
+        let m = c.meter
+        func n(_ x: Double) -> String { fixed(x, 3) }
+        return "{\"display\": {\"client\": \(jsonString(c.clientName)), \"channels\": \(c.channels), "
+            + "\"meter\": {\"name\": \(jsonString(m.name)), \"unit\": \(jsonString(m.unit)), "
+            + "\"min\": \(n(m.range.lowerBound)), \"max\": \(n(m.range.upperBound)), "
+            + "\"yellow_from\": \(n(m.yellowFrom)), \"red_from\": \(n(m.redFrom)), "
+            + "\"marks\": [\(m.marks.map(n).joined(separator: ", "))], "
+            + "\"hold_is_sample_peak\": \(m.holdIsSamplePeak)}, "
+            + "\"bars_from_hz\": \(n(c.barsFromHz)), \"bars_to_hz\": \(n(c.barsToHz)), "
+            + "\"hold_s\": \(n(c.holdSeconds)), \"rate_hz\": \(n(c.rate)), \"stall_limit_s\": \(n(stallLimit))}}"
+    }
+
+    /// Whether `host` resolves (getaddrinfo), so a typo fails before anything starts.
+    static func resolves(_ host: String) -> Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &result) == 0 else { return false }
+        freeaddrinfo(result)
+        return true
+    }
+}
+
+/// Hands "started on port N" or "failed" from the server task to the thread that waits.
+private final class StartSignal: @unchecked Sendable {
+    // @unchecked Sendable: `state` is a Mutex; the semaphore is thread-safe.
+    enum Outcome { case success(Int), failure(String) }
+    private let state = Mutex<Outcome?>(nil)
+    private var semaphore = sem_t()
+
+    init() { sem_init(&semaphore, 0, 0) }
+    deinit { sem_destroy(&semaphore) }
+
+    func succeed(port: Int) { settle(.success(port)) }
+    func fail(_ message: String) { settle(.failure(message)) }
+
+    private func settle(_ outcome: Outcome) {
+        let first = state.withLock { s -> Bool in
+            guard s == nil else { return false }
+            s = outcome
+            return true
+        }
+        if first { sem_post(&semaphore) }
+    }
+
+    func wait(seconds: Int) -> Outcome {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        while sem_timedwait(&semaphore, &deadline) != 0 && errno == EINTR {}
+        return state.withLock { $0 } ?? .failure("timed out")
+    }
+}
+
+/// The browsers: each has a queue of one update; the newest update is kept for `/snapshot`.
+final class Hub: @unchecked Sendable {
+    // @unchecked Sendable: all state is in Mutexes and counters.
+    let hello: String
+    private let skipped: Counter
+    let dropped = Counter()
+    let bytesSent = Counter()
+    private let newest = Mutex<String?>(nil)
+    private let clients = Mutex<[Int: AsyncStream<String>.Continuation]>([:])
+    private let nextID = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+
+    init(hello: String, skipped: Counter) {
+        self.hello = hello
+        self.skipped = skipped
+    }
+
+    var clientCount: Int { clients.withLock { $0.count } }
+
+    func latest() -> String? { newest.withLock { $0 } }
+
+    func statusJSON() -> String {
+        "{\"clients\": \(clientCount), \"dropped_clients\": \(dropped.count), \"skipped_frames\": \(skipped.count), "
+            + "\"bytes_sent\": \(bytesSent.count)}\n"
+    }
+
+    /// Called on the output thread: never waits for a browser.
+    func publish(_ text: String) {
+        newest.withLock { $0 = text }
+        let continuations = clients.withLock { Array($0.values) }
+        for c in continuations {
+            if case .dropped = c.yield(text) { skipped.add() }
+        }
+    }
+
+    /// Ends every connection (jackvu is stopping).
+    func finish() {
+        finished.store(true, ordering: .relaxed)
+        let all = clients.withLock { c in defer { c = [:] }; return Array(c.values) }
+        for c in all { c.finish() }
+    }
+
+    /// One browser's connection: the hello, then each update as it comes; ends when the
+    /// browser closes, jackvu stops, or an update stalls for `stallLimit` seconds.
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        clients.withLock { $0[id] = continuation }
+        defer { clients.withLock { _ = $0.removeValue(forKey: id) } }
+        if finished.load(ordering: .relaxed) { return }
+        if let latest = latest() { continuation.yield(latest) }
+        try await outbound.write(.text(hello))
+        bytesSent.add(hello.utf8.count)
+        let bytes = bytesSent
+        let dropped = dropped
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // The browser's messages are read (and ignored) so that its close is seen.
+            group.addTask {
+                for try await _ in inbound {}
+            }
+            group.addTask {
+                for await text in stream {
+                    let sent = try await Hub.write(text, to: outbound, within: WebDisplay.stallLimit)
+                    guard sent else {
+                        dropped.add()
+                        return
+                    }
+                    bytes.add(text.utf8.count)
+                }
+            }
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Writes one message, or gives up after `seconds` (false).
+    private static func write(_ text: String, to outbound: WebSocketOutboundWriter, within seconds: Double) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await outbound.write(.text(text))
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The terminal display in a real terminal emulator: tmux (on a private socket, killed at the
+/// end), with a real JACK server and jacktone playing A4 into jackvu.
+final class TUITests: XCTestCase {
+    private var session: TmuxSession!
+
+    override func tearDown() {
+        session?.close()
+    }
+
+    private var folder: String { session.folder }
+    private func tmux(_ arguments: [String]) throws { try session.tmux(arguments) }
+    private func capture(escapes: Bool = false) -> String { session.capture(escapes: escapes) }
+    private func waitForPane(timeout: Double = 15, _ predicate: (String) -> Bool) -> String? {
+        session.waitForPane(timeout: timeout, predicate)
+    }
+    private func waitForFile(_ path: String, timeout: Double = 10) -> String? {
+        session.waitForFile(URL(fileURLWithPath: path).lastPathComponent, timeout: timeout)
+    }
+
+    /// Starts jackvu in a tmux pane of `width`×`height`, between two `stty -g` snapshots of
+    /// the pane's terminal; its exit status goes to `exit`.
+    private func startJackVU(server: JackServer, environment: String, arguments: String, width: Int = 100, height: Int = 30) throws {
+        let jackvu = try Executables.product("jackvu")
+        session = try TmuxSession(width: width, height: height) { f in
+            """
+            stty -g > \(f)/before; \
+            env JACK_DEFAULT_SERVER=\(server.name) \(environment) \(jackvu) \(arguments) 2> \(f)/stderr; \
+            echo $? > \(f)/exit; stty -g > \(f)/after; sleep 120
+            """
+        }
+    }
+
+    /// A4 into jackvu: the note, a meter bar per channel and the spectrum show; a resize redraws
+    /// at the new size; `q` ends jackvu (status 0) and the terminal settings are as before.
+    func testNoteMetersSpectrumResizeAndQuit() throws {
+        let server = try JackServer(label: "tui")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        try startJackVU(server: server, environment: "TERM=xterm-256color LANG=C.UTF-8 LC_ALL= NO_COLOR=", arguments: "--connect jacktone:out")
+
+        let screen = waitForPane { $0.contains("440.0 Hz  A4") && $0.contains("Correlation") }
+        XCTAssertNotNil(screen, "the note did not show: \(capture())")
+        let lines = (screen ?? "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let meter1 = lines.first { $0.hasPrefix(" 1 ") } ?? ""
+        let meter2 = lines.first { $0.hasPrefix(" 2 ") } ?? ""
+        XCTAssertTrue(meter1.contains("███") && meter1.hasSuffix("A4"), "channel 1's bar: \(meter1)")
+        XCTAssertTrue(meter2.contains("-inf"), "channel 2 is silent: \(meter2)")
+        XCTAssertTrue(lines.contains { $0.hasSuffix("RMS dBFS") && $0.contains("-60") }, "the meter scale")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("Hz") && $0.contains("1k") && $0.contains("16k") }, "the spectrum's labels")
+        let spectrumRows = lines.filter { $0.contains("█") && !$0.hasPrefix(" 1 ") && !$0.contains("Hz") }
+        XCTAssertGreaterThanOrEqual(spectrumRows.count, 3, "spectrum bars (and the big note)")
+        XCTAssertTrue(lines[0].contains("48000 Hz") && lines[0].contains("256 frames") && lines[0].hasSuffix("? help"), lines[0])
+        XCTAssertEqual(lines[0].count, 99, "the title spans the 100-column pane (last column left blank)")
+        XCTAssertTrue(capture(escapes: true).contains("\u{1B}[32m"), "green meter cells")
+
+        // Tab selects input 2.
+        try tmux(["send-keys", "-t", "jv", "Tab"])
+        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("Input 2  pitch") && $0.contains("ch 2/2") }, capture())
+
+        // Resize to 80×24: redrawn at the new width (the title's right end moves to column 80).
+        try tmux(["resize-window", "-t", "jv", "-x", "80", "-y", "24"])
+        let small = waitForPane(timeout: 5) { text in
+            let first = text.split(separator: "\n").first.map(String.init) ?? ""
+            return first.count == 79 && first.hasSuffix("? help")
+        }
+        XCTAssertNotNil(small, "not redrawn at 80x24: \(capture())")
+        let smallLines = (small ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertTrue(smallLines.contains { $0.hasPrefix(" 1 ") } && smallLines.contains { $0.hasPrefix(" 2 ") })
+        XCTAssertTrue(smallLines.contains { $0.hasPrefix("Hz") && $0.contains("1k") })
+
+        try tmux(["send-keys", "-t", "jv", "q"])
+        let status = waitForFile("\(folder)/exit")
+        XCTAssertEqual(status?.trimmingCharacters(in: .whitespacesAndNewlines), "0", "exit status after q")
+        XCTAssertNotNil(waitForFile("\(folder)/after"))
+        XCTAssertEqual(try String(contentsOfFile: "\(folder)/before", encoding: .utf8),
+                       try String(contentsOfFile: "\(folder)/after", encoding: .utf8), "stty -g before and after")
+        XCTAssertEqual((try? String(contentsOfFile: "\(folder)/stderr", encoding: .utf8)) ?? "", "", "nothing on stderr")
+        // Back on the main screen: the alternate screen's content is gone.
+        XCTAssertFalse(capture().contains("RMS dBFS"), capture())
+    }
+
+    /// SIGTERM restores the terminal too; with NO_COLOR and a C locale the screen has no
+    /// colours and only ASCII, and still shows the note and meters.
+    func testSigtermRestoresTheTerminalAndNoColor() throws {
+        let server = try JackServer(label: "tui")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        try startJackVU(
+            server: server, environment: "TERM=xterm NO_COLOR=1 LANG=C LC_ALL=",
+            arguments: "--name jvterm --connect jacktone:out --channels 1", width: 80, height: 24)
+        let screen = waitForPane { $0.contains("440.0 Hz  A4") && $0.contains("###") }
+        XCTAssertNotNil(screen, capture())
+        XCTAssertFalse((screen ?? "").unicodeScalars.contains { $0.value > 127 }, "ASCII only")
+        let escapes = capture(escapes: true)
+        XCTAssertNil(escapes.range(of: "\u{1B}\\[[0-9;]*3[1-7]m", options: .regularExpression), "no colours with NO_COLOR")
+
+        _ = try Executables.run("pkill", ["-TERM", "-f", "^\(try Executables.product("jackvu")) --name jvterm"])
+        XCTAssertEqual(waitForFile("\(folder)/exit")?.trimmingCharacters(in: .whitespacesAndNewlines), "0")
+        XCTAssertNotNil(waitForFile("\(folder)/after"))
+        XCTAssertEqual(try String(contentsOfFile: "\(folder)/before", encoding: .utf8),
+                       try String(contentsOfFile: "\(folder)/after", encoding: .utf8), "stty -g before and after")
+        XCTAssertFalse(capture().contains("RMS dBFS"))
+    }
+}

@@ -1,0 +1,187 @@
+import DSP
+import Outputs
+@testable import TerminalDisplay
+import XCTest
+
+/// The terminal screen as a pure function: what a person sees at 80×24 and other sizes, with
+/// and without colours, and the escape sequences that update it. (The real terminal is tested
+/// under tmux in the integration tests.)
+final class LayoutTests: XCTestCase {
+    let rms = DisplayScale(
+        name: "RMS", unit: "dBFS", range: -60...0, yellowFrom: -18, redFrom: -6,
+        marks: DisplayScale.marks(-60...0, step: 10), holdIsSamplePeak: true)
+
+    func context(channels: Int = 2) -> DisplayContext {
+        DisplayContext(
+            clientName: "jackvu", channels: channels, meter: rms, barsFromHz: 60, barsToHz: 18000, holdSeconds: 1.5,
+            rate: 20)
+    }
+
+    /// A snapshot with an A4 on channel 1 at −21 dBFS RMS and silence elsewhere.
+    func snapshot(channels: Int = 2, clips: Int = 0) -> Snapshot {
+        var s = Snapshot(channels: channels, barCount: 48)
+        s.sequence = 10
+        s.sampleRate = 48000
+        s.status.bufferFrames = 256
+        s.status.xruns = 3
+        s.status.overruns = 1
+        s.channels[0].pitchHz = 440
+        s.channels[0].pitchNote = Note(frequency: 440)
+        s.channels[0].pitchConfidence = 0.99
+        s.channels[0].peakFrequencyHz = 440
+        s.channels[0].peakNote = Note(frequency: 440)
+        s.channels[0].meter = Float((-21.0 + 60) / 60)
+        s.channels[0].hold = Float((-15.0 + 60) / 60)
+        s.channels[0].clips = clips
+        s.channels[0].bars[20] = 0.9
+        s.channels[0].bars[10] = 0.3
+        s.loudness.momentary = -23
+        s.loudness.shortTerm = -23.4
+        s.loudness.integrated = -23.1
+        s.loudness.range = 2.5
+        s.channels[0].maxTruePeakDBTP = -17.9
+        return s
+    }
+
+    let color = TerminalCapabilities(colors: true, unicode: true)
+
+    func testEightyByTwentyFourShowsEverything() {
+        let screen = Layout.render(snapshot(), context: context(), state: ViewState(), width: 80, height: 24, capabilities: color)
+        XCTAssertEqual(screen.height, 24)
+        let text = screen.text
+        XCTAssertTrue(screen.line(0).contains("48000 Hz") && screen.line(0).contains("256 frames"), screen.line(0))
+        XCTAssertTrue(screen.line(0).contains("xruns 3") && screen.line(0).contains("overruns 1"), screen.line(0))
+        XCTAssertTrue(text.contains("440.0 Hz  A4"), text)
+        XCTAssertTrue(text.contains("confidence 0.99"), text)
+        XCTAssertTrue(text.contains("I  -23.1 LUFS"), text)
+        XCTAssertTrue(text.contains("M  -23.0  S  -23.4 LUFS"), text)
+        XCTAssertTrue(text.contains("LRA   2.5 LU"), text)
+        XCTAssertTrue(text.contains("TP max -17.9 dBTP"), text)
+        XCTAssertTrue(text.contains("Correlation  1-2 +0.00"), text)
+        // The big note: the A glyph's top row, drawn with block characters.
+        XCTAssertTrue(screen.line(1).hasPrefix("   ██"), screen.line(1))
+        // A meter row per channel with a reading, and the scale with its unit.
+        let meter1 = (0..<24).map(screen.line).first { $0.hasPrefix(" 1 ") }!
+        let meter2 = (0..<24).map(screen.line).first { $0.hasPrefix(" 2 ") }!
+        XCTAssertTrue(meter1.contains("█") && meter1.contains("-21.0") && meter1.hasSuffix("A4"), meter1)
+        XCTAssertTrue(meter2.contains("-inf") && !meter2.contains("█"), meter2)
+        XCTAssertNotNil((0..<24).map(screen.line).first { $0.contains("-60") && $0.hasSuffix("RMS dBFS") })
+        // The spectrum: frequency labels and bars.
+        XCTAssertNotNil((0..<24).map(screen.line).first { $0.hasPrefix("Hz") && $0.contains("1k") && $0.contains("250") })
+        XCTAssertTrue(text.contains("Spectrum, input 1"))
+    }
+
+    func testMeterBarLengthColoursAndPeakHold() {
+        let screen = Layout.render(snapshot(), context: context(), state: ViewState(), width: 80, height: 24, capabilities: color)
+        let y = (0..<24).first { screen.line($0).hasPrefix(" 1 ") }!
+        // Bar columns 3 ..< 3 + w; −21 dBFS fills 39/60 of it.
+        let w = 80 - 20 - 1
+        let filled = (3..<(3 + w)).filter { screen[$0, y].character == "█" }.count
+        XCTAssertEqual(Double(filled), Double(w) * 39 / 60, accuracy: 1.5)
+        // Green below −18 dBFS, yellow above it.
+        XCTAssertEqual(screen[3, y].style.color, .green)
+        let holdColumn = 3 + Int(Double(w) * 45 / 60)
+        XCTAssertEqual(screen[holdColumn, y].character, "▌")
+        XCTAssertEqual(screen[holdColumn, y].style.color, .yellow)
+    }
+
+    func testClipIndicator() {
+        let screen = Layout.render(snapshot(clips: 2), context: context(), state: ViewState(), width: 80, height: 24, capabilities: color)
+        let line = (0..<24).map(screen.line).first { $0.hasPrefix(" 1 ") }!
+        XCTAssertTrue(line.contains("CLIP"), line)
+    }
+
+    func testEightChannelsFitIn80x24AndManyScroll() {
+        let eight = Layout.render(snapshot(channels: 8), context: context(channels: 8), state: ViewState(), width: 80, height: 24, capabilities: color)
+        for c in 1...8 { XCTAssertNotNil((0..<24).map(eight.line).first { $0.hasPrefix(String(format2(c)) + " ") }, "channel \(c)") }
+        var state = ViewState()
+        state.selected = 40
+        let many = Layout.render(snapshot(channels: 64), context: context(channels: 64), state: state, width: 80, height: 24, capabilities: color)
+        let rows = (0..<24).map(many.line)
+        XCTAssertNotNil(rows.first { $0.hasPrefix("41 ") }, "the selected channel is shown")
+        XCTAssertNotNil(rows.first { $0.contains("/64") }, "the window is labelled")
+        XCTAssertTrue(rows[0].contains("ch 41/64"))
+    }
+
+    private func format2(_ n: Int) -> String { n < 10 ? " \(n)" : "\(n)" }
+
+    func testWithoutColourOrUnicode() {
+        let plain = TerminalCapabilities(colors: false, unicode: false)
+        var s = snapshot()
+        s.channels[0].meter = Float((-3.0 + 60) / 60)
+        let screen = Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: plain)
+        let line = (0..<24).map(screen.line).first { $0.hasPrefix(" 1 ") }!
+        // Zones by character: '=' green, '+' yellow, '#' red.
+        XCTAssertTrue(line.contains("===") && line.contains("+++") && line.contains("#"), line)
+        XCTAssertFalse(screen.text.unicodeScalars.contains { $0.value > 127 }, "ASCII only")
+        let update = ScreenDiff.update(from: nil, to: screen, colors: false)
+        XCTAssertNil(update.range(of: "\u{1B}\\[[0-9;]*3[1-7][;m]", options: .regularExpression), "no colour codes")
+        XCTAssertNotNil(ScreenDiff.update(from: nil, to: screen, colors: true).range(of: "\u{1B}[0;32m"))
+    }
+
+    func testDiffWritesOnlyChangedCells() {
+        var a = Screen(width: 20, height: 5)
+        a.put("hello", x: 1, y: 1)
+        let first = ScreenDiff.update(from: nil, to: a, colors: true)
+        XCTAssertTrue(first.contains("\u{1B}[2J"), "the first frame clears")
+        XCTAssertEqual(ScreenDiff.update(from: a, to: a, colors: true), "\u{1B}[?2026h\u{1B}[?2026l")
+        var b = a
+        b.put("J", x: 1, y: 1)
+        XCTAssertEqual(ScreenDiff.update(from: a, to: b, colors: true), "\u{1B}[?2026h\u{1B}[2;2HJ\u{1B}[?2026l")
+        var c = a
+        c.put("X", x: 6, y: 3, style: CellStyle(color: .red))
+        XCTAssertEqual(
+            ScreenDiff.update(from: a, to: c, colors: true), "\u{1B}[?2026h\u{1B}[4;7H\u{1B}[0;31mX\u{1B}[0m\u{1B}[?2026l")
+        // A new size redraws everything.
+        XCTAssertTrue(ScreenDiff.update(from: a, to: Screen(width: 30, height: 5), colors: true).contains("\u{1B}[2J"))
+    }
+
+    func testTooSmallAndWaiting() {
+        XCTAssertTrue(Layout.render(nil, context: context(), state: ViewState(), width: 30, height: 10, capabilities: color).line(0).contains("too small"))
+        let waiting = Layout.render(nil, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color)
+        XCTAssertTrue(waiting.text.contains("waiting for audio"))
+    }
+
+    func testHelpAndPause() {
+        var state = ViewState()
+        state.help = true
+        state.paused = true
+        let screen = Layout.render(snapshot(), context: context(), state: state, width: 80, height: 24, capabilities: color)
+        XCTAssertTrue(screen.text.contains("reset measurements") && screen.text.contains("q           quit"))
+        XCTAssertTrue(screen.line(0).contains("PAUSED"))
+    }
+
+    func testKeys() {
+        XCTAssertEqual(KeyParser.actions(Array("q".utf8)), [.quit])
+        XCTAssertEqual(KeyParser.actions(Array("rp?".utf8)), [.reset, .pause, .help])
+        XCTAssertEqual(KeyParser.actions([0x09, 0x1B, 0x5B, 0x5A]), [.next, .previous])
+        XCTAssertEqual(KeyParser.actions(Array("\u{1B}[A\u{1B}[B\u{1B}[C\u{1B}[D\u{1B}OA".utf8)), [.previous, .next, .next, .previous, .previous])
+        XCTAssertEqual(KeyParser.actions(Array("\u{1B}[1;5C".utf8)), [.next])
+        XCTAssertEqual(KeyParser.actions([0x0C, 0x1B]), [.redraw, .escape])
+        XCTAssertEqual(KeyParser.actions(Array("xyz".utf8)), [])
+    }
+
+    func testCapabilitiesFromTheEnvironment() {
+        let full = terminalCapabilities(environment: ["TERM": "xterm-256color", "LANG": "en_GB.UTF-8"])
+        XCTAssertEqual(full.0, TerminalCapabilities(colors: true, unicode: true))
+        XCTAssertTrue(full.addressable)
+        XCTAssertFalse(terminalCapabilities(environment: ["TERM": "xterm", "NO_COLOR": "1", "LANG": "C.UTF-8"]).0.colors)
+        XCTAssertTrue(terminalCapabilities(environment: ["TERM": "xterm", "NO_COLOR": "", "LANG": "C.UTF-8"]).0.colors)
+        let dumb = terminalCapabilities(environment: ["TERM": "dumb", "LANG": "C.UTF-8"])
+        XCTAssertFalse(dumb.0.colors || dumb.addressable)
+        XCTAssertFalse(terminalCapabilities(environment: ["TERM": "xterm", "LANG": "C"]).0.unicode)
+    }
+
+    func testScaleMarksAndZones() {
+        XCTAssertEqual(DisplayScale.marks(-60...0, step: 10), [-60, -50, -40, -30, -20, -10, 0])
+        XCTAssertEqual(rms.zone(of: -30), .green)
+        XCTAssertEqual(rms.zone(of: -18), .yellow)
+        XCTAssertEqual(rms.zone(of: -6), .red)
+        XCTAssertEqual(rms.value(ofFraction: 0.5), -30)
+        let edges = context().barEdgesHz(bars: 48, sampleRate: 48000)
+        XCTAssertEqual(edges.count, 49)
+        XCTAssertEqual(edges.first!, 60, accuracy: 1e-9)
+        XCTAssertEqual(edges.last!, 18000, accuracy: 1e-6)
+        XCTAssertEqual(context().barEdgesHz(bars: 4, sampleRate: 22050).last!, 11025, accuracy: 1e-6)
+    }
+}
