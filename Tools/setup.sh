@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what jackvu needs on Debian (12 or later) unless it is already there:
 # the JACK, FFTW, liblo and libsndfile development packages, the JACK server and example tools
-# (jackd, jack_lsp, jack_property), oscdump/oscsend, pkg-config, sox and tmux (the terminal display
+# (jackd, jack_lsp, jack_property), oscdump/oscsend, pkg-config, sox, and tmux and chromium (the display
 # tests).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
-packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev liblo-tools sox tmux)
+packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev liblo-tools sox tmux chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -55,6 +55,55 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
 
+    /// The same with both displays on: the terminal display in a real terminal (tmux) and the
+    /// browser display with a WebSocket client reading every update. Neither changes the
+    /// callback's record: 10,000 cycles, no report, and `q` ends jackvu with status 0.
+    func testProcessCallbackStaysCleanWithBothDisplays() throws {
+        let jackvu = try sanitizedProduct("jackvu")
+        let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let session = try TmuxSession(width: 100, height: 30) { f in
+            "env JACK_DEFAULT_SERVER=\(server.name) TERM=xterm-256color LANG=C.UTF-8 \(jackvu) --tui --http \(port) "
+                + "--channels 8 --connect jacktone:out 2> \(f)/stderr; echo $? > \(f)/exit; sleep 120"
+        }
+        defer { session.close() }
+        var socket: Int32?
+        let connectDeadline = Date().addingTimeInterval(20)
+        while socket == nil && Date() < connectDeadline {
+            socket = openWebSocket(port: port)
+            if socket == nil { usleep(200_000) }
+        }
+        let ws = try XCTUnwrap(socket, "the browser display did not come up: \(session.capture())")
+        defer { close(ws) }
+        let reading = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while recv(ws, &buffer, buffer.count, 0) > 0 {}
+        }
+        reading.start()
+
+        var cycles = 0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let body = httpGet(port: port, path: "/snapshot")?.body,
+                let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                let status = object["status"] as? [String: Any]
+            {
+                cycles = status["cycles"] as? Int ?? 0
+            }
+            if cycles >= 10_000 { break }
+            usleep(200_000)
+        }
+        XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
+        XCTAssertTrue(session.capture().contains("A4"), "the terminal display shows the note: \(session.capture())")
+        try session.tmux(["send-keys", "-t", "jv", "q"])
+        XCTAssertEqual(session.waitForFile("exit", timeout: 15)?.trimmingCharacters(in: .whitespacesAndNewlines), "0")
+        let stderr = (try? String(contentsOfFile: session.folder + "/stderr", encoding: .utf8)) ?? ""
+        XCTAssertFalse(stderr.contains("RealtimeSanitizer"), stderr)
+    }
+
     /// The check is live in these binaries: with the hidden `--rt-canary` the callback
     /// allocates, and RTSan must stop jackvu with a report naming malloc.
     func testAnAllocatingCallbackIsCaught() throws {

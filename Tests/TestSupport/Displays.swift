@@ -119,13 +119,23 @@ public func sendAll(_ fd: Int32, _ text: String) {
 public func httpGet(port: Int, path: String) -> (status: Int, headers: String, body: String)? {
     guard let fd = connectTCP(port: port) else { return nil }
     defer { close(fd) }
-    sendAll(fd, "GET \(path) HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+    sendAll(fd, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
     var data = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
         let n = recv(fd, &buffer, buffer.count, 0)
         if n <= 0 { break }
         data += buffer[0..<n]
+        // Done when the head and Content-Length bytes of body are in.
+        if let end = data.indices.dropLast(3).first(where: { data[$0] == 13 && data[$0 + 1] == 10 && data[$0 + 2] == 13 && data[$0 + 3] == 10 }) {
+            let head = String(decoding: data[..<end], as: UTF8.self).lowercased()
+            if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+                data.count >= end + 4 + length
+            {
+                break
+            }
+        }
     }
     let text = String(decoding: data, as: UTF8.self)
     guard let split = text.range(of: "\r\n\r\n") else { return nil }

@@ -1,0 +1,240 @@
+import Foundation
+import Outputs
+import TestSupport
+import XCTest
+
+/// The browser display against a real JACK server and jacktone: real headless Chromium
+/// (Debian's `chromium`) loading the page, a raw WebSocket client that never reads, plain HTTP
+/// for `/snapshot`.
+final class WebDisplayTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = NSTemporaryDirectory() + "jackvu-web-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// jackvu with `--http PORT` (and the text stream on stdout, to a file) hearing A4.
+    private func startJackVU(_ server: JackServer, port: Int, extra: [String] = []) throws -> BackgroundProcess {
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--connect", "jacktone:out", "--http", "\(port)", "--text"] + extra, environment: server.environment)
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && vu.isRunning {
+            if let r = httpGet(port: port, path: "/snapshot"), r.status == 200 { return vu }
+            usleep(100_000)
+        }
+        throw FixtureError("jackvu --http \(port) did not serve a snapshot: \(vu.stderr)")
+    }
+
+    /// Headless Chromium: loads `url`, runs it for 3 s of (virtual) time, writes a screenshot,
+    /// and returns what the page logged on the console. `--virtual-time-budget` ends the run
+    /// once 3 s of page time have passed, so "within 3 s" is the page's own clock.
+    private func chromium(_ url: String, screenshot: String, size: String = "1280,800") throws -> BackgroundProcess {
+        let profile = folder + "/profile-\(Int.random(in: 0..<1_000_000))"
+        return try BackgroundProcess(
+            try Executables.resolve("chromium"),
+            ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
+             "--enable-logging=stderr", "--v=0", "--window-size=\(size)", "--virtual-time-budget=3000",
+             "--screenshot=\(screenshot)", url],
+            label: "chromium")
+    }
+
+    /// Console lines Chromium logged from the page (`INFO:CONSOLE` entries).
+    private func consoleLines(_ stderr: String) -> [String] {
+        stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init)
+    }
+
+    /// Two pages at once in real Chromium: each loads with no console error, shows A4 within
+    /// 3 s of page time, and its screenshot is far from blank (many times the size of a blank
+    /// page's at the same size).
+    func testTwoChromiumPagesShowA4WithoutConsoleErrors() throws {
+        _ = try Executables.resolve("chromium")
+        let server = try JackServer(label: "web")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try startJackVU(server, port: port)
+        defer { vu.stop() }
+        XCTAssertTrue(vu.stderr.contains("browser display at http://127.0.0.1:\(port)/"), vu.stderr)
+
+        let pages = try (0..<2).map { try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page\($0).png") }
+        // Both connected at the same time.
+        var both = false
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && pages.contains(where: { $0.isRunning }) {
+            if let status = httpGet(port: port, path: "/status")?.body, status.contains("\"clients\": 2") { both = true }
+            usleep(50_000)
+        }
+        for page in pages { XCTAssertTrue(page.waitForExit(timeout: 30), "chromium did not finish") }
+        XCTAssertTrue(both, "two pages were never connected at once")
+        let blank = try chromium("about:blank", screenshot: folder + "/blank.png")
+        XCTAssertTrue(blank.waitForExit(timeout: 30))
+        let blankSize = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: folder + "/blank.png")[.size] as? Int)
+        for (i, page) in pages.enumerated() {
+            let console = consoleLines(page.stderr)
+            XCTAssertTrue(console.contains { $0.contains("\"jackvu note A4\"") }, "page \(i) did not show A4: \(console)")
+            XCTAssertEqual(console.filter { !$0.contains("\"jackvu note ") }, [], "page \(i): console messages")
+            let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: folder + "/page\(i).png")[.size] as? Int)
+            XCTAssertGreaterThan(size, 5 * blankSize, "page \(i)'s screenshot looks blank (\(size) vs \(blankSize) bytes)")
+        }
+        XCTAssertTrue(vu.isRunning)
+    }
+
+    /// `GET /snapshot` is the latest update in the live JSON schema; `GET /` the page with no
+    /// external resource; the server listens on loopback only unless an address is named.
+    func testSnapshotJSONPageAndLoopbackBinding() throws {
+        let server = try JackServer(label: "web")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try startJackVU(server, port: port)
+        defer { vu.stop() }
+        usleep(500_000)
+        let snapshot = try XCTUnwrap(httpGet(port: port, path: "/snapshot"))
+        XCTAssertEqual(snapshot.status, 200)
+        XCTAssertTrue(snapshot.headers.lowercased().contains("content-type: application/json"), snapshot.headers)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(snapshot.body.utf8)) as? [String: Any])
+        XCTAssertEqual(object["sample_rate_hz"] as? Int, 48000)
+        let channels = try XCTUnwrap(object["channels"] as? [[String: Any]])
+        XCTAssertEqual(channels.count, 2)
+        XCTAssertEqual(channels[0]["note"] as? String, "A4")
+        XCTAssertEqual(try XCTUnwrap(channels[0]["rms_dbfs"] as? Double), -21.03, accuracy: 0.1)
+        XCTAssertEqual((channels[0]["bars"] as? [Any])?.count, 48)
+        XCTAssertNotNil((object["status"] as? [String: Any])?["buffer_frames"])
+        XCTAssertEqual((object["status"] as? [String: Any])?["buffer_frames"] as? Int, 256)
+
+        let display = try XCTUnwrap(httpGet(port: port, path: "/display"))
+        let hello = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(display.body.utf8)) as? [String: Any])
+        let meter = try XCTUnwrap((hello["display"] as? [String: Any])?["meter"] as? [String: Any])
+        XCTAssertEqual(meter["unit"] as? String, "dBFS")
+        XCTAssertEqual(meter["min"] as? Double, -60)
+
+        let page = try XCTUnwrap(httpGet(port: port, path: "/"))
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("<canvas"))
+        XCTAssertNil(page.body.range(of: "(src|href)=\"?https?:", options: .regularExpression), "no external resources")
+        XCTAssertEqual(httpGet(port: port, path: "/nothing")?.status, 404)
+
+        XCTAssertTrue(tcpListening(port: port, hexAddress: "0100007F"), "listens on 127.0.0.1")
+        XCTAssertFalse(tcpListening(port: port, hexAddress: "00000000"), "not on every interface")
+        vu.stop()
+
+        let anyPort = freeTCPPort()
+        let open = try startJackVU(server, port: anyPort, extra: ["--http", "0.0.0.0:\(anyPort)", "--name", "jvall"])
+        defer { open.stop() }
+        XCTAssertTrue(tcpListening(port: anyPort, hexAddress: "00000000"), "0.0.0.0 when asked")
+    }
+
+    /// A WebSocket client that never reads: jackvu's memory stays within a bound while updates
+    /// of ~50 kB go out 50 times a second (2.5 MB/s: unbounded buffering would grow by tens of
+    /// MB), the client is dropped after the stall limit, and a reading client goes on.
+    func testAClientThatNeverReadsIsDroppedWithBoundedMemory() throws {
+        let server = try JackServer(label: "web")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try startJackVU(server, port: port, extra: ["--channels", "8", "--bars", "1024", "--rate", "50"])
+        defer { vu.stop() }
+        let snapshotSize = httpGet(port: port, path: "/snapshot")?.body.utf8.count ?? 0
+        XCTAssertGreaterThan(snapshotSize, 40_000, "large updates")
+
+        let stalled = try XCTUnwrap(openWebSocket(port: port, receiveBuffer: 4096), "WebSocket upgrade")
+        defer { close(stalled) }
+        // A reader alongside, draining its socket on a thread.
+        let reader = try XCTUnwrap(openWebSocket(port: port))
+        let readerDone = Atomic(false)
+        let readBytes = Atomic(0)
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while !readerDone.value {
+                let n = recv(reader, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                readBytes.value += n
+            }
+        }
+        thread.start()
+        defer {
+            readerDone.value = true
+            shutdown(reader, Int32(SHUT_RDWR))
+            close(reader)
+        }
+        sleep(2)  // let the stalled client's buffers fill
+        let before = residentBytes(pid: vu.process.processIdentifier)
+        var dropped = false
+        let started = Date()
+        let deadline = Date().addingTimeInterval(25)
+        var peak = before
+        while Date() < deadline {
+            peak = max(peak, residentBytes(pid: vu.process.processIdentifier))
+            if let status = httpGet(port: port, path: "/status")?.body, status.contains("\"dropped_clients\": 1") {
+                dropped = true
+                break
+            }
+            usleep(200_000)
+        }
+        XCTAssertTrue(dropped, "the stalled client was not dropped: \(httpGet(port: port, path: "/status")?.body ?? "")")
+        // Keep measuring for as long again: nothing accumulates after the drop either.
+        for _ in 0..<20 {
+            peak = max(peak, residentBytes(pid: vu.process.processIdentifier))
+            usleep(200_000)
+        }
+        XCTAssertLessThan(peak - before, 16 << 20, "jackvu grew by \(peak - before) bytes")
+        print("web display: a client that never reads was dropped \(fixed(Date().timeIntervalSince(started) + 2, 1)) s "
+            + "after connecting; jackvu's RSS \(before >> 10) KiB before, peak \(peak >> 10) KiB")
+        let status = httpGet(port: port, path: "/status")?.body ?? ""
+        XCTAssertTrue(status.contains("\"clients\": 1"), "the reading client stays: \(status)")
+        let read1 = readBytes.value
+        usleep(500_000)
+        XCTAssertGreaterThan(readBytes.value, read1, "the reading client still receives updates")
+        XCTAssertTrue(vu.isRunning)
+    }
+
+    /// Bad `--http` values: a malformed one is a usage error (64), a host that does not resolve
+    /// exits 68, an address in use 71; each with one line on stderr.
+    func testBadHTTPAddresses() throws {
+        let server = try JackServer(label: "web")
+        let jackvu = try Executables.product("jackvu")
+        let malformed = try Executables.run(jackvu, ["--http", "99999", "--text"], environment: server.environment)
+        XCTAssertEqual(malformed.status, 64, malformed.stderr)
+        XCTAssertTrue(malformed.stderr.contains("--http"), malformed.stderr)
+        let host = try Executables.run(jackvu, ["--http", "no-such-host.invalid:8080", "--text"], environment: server.environment)
+        XCTAssertEqual(host.status, 68, host.stderr)
+        XCTAssertEqual(host.stderr.split(separator: "\n").count, 1, host.stderr)
+
+        // Something else listening on the port.
+        let port = freeTCPPort()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        listen(fd, 1)
+        let busy = try Executables.run(jackvu, ["--http", "\(port)", "--text"], environment: server.environment)
+        XCTAssertEqual(busy.status, 71, busy.stderr)
+        XCTAssertTrue(busy.stderr.contains("cannot listen"), busy.stderr)
+        XCTAssertEqual(busy.stdout, "")
+    }
+}
+
+/// A value shared with a thread (a lock around it).
+final class Atomic<T>: @unchecked Sendable {
+    private var stored: T
+    private let lock = NSLock()
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}
