@@ -13,7 +13,7 @@ final class OSCOutputTests: XCTestCase {
     /// oscdump's lines for each bundle time tag, with the time tag removed, in arrival order.
     private func oscdumpGroups(_ text: String) -> [(tag: String, lines: String)] {
         var groups: [(tag: String, lines: String)] = []
-        for line in text.split(separator: "\n") {
+        for line in completeLines(text) {
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].contains(".") else { continue }
             let tag = String(parts[0])
@@ -30,7 +30,7 @@ final class OSCOutputTests: XCTestCase {
     private func stdoutUpdates(_ text: String) -> [String] {
         var updates: [String] = []
         var current = ""
-        for line in text.split(separator: "\n") {
+        for line in completeLines(text) {
             current += line + "\n"
             if line.hasPrefix("/jackvu/callback ") {
                 updates.append(current)
@@ -248,7 +248,7 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/send", "s", "rms"]).status, 0)
         let mark = vu.stdout.count
         usleep(800_000)
-        let later = String(vu.stdout.dropFirst(mark)).split(separator: "\n").dropFirst(2)
+        let later = completeLines(String(vu.stdout.dropFirst(mark))).dropFirst(2)
         XCTAssertFalse(later.isEmpty)
         XCTAssertTrue(later.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") }, "\(later.prefix(5))")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
@@ -274,8 +274,8 @@ final class OSCOutputTests: XCTestCase {
         let selected = try BackgroundProcess(
             try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--send", "rms,pitch"], environment: server.environment)
         defer { selected.stop() }
-        let text = try XCTUnwrap(selected.waitForStdout(timeout: 10) { $0.split(separator: "\n").count >= 10 })
-        let lines = text.split(separator: "\n")
+        let text = try XCTUnwrap(selected.waitForStdout(timeout: 10) { completeLines($0).count >= 10 })
+        let lines = completeLines(text)
         XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") || $0.hasPrefix("/jackvu/ch/1/pitch fsff ") }, "\(lines.prefix(4))")
         // The first update: a full block, so the RMS is already the steady −12 − 3.01 dBFS.
         let firstRMS = try XCTUnwrap(Double(lines[0].split(separator: " ")[2]))
@@ -286,8 +286,8 @@ final class OSCOutputTests: XCTestCase {
             try jackvu(), ["--name", "json", "--channels", "2", "--connect", "jacktone:out", "--format", "json"],
             environment: server.environment)
         defer { json.stop() }
-        let out = try XCTUnwrap(json.waitForStdout(timeout: 10) { $0.split(separator: "\n").count >= 5 })
-        let objects = try out.split(separator: "\n").map { line -> [String: Any] in
+        let out = try XCTUnwrap(json.waitForStdout(timeout: 10) { completeLines($0).count >= 5 })
+        let objects = try completeLines(out).map { line -> [String: Any] in
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
         }
         let first = try XCTUnwrap(objects.first)

@@ -52,7 +52,7 @@ final class OSCTextTests: XCTestCase {
         }
         for m in messages { sendUDP(m.packet, port: port) }
         let expected = messages.map(\.text).joined()
-        let lines = dump.waitForStdout(timeout: 5) { $0.split(separator: "\n").count >= messages.count }
+        let lines = dump.waitForStdout(timeout: 5) { completeLines($0).count >= messages.count }
         XCTAssertNotNil(lines, "oscdump printed: \(dump.stdout) \(dump.stderr)")
         // Drop oscdump's leading "xxxxxxxx.xxxxxxxx " timetag.
         let stripped = (lines ?? "").split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in

@@ -58,6 +58,9 @@ public final class BackgroundProcess: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
     public var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    /// The newline-terminated lines of stdout so far: a line the process is still writing
+    /// (a long JSON object can reach the file in several writes) is left out.
+    public var stdoutLines: [Substring] { completeLines(stdout) }
     public var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
     /// Sends `signal` and waits up to `timeout` seconds for the process to exit; then kills it.
@@ -91,6 +94,12 @@ public final class BackgroundProcess: @unchecked Sendable {
         } while Date() < deadline
         return nil
     }
+}
+
+/// The newline-terminated lines of `text`, leaving out a last line that has no newline yet.
+public func completeLines(_ text: String) -> [Substring] {
+    guard let end = text.lastIndex(of: "\n") else { return [] }
+    return text[..<end].split(separator: "\n")
 }
 
 /// Result of a command run to completion.
