@@ -167,20 +167,75 @@ public final class Client: @unchecked Sendable {
         }
     }
 
-    /// Stops processing, removes this client's port metadata and closes the client; the
-    /// handlers are released after JACK has stopped calling them. Safe to call twice.
+    /// Stops processing and closes the client, waiting at most `closeLimit` seconds for
+    /// libjack; the handlers are released after JACK has stopped calling them. Safe to call
+    /// twice. The ports' metadata is not removed here: JACK
+    /// removes a port's properties when the port goes (checked with jack_property), and a
+    /// second removal from this process only adds a writer to JACK's shared metadata database
+    /// (a Berkeley DB without deadlock detection) while the server removes the same keys.
     public func close() {
         guard let handle else { return }
-        if active {
-            jack_deactivate(handle)
-            active = false
-        }
-        for port in ports { jack_remove_properties(handle, port.uuid) }
+        let wasActive = active
+        active = false
         ports.removeAll()
-        jack_client_close(handle)
         self.handle = nil
-        context?.release()
+        if Client.closeWithin(Client.closeLimit, handle: handle, deactivate: wasActive) {
+            context?.release()
+        }
+        // Otherwise libjack still holds the handle and may still call the handlers: the
+        // context is left alive, and the process goes on without this client.
         context = nil
+    }
+
+    /// How long `close` waits for libjack, in seconds.
+    public static let closeLimit = 3.0
+
+    /// Deactivates and closes `handle` on a thread of its own and waits up to `seconds` for
+    /// it. libjack can wait for ever in jack_client_close after its server went away (jack2
+    /// issue 395: a notification thread killed while it held a mutex): jackvu must still end,
+    /// or open a new client. Returns whether the close finished.
+    private static func closeWithin(_ seconds: Double, handle: OpaquePointer, deactivate: Bool) -> Bool {
+        final class Closing: @unchecked Sendable {
+            let handle: OpaquePointer
+            let deactivate: Bool
+            var done = sem_t()
+            init(handle: OpaquePointer, deactivate: Bool) {
+                self.handle = handle
+                self.deactivate = deactivate
+                sem_init(&done, 0, 0)
+            }
+            deinit { sem_destroy(&done) }
+        }
+        let closing = Closing(handle: handle, deactivate: deactivate)
+        let retained = Unmanaged.passRetained(closing)
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        let started = pthread_create(&thread, &attributes, { arg in
+            let closing = Unmanaged<Closing>.fromOpaque(arg!).takeRetainedValue()
+            if closing.deactivate { jack_deactivate(closing.handle) }
+            jack_client_close(closing.handle)
+            sem_post(&closing.done)
+            return nil
+        }, retained.toOpaque())
+        guard started == 0 else {
+            // No thread to spare: close here, without a limit.
+            retained.release()
+            if deactivate { jack_deactivate(handle) }
+            jack_client_close(handle)
+            return true
+        }
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        while sem_timedwait(&closing.done, &deadline) != 0 {
+            if errno != EINTR { return false }
+        }
+        return true
     }
 
     /// JACK2 reports a taken exact name as a general failure: ask the server, through a

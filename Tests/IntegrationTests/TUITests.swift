@@ -107,4 +107,36 @@ final class TUITests: XCTestCase {
                        try String(contentsOfFile: "\(folder)/after", encoding: .utf8), "stty -g before and after")
         XCTAssertFalse(capture().contains("RMS dBFS"))
     }
+
+    /// Ctrl-C (SIGINT from the terminal: jackvu keeps ISIG on) ends jackvu with status 0, and
+    /// a JACK server that shuts down under the display ends it with 69 and one line on stderr;
+    /// both leave the terminal as it was.
+    func testCtrlCAndServerShutdownRestoreTheTerminal() throws {
+        let server = try JackServer(label: "tui")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        try startJackVU(server: server, environment: "TERM=xterm-256color", arguments: "--connect jacktone:out --channels 1")
+        XCTAssertNotNil(waitForPane { $0.contains("440.0 Hz  A4") }, capture())
+        try tmux(["send-keys", "-t", "jv", "C-c"])
+        XCTAssertEqual(waitForFile("\(folder)/exit")?.trimmingCharacters(in: .whitespacesAndNewlines), "0", "exit status after Ctrl-C")
+        XCTAssertNotNil(waitForFile("\(folder)/after"))
+        XCTAssertEqual(try String(contentsOfFile: "\(folder)/before", encoding: .utf8),
+                       try String(contentsOfFile: "\(folder)/after", encoding: .utf8), "stty -g before and after Ctrl-C")
+        XCTAssertFalse(capture().contains("RMS dBFS"), capture())
+        session.close()
+
+        try startJackVU(server: server, environment: "TERM=xterm-256color", arguments: "--connect jacktone:out --channels 1")
+        XCTAssertNotNil(waitForPane { $0.contains("440.0 Hz  A4") }, capture())
+        tone.stop()
+        server.stop()
+        XCTAssertEqual(waitForFile("\(folder)/exit")?.trimmingCharacters(in: .whitespacesAndNewlines), "69", "exit status after the server went away")
+        XCTAssertNotNil(waitForFile("\(folder)/after"))
+        XCTAssertEqual(try String(contentsOfFile: "\(folder)/before", encoding: .utf8),
+                       try String(contentsOfFile: "\(folder)/after", encoding: .utf8), "stty -g before and after the shutdown")
+        let stderr = try String(contentsOfFile: "\(folder)/stderr", encoding: .utf8)
+        XCTAssertEqual(stderr.split(separator: "\n").count, 1, stderr)
+        XCTAssertTrue(stderr.hasPrefix("jackvu: "), stderr)
+        XCTAssertFalse(capture().contains("RMS dBFS"), capture())
+    }
 }

@@ -87,6 +87,12 @@ final class ToneAnalysisTests: XCTestCase {
         let p = try XCTUnwrap(probePeak, probe.stderr)
         XCTAssertEqual(l, expectedLevel, accuracy: 0.005, "printed display level")
         XCTAssertEqual(pow(10, p / 20), l, accuracy: 0.002, "meter_1 carries the printed level")
+
+        // When jackvu ends, its ports' properties go with its ports (JACK removes them).
+        probe.stop()
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+        let left = try Executables.run("jack_property", ["-l"], environment: server.environment)
+        XCTAssertFalse(left.stdout.contains("signal-type value: CV"), "metadata left behind: \(left.stdout)")
     }
 
     /// The server's buffer size changes under a running jackvu (jack_bufsize): the analysis

@@ -9,13 +9,14 @@ public final class TmuxSession: @unchecked Sendable {
     public let folder: String
     private var closed = false
 
-    /// Starts the command `command(folder)` returns (run by `sh -c`) in a `width`×`height` pane.
+    /// Starts the command `command(folder)` returns (run by `bash -c`, which, like a user's
+    /// shell, carries on after a child that handles Ctrl-C and exits) in a `width`×`height` pane.
     public init(width: Int = 100, height: Int = 30, command: (_ folder: String) -> String) throws {
         _ = try Executables.resolve("tmux")
         socket = "jackvu-test-\(getpid())-\(Int.random(in: 0..<1_000_000))"
         folder = NSTemporaryDirectory() + socket
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try tmux(["new-session", "-d", "-s", "jv", "-x", "\(width)", "-y", "\(height)", "sh", "-c", command(folder)])
+        try tmux(["new-session", "-d", "-s", "jv", "-x", "\(width)", "-y", "\(height)", "bash", "-c", command(folder)])
     }
 
     deinit { close() }

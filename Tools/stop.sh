@@ -1,0 +1,19 @@
+# Sourced by the Tools scripts. stop_all PID...: stops the processes newest first, so that
+# JACK clients close before the server they use, each with SIGTERM and, after 5 s, SIGKILL.
+# (Stopping a server and its clients at the same moment makes them all remove port metadata
+# from JACK's shared database at once; clients first is the order JACK expects.)
+stop_all() {
+  local i p
+  for (( i = $#; i >= 1; i-- )); do
+    p="${!i}"
+    kill "$p" 2>/dev/null || continue
+    for _ in $(seq 50); do
+      # A child that has exited is a zombie until waited for: that counts as gone.
+      state="$(awk '/^State:/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)"
+      [ -z "$state" ] || [ "$state" = Z ] && break
+      sleep 0.1
+    done
+    kill -9 "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+}
