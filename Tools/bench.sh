@@ -8,9 +8,13 @@
 # `bash Tools/bench.sh analyze` runs only the last comparison; `bash Tools/bench.sh outputs`
 # only the outputs' figures: worker CPU by --send, and OSC-over-UDP latency (time tag of the
 # last analysed frame to the datagram's arrival) on a real-time dummy server.
+# `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
+# (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
+# the bytes per second that reader receives.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Tools/setup.sh
+. Tools/stop.sh
+bash Tools/setup.sh --tests
 swift build -c release >&2
 bin="$(swift build -c release --show-bin-path)"
 seconds="${BENCH_SECONDS:-20}"
@@ -19,7 +23,7 @@ only="${1:-all}"
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
 echo
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() { stop_all "${pids[@]}"; }
 trap cleanup EXIT
 if [ "$only" = all ]; then
 "$bin/jackvu-bench" simd
@@ -80,6 +84,41 @@ if [ "$only" = outputs ]; then
   pids+=($!)
   echo "jackd -R -d dummy -r 48000 -p 256, jackvu --osc udp://127.0.0.1:$port --rate 20, 20 s:"
   "$bin/jackvu-bench" osc-latency "$port" 20
+  exit 0
+fi
+
+if [ "$only" = displays ]; then
+  server="jackvu-bench-$$-displays"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-displays-jackd.log 2>&1 &
+  pids+=($!)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  connect=(); for _ in $(seq 8); do connect+=(--connect jacktone:out); done
+  sock="jackvu-bench-$$"
+  trap 'tmux -L "$sock" kill-server 2>/dev/null || true; cleanup' EXIT
+  echo "Terminal display: jackd -R -d dummy -r 48000 -p 256, jackvu --tui --channels 8 --rate 20 in a 100x30 tmux pane, ${seconds} s"
+  tmux -L "$sock" new-session -d -s bench -x 100 -y 30 \
+    "env JACK_DEFAULT_SERVER=$server TERM=xterm-256color LANG=C.UTF-8 $bin/jackvu --name tuibench --tui --channels 8 --rate 20 ${connect[*]} 2>/dev/null"
+  sleep 3
+  "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name tuibench")" "$seconds"
+  tmux -L "$sock" send-keys -t bench q
+  sleep 1
+  tmux -L "$sock" kill-server 2>/dev/null || true
+  sleep 1
+  port=$((20000 + $$ % 20000))
+  echo
+  echo "Browser display: jackvu --http $port --send status --channels 8 --rate 20 (stdout to /dev/null), one WebSocket reader, ${seconds} s"
+  "$bin/jackvu" --name webbench --http "$port" --send status --channels 8 --rate 20 "${connect[@]}" >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do "$bin/jackvu-bench" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+  "$bin/jackvu-bench" ws-read "$port" "$((seconds + 2))" &
+  reader=$!
+  sleep 1
+  "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name webbench")" "$seconds"
+  wait "$reader"
   exit 0
 fi
 

@@ -5,16 +5,14 @@
 # to jackvu, e.g. `Tools/run.sh --channels 1 --rate 5`. Stop with Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/stop.sh
 bash Tools/setup.sh
 swift build -c release --product jackvu >&2
 swift build -c release --product jacktone >&2
 bin="$(swift build -c release --show-bin-path)"
 
 pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
+cleanup() { stop_all "${pids[@]}"; }
 trap cleanup EXIT
 
 if ! jack_lsp >/dev/null 2>&1; then

@@ -5,7 +5,7 @@
 # default server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Tools/setup.sh
+bash Tools/setup.sh --tests
 
 echo "== build" >&2
 swift build --build-tests

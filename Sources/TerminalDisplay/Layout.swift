@@ -350,9 +350,11 @@ private struct Painter {
         if s.correlations.isEmpty { return }
         x = screen.put("Correlation", x: x, y: y, style: CellStyle(dim: true))
         for (i, r) in s.correlations.enumerated() {
-            let value = (r >= 0 ? "+" : "") + fixed(Double(r), 2)
+            // Zones and sign from the value as shown, so that 0.00 never shows red.
+            let shown = (Double(r) * 100).rounded() / 100
+            let value = (shown >= 0 ? "+" : "") + fixed(shown == 0 ? 0 : shown, 2)
             x = screen.put("  \(2 * i + 1)-\(2 * i + 2) ", x: x, y: y, style: CellStyle(dim: true))
-            let zone: DisplayScale.Zone = r < 0 ? .red : r < 0.3 ? .yellow : .green
+            let zone: DisplayScale.Zone = shown < 0 ? .red : shown < 0.3 ? .yellow : .green
             x = screen.put(value, x: x, y: y, style: style(zone))
             if x >= width - 1 { break }
         }

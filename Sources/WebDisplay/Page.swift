@@ -79,7 +79,10 @@ function text(s, x, y, size, color, align, weight) {
 function draw() {
   const W = canvas.clientWidth, H = canvas.clientHeight;
   g.clearRect(0, 0, W, H);
-  const u = Math.max(6, Math.min(W / 64, H / 36));  // the unit everything scales with
+  // The unit everything scales with: a landscape screen is 64 units wide and 36 high; a
+  // portrait one (a phone) is 30 wide, with the loudness block under the pitch.
+  const portrait = H > W;
+  const u = portrait ? Math.max(6, Math.min(W / 30, H / 52)) : Math.max(6, Math.min(W / 64, H / 36));
   const pad = u;
   // Title bar.
   g.fillStyle = "#1d2126"; g.fillRect(0, 0, W, 2 * u);
@@ -90,7 +93,13 @@ function draw() {
       + "   overruns " + s.overruns + "   skipped " + s.skipped_updates;
   }
   text(title, pad, 1.4 * u, 0.9 * u, TEXT);
-  text(connected ? "connected" : "reconnecting …", W - pad, 1.4 * u, 0.9 * u, connected ? GREEN : YELLOW, "right");
+  const state = connected ? "connected" : "reconnecting …";
+  if (pad + g.measureText(title).width + g.measureText(state).width + 2 * u < W) {
+    text(state, W - pad, 1.4 * u, 0.9 * u, connected ? GREEN : YELLOW, "right");
+  } else {  // a narrow screen: a dot says it
+    g.fillStyle = "#1d2126"; g.fillRect(W - 2 * u, 0, 2 * u, 2 * u);
+    g.fillStyle = connected ? GREEN : YELLOW; g.beginPath(); g.arc(W - u, u, 0.4 * u, 0, 2 * Math.PI); g.fill();
+  }
   if (!display || !update) {
     text(connected ? "waiting for audio …" : "waiting for jackvu …", pad, 6 * u, 1.5 * u, DIM);
     return;
@@ -100,7 +109,7 @@ function draw() {
   const ch = channels[selected], m = display.meter;
 
   // The note, large, with frequency, cents and confidence; loudness on the right.
-  const top = 3 * u, noteSize = 7 * u;
+  const top = 3 * u, noteSize = (portrait ? 5.5 : 7) * u;
   const note = ch.note || "–";
   text(note, pad, top + noteSize * 0.85, noteSize, ch.note ? CYAN : DIM, "left", "bold");
   g.font = "bold " + noteSize + "px sans-serif";
@@ -111,7 +120,7 @@ function draw() {
     const cents = ch.cents || 0;
     text((cents >= 0 ? "+" : "") + cents.toFixed(0) + " cents", nx, top + 5.2 * u, 1.1 * u, TEXT);
     // Tuning needle, −50 … +50 cents.
-    const nw = 12 * u, nxx = nx + 7 * u, ny = top + 4.8 * u;
+    const nxx = nx + 7 * u, nw = Math.max(4 * u, Math.min(12 * u, W - pad - nxx)), ny = top + 4.8 * u;
     g.fillStyle = DIM; g.fillRect(nxx, ny, nw, 0.15 * u); g.fillRect(nxx + nw / 2 - 0.1 * u, ny - 0.6 * u, 0.2 * u, 1.35 * u);
     const a = Math.abs(cents);
     g.fillStyle = a <= 5 ? GREEN : a <= 15 ? YELLOW : RED;
@@ -122,18 +131,18 @@ function draw() {
   text("confidence " + fixed(ch.pitch_confidence, 2), nx, top + 6.6 * u, 0.9 * u, DIM);
   text("FFT peak " + (ch.peakfreq_note ? hz(ch.peakfreq_hz) + " " + ch.peakfreq_note : "-"), nx, top + 7.8 * u, 0.9 * u, DIM);
   const l = update.loudness;
+  const lx = portrait ? pad : W - pad - 17 * u, ly = portrait ? top + 9 * u : top;
   if (l) {
-    const lx = W - pad - 17 * u;
-    text("Loudness (EBU R 128)", lx, top + 1.2 * u, 0.9 * u, DIM);
-    text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, top + 3 * u, 1.2 * u);
-    text("I " + lufs(l.integrated_lufs) + " LUFS", lx, top + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
-    text("LRA " + fixed(l.range_lu, 1) + " LU", lx, top + 6.8 * u, 1.2 * u);
+    text("Loudness (EBU R 128)", lx, ly + 1.2 * u, 0.9 * u, DIM);
+    text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, ly + 3 * u, 1.2 * u);
+    text("I " + lufs(l.integrated_lufs) + " LUFS", lx, ly + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
+    text("LRA " + fixed(l.range_lu, 1) + " LU", lx, ly + 6.8 * u, 1.2 * u);
     const tp = Math.max(...channels.map(c => c.max_true_peak_dbtp === null ? -200 : c.max_true_peak_dbtp));
-    text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP", lx, top + 8.4 * u, 1.2 * u, tp >= -1 ? RED : TEXT);
+    text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP", lx, ly + 8.4 * u, 1.2 * u, tp >= -1 ? RED : TEXT);
   }
 
   // Meters: one bar per channel on the --meter scale, peak hold, reading, clip, note.
-  const mTop = top + 10 * u, labelW = 2.5 * u, valueW = 12 * u;
+  const mTop = (portrait && l ? ly : top) + 10 * u, labelW = 2.5 * u, valueW = 12 * u;
   const barX = pad + labelW, barW = W - 2 * pad - labelW - valueW;
   const spectrumMin = 8 * u, bottom = 2.5 * u;
   const rowH = Math.max(0.9 * u, Math.min(2.2 * u, (H - mTop - spectrumMin - 3 * u - bottom) / n));
@@ -210,12 +219,15 @@ function draw() {
     text("Correlation", cx, H - 0.8 * u, 0.9 * u, DIM);
     cx += 7 * u;
     update.correlation.forEach((r, i) => {
-      const label = (2 * i + 1) + "-" + (2 * i + 2) + " " + (r >= 0 ? "+" : "") + fixed(r, 2);
-      text(label, cx, H - 0.8 * u, 0.9 * u, r < 0 ? RED : r < 0.3 ? YELLOW : GREEN);
+      const shown = r === null ? 0 : Math.round(r * 100) / 100 + 0;  // + 0: no "-0.00"
+      const label = (2 * i + 1) + "-" + (2 * i + 2) + " " + (shown >= 0 ? "+" : "") + shown.toFixed(2);
+      text(label, cx, H - 0.8 * u, 0.9 * u, shown < 0 ? RED : shown < 0.3 ? YELLOW : GREEN);
       cx += 7 * u;
     });
   }
-  text("Tab / ← → select input · click a meter", W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+  const hint = "Tab / ← → select input · click a meter";
+  g.font = 0.8 * u + "px sans-serif";
+  if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
 
   // For screen readers and scripts.
   const summary = "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")

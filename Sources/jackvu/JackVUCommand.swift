@@ -96,15 +96,18 @@ struct AnalysisOptions: ParsableArguments {
 struct JackVUCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jackvu",
-        abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch as OSC-style text and CV meter ports.",
+        abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch on CV meter ports, as OSC-style text, over OSC, and on a terminal or browser display.",
         discussion: """
             jackvu registers audio inputs in_1 … in_N and CV outputs meter_1 … meter_N, analyses \
             every input — sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
             FFT spectrum as log-spaced bars, 1/3-octave bands, the peak frequency and the YIN \
-            fundamental with their note names — and prints the results to stdout as OSC-style \
-            text, one message per line, exactly as oscdump prints them (or as JSON lines):
+            fundamental with their note names. On a terminal it draws the terminal display \
+            (the note, a meter per input, the spectrum, loudness); otherwise, or with --text, \
+            it prints the results to stdout as OSC-style text, one message per line, exactly as \
+            oscdump prints them (or as JSON lines, --format json):
               /jackvu/ch/1/rms f -21.030151
               /jackvu/ch/1/pitch fsff 440.000000 "A4" 0.012345 0.990000
+            --http 8080 serves the same display to browsers at http://127.0.0.1:8080/.
             The same messages go out as OSC bundles over UDP (--osc) and as JACK MIDI events on \
             the osc port. meter_N carries channel N's --meter value on a 0..1 scale (default: RMS, linear \
             over --meter-floor..0 dBFS). It runs until SIGINT or SIGTERM; SIGHUP restarts the \
@@ -116,7 +119,7 @@ struct JackVUCommand: ParsableCommand {
             --connect pattern matches no port; 68 an --osc host does not resolve; 69 no JACK \
             server, or it shut down; 70 internal failure; 71 --listen cannot bind its address; \
             74 stdout closed; 75 the client name is taken. (71 also: --http cannot bind its \
-            address; 68: its host does not resolve.)
+            address; 68: its host does not resolve; 64 also: --tui without a terminal.)
             """,
         version: "0.2.0",
         subcommands: [AnalyzeCommand.self])

@@ -49,9 +49,9 @@ final class WebDisplayTests: XCTestCase {
         stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init)
     }
 
-    /// Two pages at once in real Chromium: each loads with no console error, shows A4 within
-    /// 3 s of page time, and its screenshot is far from blank (many times the size of a blank
-    /// page's at the same size).
+    /// Two pages at once in real Chromium (a desktop window and a phone), then a 4K screen:
+    /// each loads with no console error, shows A4 within 3 s of page time, and its screenshot is
+    /// far from blank (many times the size of a blank page's at the same size).
     func testTwoChromiumPagesShowA4WithoutConsoleErrors() throws {
         _ = try Executables.resolve("chromium")
         let server = try JackServer(label: "web")
@@ -63,7 +63,11 @@ final class WebDisplayTests: XCTestCase {
         defer { vu.stop() }
         XCTAssertTrue(vu.stderr.contains("browser display at http://127.0.0.1:\(port)/"), vu.stderr)
 
-        let pages = try (0..<2).map { try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page\($0).png") }
+        // A desktop window and a phone at once.
+        let sizes = ["1280,800", "390,844"]
+        let pages = try (0..<2).map {
+            try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page\($0).png", size: sizes[$0])
+        }
         // Both connected at the same time.
         var both = false
         let deadline = Date().addingTimeInterval(20)
@@ -73,10 +77,17 @@ final class WebDisplayTests: XCTestCase {
         }
         for page in pages { XCTAssertTrue(page.waitForExit(timeout: 30), "chromium did not finish") }
         XCTAssertTrue(both, "two pages were never connected at once")
-        let blank = try chromium("about:blank", screenshot: folder + "/blank.png")
-        XCTAssertTrue(blank.waitForExit(timeout: 30))
-        let blankSize = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: folder + "/blank.png")[.size] as? Int)
-        for (i, page) in pages.enumerated() {
+        // And a 4K screen.
+        let large = try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page2.png", size: "3840,2160")
+        XCTAssertTrue(large.waitForExit(timeout: 30), "chromium did not finish")
+        var blankSizes: [Int] = []
+        for (i, size) in (sizes + ["3840,2160"]).enumerated() {
+            let blank = try chromium("about:blank", screenshot: folder + "/blank\(i).png", size: size)
+            XCTAssertTrue(blank.waitForExit(timeout: 30))
+            blankSizes.append(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: folder + "/blank\(i).png")[.size] as? Int))
+        }
+        for (i, page) in (pages + [large]).enumerated() {
+            let blankSize = blankSizes[i]
             let console = consoleLines(page.stderr)
             XCTAssertTrue(console.contains { $0.contains("\"jackvu note A4\"") }, "page \(i) did not show A4: \(console)")
             XCTAssertEqual(console.filter { !$0.contains("\"jackvu note ") }, [], "page \(i): console messages")
