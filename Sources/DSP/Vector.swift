@@ -203,4 +203,44 @@ public enum Vector {
             i += 1
         }
     }
+
+    /// Replaces NaN and ±infinity in `a` with 0 and returns how many there were; flushes
+    /// subnormal samples to 0 (they are not counted: they are inaudible, but slow every IIR
+    /// filter that meets them). Real-time safe; about one compare per sample when nothing is
+    /// wrong.
+    @inlinable
+    public static func sanitize(_ a: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard let p = a.baseAddress else { return 0 }
+        let n = a.count
+        let largest = V8(repeating: .greatestFiniteMagnitude), smallest = V8(repeating: .leastNormalMagnitude)
+        let zero = V8()
+        var replaced = 0
+        var i = 0
+        while i + 8 <= n {
+            let x = load(p, i)
+            let m = x.replacing(with: -x, where: x .< zero)
+            // NaN fails every comparison, so `.!(m .<= largest)` is NaN or infinity.
+            let bad = .!(m .<= largest) .| ((m .< smallest) .& (m .> zero))
+            if any(bad) {
+                for j in i..<(i + 8) { replaced += fix(&p[j]) }
+            }
+            i += 8
+        }
+        while i < n {
+            replaced += fix(&p[i])
+            i += 1
+        }
+        return replaced
+    }
+
+    /// Sets a non-finite or subnormal `x` to 0; returns 1 for a non-finite one.
+    @inlinable
+    static func fix(_ x: inout Float) -> Int {
+        if !x.isFinite {
+            x = 0
+            return 1
+        }
+        if x.isSubnormal { x = 0 }
+        return 0
+    }
 }

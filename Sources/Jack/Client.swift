@@ -106,6 +106,10 @@ public final class Client: @unchecked Sendable {
                 .notifications?.bufferSizeChanged(Int(frames))
             return 0
         }, arg)
+        jack_set_port_registration_callback(handle, { _, registered, arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+                .notifications?.portRegistration(registered: registered != 0)
+        }, arg)
     }
 
     /// Runs the process handler `cycles` times outside JACK, on scratch buffers of the current
@@ -167,46 +171,55 @@ public final class Client: @unchecked Sendable {
         }
     }
 
-    /// Stops processing and closes the client, waiting at most `closeLimit` seconds for
-    /// libjack; the handlers are released after JACK has stopped calling them. Safe to call
-    /// twice. The ports' metadata is not removed here: JACK
-    /// removes a port's properties when the port goes (checked with jack_property), and a
-    /// second removal from this process only adds a writer to JACK's shared metadata database
-    /// (a Berkeley DB without deadlock detection) while the server removes the same keys.
-    public func close() {
+    /// Stops processing and closes the client, waiting at most `limit` seconds for libjack
+    /// (0: not at all). The handlers are released once JACK has stopped calling them, on
+    /// the closing thread. Safe to call twice.
+    ///
+    /// The ports' metadata is not removed here: JACK removes a port's properties when the
+    /// port goes (checked with jack_property), and a second removal from this process only
+    /// adds a writer to JACK's shared metadata database (a Berkeley DB without deadlock
+    /// detection) while the server removes the same keys.
+    public func close(within limit: Double = Client.closeLimit) {
         guard let handle else { return }
         let wasActive = active
         active = false
         ports.removeAll()
         self.handle = nil
-        if Client.closeWithin(Client.closeLimit, handle: handle, deactivate: wasActive) {
-            context?.release()
-        }
-        // Otherwise libjack still holds the handle and may still call the handlers: the
-        // context is left alive, and the process goes on without this client.
-        context = nil
+        let context = self.context
+        self.context = nil
+        _ = Client.closeWithin(limit, handle: handle, deactivate: wasActive, context: context)
     }
 
-    /// How long `close` waits for libjack, in seconds.
+    /// How long `close` waits for libjack by default, in seconds.
     public static let closeLimit = 3.0
 
-    /// Deactivates and closes `handle` on a thread of its own and waits up to `seconds` for
-    /// it. libjack can wait for ever in jack_client_close after its server went away (jack2
-    /// issue 395: a notification thread killed while it held a mutex): jackvu must still end,
-    /// or open a new client. Returns whether the close finished.
-    private static func closeWithin(_ seconds: Double, handle: OpaquePointer, deactivate: Bool) -> Bool {
+    /// Deactivates and closes `handle` on a thread of its own, then releases `context`, and
+    /// waits up to `seconds` for that. libjack can wait for ever in jack_client_close after its
+    /// server went away (jack2 issue 395: a notification thread killed while it held a
+    /// mutex): jackvu must still end, or open a new client. Returns whether the close finished.
+    private static func closeWithin(
+        _ seconds: Double, handle: OpaquePointer, deactivate: Bool, context: Unmanaged<CallbackContext>?
+    ) -> Bool {
         final class Closing: @unchecked Sendable {
             let handle: OpaquePointer
             let deactivate: Bool
+            let context: Unmanaged<CallbackContext>?
             var done = sem_t()
-            init(handle: OpaquePointer, deactivate: Bool) {
+            init(handle: OpaquePointer, deactivate: Bool, context: Unmanaged<CallbackContext>?) {
                 self.handle = handle
                 self.deactivate = deactivate
+                self.context = context
                 sem_init(&done, 0, 0)
+            }
+            func run() {
+                if deactivate { jack_deactivate(handle) }
+                jack_client_close(handle)
+                context?.release()
+                sem_post(&done)
             }
             deinit { sem_destroy(&done) }
         }
-        let closing = Closing(handle: handle, deactivate: deactivate)
+        let closing = Closing(handle: handle, deactivate: deactivate, context: context)
         let retained = Unmanaged.passRetained(closing)
         var thread = pthread_t()
         var attributes = pthread_attr_t()
@@ -214,19 +227,16 @@ public final class Client: @unchecked Sendable {
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         defer { pthread_attr_destroy(&attributes) }
         let started = pthread_create(&thread, &attributes, { arg in
-            let closing = Unmanaged<Closing>.fromOpaque(arg!).takeRetainedValue()
-            if closing.deactivate { jack_deactivate(closing.handle) }
-            jack_client_close(closing.handle)
-            sem_post(&closing.done)
+            Unmanaged<Closing>.fromOpaque(arg!).takeRetainedValue().run()
             return nil
         }, retained.toOpaque())
         guard started == 0 else {
             // No thread to spare: close here, without a limit.
             retained.release()
-            if deactivate { jack_deactivate(handle) }
-            jack_client_close(handle)
+            closing.run()
             return true
         }
+        if seconds <= 0 { return false }
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)

@@ -106,6 +106,9 @@ public protocol NotificationHandler: AnyObject, Sendable {
     func sampleRateChanged(_ rate: Int)
     /// The server's buffer size is now `frames`.
     func bufferSizeChanged(_ frames: Int)
+    /// A port of any client was registered (`true`) or unregistered. Do not call libjack from
+    /// here: note it and act on another thread.
+    func portRegistration(registered: Bool)
 }
 
 extension NotificationHandler {
@@ -113,6 +116,7 @@ extension NotificationHandler {
     public func xrun() {}
     public func sampleRateChanged(_ rate: Int) {}
     public func bufferSizeChanged(_ frames: Int) {}
+    public func portRegistration(registered: Bool) {}
 }
 
 /// What the C callbacks get as their argument: the handlers, kept alive by the client.

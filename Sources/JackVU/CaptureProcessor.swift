@@ -2,27 +2,21 @@ import DSP
 import Jack
 import Realtime
 
-/// The real-time half of jackvu: JACK's process callback.
-///
-/// Per cycle, and nothing else: copy each input port's frames into the ring and publish them
-/// with the cycle's start time (`clock`); fill each meter port with its channel's latest
-/// display level; copy the OSC packets and MIDI notes that other threads queued into the
-/// MIDI ports' buffers; wake the worker once a hop's worth of frames is waiting (waking is a
-/// futex system call, tens of microseconds on a virtual machine: once per hop, not every
-/// cycle); count the cycle and its duration. Everything it touches is allocated before
-/// activation and every field is a `let`, so there is no allocation, no lock, no exclusivity
-/// bookkeeping and no I/O on this path (RealtimeSanitizer checks it in the tests).
-final class CaptureProcessor: ProcessHandler {
-    /// Audio inputs, in channel order.
-    let inputs: [Port]
-    /// CV meter outputs, in channel order.
-    let meters: [Port]
+/// What the process callback writes into and the threads behind it read: the ring, the meter
+/// levels, the MIDI queues, the cycle statistics and the clock anchor. It outlives JACK
+/// clients: when the server goes away and comes back, a new `CaptureProcessor` for the new
+/// client's ports works on the same `Capture`, so the worker and the outputs go on.
+final class Capture: Sendable {
     /// Where the input frames go.
     let ring: AudioRing
     /// Each channel's display level 0 ... 1, written by the worker.
     let meterValues: AtomicFloatArray
     /// Wakes the worker.
     let wake: WakeSignal
+    /// Frames to gather before waking the worker (its hop size).
+    let wakeThreshold: Int
+    /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
+    let canary: Bool
     /// Process cycles run.
     let cycles = Counter()
     /// Sum and maximum of the callback's own duration, in nanoseconds.
@@ -30,90 +24,27 @@ final class CaptureProcessor: ProcessHandler {
     let maxBusyNanoseconds = Counter()
     /// Cycles by duration: bucket b counts durations of 2^(b-1) ..< 2^b nanoseconds.
     let durationHistogram = AtomicCounterArray(count: 64)
-    /// Frames to gather before waking the worker (its hop size).
-    let wakeThreshold: Int
     /// Frames captured since the worker was last woken; written by the callback only.
     let framesSinceWake = Counter()
-    /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
-    let canary: Bool
     /// Ring index and JACK time of the latest cycle's first frame.
     let clock = ClockAnchor()
-    /// The `osc` MIDI port and the OSC packets queued for it (nil with `--no-osc-port`).
-    let oscPort: Port?
+    /// OSC packets queued for the `osc` port (nil with `--no-osc-port`).
     let oscQueue: PacketQueue?
     /// The largest event the `osc` port's empty buffer takes, bytes, as last seen.
     let oscMaxEvent = Counter()
-    /// The `notes` MIDI port and its queued note messages (nil without `--midi-notes`).
-    let notesPort: Port?
+    /// Note messages queued for the `notes` port (nil without `--midi-notes`).
     let notesQueue: PacketQueue?
 
-    init(inputs: [Port], meters: [Port], ring: AudioRing, meterValues: AtomicFloatArray,
-         wake: WakeSignal, wakeThreshold: Int, canary: Bool, oscPort: Port? = nil, oscQueue: PacketQueue? = nil,
-         notesPort: Port? = nil, notesQueue: PacketQueue? = nil)
+    init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, wakeThreshold: Int, canary: Bool,
+         oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)
     {
-        self.oscPort = oscPort
-        self.oscQueue = oscQueue
-        self.notesPort = notesPort
-        self.notesQueue = notesQueue
-        self.wakeThreshold = max(1, wakeThreshold)
-        self.inputs = inputs
-        self.meters = meters
         self.ring = ring
         self.meterValues = meterValues
         self.wake = wake
+        self.wakeThreshold = max(1, wakeThreshold)
         self.canary = canary
-    }
-
-    /// Real-time safe.
-    func process(_ scope: ProcessScope) -> Bool {
-        let start = monotonicNanoseconds()
-        let frames = scope.frames
-        if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
-            clock.store(frame: ring.framesWritten, microseconds: scope.cycleStartMicroseconds)
-            for c in 0..<inputs.count {
-                let input = scope.input(inputs[c])
-                if let samples = input.baseAddress, input.count == frames {
-                    ring.copyIn(channel: c, from: samples, frames: frames)
-                }
-            }
-            ring.commit(frames: frames)
-        }
-        for c in 0..<meters.count {
-            Vector.fill(scope.output(meters[c]), with: meterValues[c])
-        }
-        if let oscPort, let oscQueue { CaptureProcessor.copyEvents(from: oscQueue, to: scope.midiOutput(oscPort), maxSeen: oscMaxEvent) }
-        if let notesPort, let notesQueue { CaptureProcessor.copyEvents(from: notesQueue, to: scope.midiOutput(notesPort), maxSeen: nil) }
-        if canary { allocateOnPurpose(cycles.count) }
-        cycles.add()
-        let pending = framesSinceWake.count + frames
-        if pending >= wakeThreshold {
-            framesSinceWake.store(0)
-            wake.signal()
-        } else {
-            framesSinceWake.store(pending)
-        }
-        let busy = monotonicNanoseconds() - start
-        busyNanoseconds.add(busy)
-        maxBusyNanoseconds.raise(to: busy)
-        durationHistogram.add(1, at: Int.bitWidth - busy.leadingZeroBitCount)
-        return true
-    }
-
-    /// Copies queued packets into a MIDI port's buffer, at the cycle's first frame, while they
-    /// fit; a packet too large for even an empty buffer is dropped (counted by the queue), one
-    /// that does not fit what is left waits for the next cycle. Real-time safe.
-    @inline(__always)
-    static func copyEvents(from queue: PacketQueue, to buffer: MIDIOutputBuffer, maxSeen: Counter?) {
-        let capacity = buffer.maxEventSize
-        if let maxSeen, capacity != Int.max, maxSeen.count != capacity { maxSeen.store(capacity) }
-        while let (first, second) = queue.peek() {
-            if first.count + second.count > capacity {
-                queue.drop()
-                continue
-            }
-            guard buffer.write(at: 0, first, second) else { break }
-            queue.pop()
-        }
+        self.oscQueue = oscQueue
+        self.notesQueue = notesQueue
     }
 
     /// Forgets the warm-up: statistics start at activation.
@@ -137,6 +68,94 @@ final class CaptureProcessor: ProcessHandler {
             if Double(seen) >= fraction * Double(total) { return Float(1 << b) / 1000 }
         }
         return Float(maxBusyNanoseconds.count) / 1000
+    }
+}
+
+/// The real-time half of jackvu: JACK's process callback, for one client's ports.
+///
+/// Per cycle, and nothing else: copy each input port's frames into the ring and publish them
+/// with the cycle's start time (`clock`); fill each meter port with its channel's latest
+/// display level; copy the OSC packets and MIDI notes that other threads queued into the
+/// MIDI ports' buffers; wake the worker once a hop's worth of frames is waiting (waking is a
+/// futex system call, tens of microseconds on a virtual machine: once per hop, not every
+/// cycle); count the cycle and its duration. Everything it touches is allocated before
+/// activation and every field is a `let`, so there is no allocation, no lock, no exclusivity
+/// bookkeeping and no I/O on this path (RealtimeSanitizer checks it in the tests).
+final class CaptureProcessor: ProcessHandler {
+    /// Audio inputs, in channel order.
+    let inputs: [Port]
+    /// CV meter outputs, in channel order.
+    let meters: [Port]
+    /// The `osc` and `notes` MIDI ports, when registered.
+    let oscPort: Port?
+    let notesPort: Port?
+    /// What it writes into (outlives this client).
+    let capture: Capture
+
+    init(inputs: [Port], meters: [Port], capture: Capture, oscPort: Port? = nil, notesPort: Port? = nil) {
+        self.inputs = inputs
+        self.meters = meters
+        self.capture = capture
+        self.oscPort = oscPort
+        self.notesPort = notesPort
+    }
+
+    /// Real-time safe.
+    func process(_ scope: ProcessScope) -> Bool {
+        let start = monotonicNanoseconds()
+        let frames = scope.frames
+        let capture = capture
+        let ring = capture.ring
+        if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
+            capture.clock.store(frame: ring.framesWritten, microseconds: scope.cycleStartMicroseconds)
+            for c in 0..<inputs.count {
+                let input = scope.input(inputs[c])
+                if let samples = input.baseAddress, input.count == frames {
+                    ring.copyIn(channel: c, from: samples, frames: frames)
+                }
+            }
+            ring.commit(frames: frames)
+        }
+        for c in 0..<meters.count {
+            Vector.fill(scope.output(meters[c]), with: capture.meterValues[c])
+        }
+        if let oscPort, let oscQueue = capture.oscQueue {
+            CaptureProcessor.copyEvents(from: oscQueue, to: scope.midiOutput(oscPort), maxSeen: capture.oscMaxEvent)
+        }
+        if let notesPort, let notesQueue = capture.notesQueue {
+            CaptureProcessor.copyEvents(from: notesQueue, to: scope.midiOutput(notesPort), maxSeen: nil)
+        }
+        if capture.canary { allocateOnPurpose(capture.cycles.count) }
+        capture.cycles.add()
+        let pending = capture.framesSinceWake.count + frames
+        if pending >= capture.wakeThreshold {
+            capture.framesSinceWake.store(0)
+            capture.wake.signal()
+        } else {
+            capture.framesSinceWake.store(pending)
+        }
+        let busy = monotonicNanoseconds() - start
+        capture.busyNanoseconds.add(busy)
+        capture.maxBusyNanoseconds.raise(to: busy)
+        capture.durationHistogram.add(1, at: Int.bitWidth - busy.leadingZeroBitCount)
+        return true
+    }
+
+    /// Copies queued packets into a MIDI port's buffer, at the cycle's first frame, while they
+    /// fit; a packet too large for even an empty buffer is dropped (counted by the queue), one
+    /// that does not fit what is left waits for the next cycle. Real-time safe.
+    @inline(__always)
+    static func copyEvents(from queue: PacketQueue, to buffer: MIDIOutputBuffer, maxSeen: Counter?) {
+        let capacity = buffer.maxEventSize
+        if let maxSeen, capacity != Int.max, maxSeen.count != capacity { maxSeen.store(capacity) }
+        while let (first, second) = queue.peek() {
+            if first.count + second.count > capacity {
+                queue.drop()
+                continue
+            }
+            guard buffer.write(at: 0, first, second) else { break }
+            queue.pop()
+        }
     }
 }
 

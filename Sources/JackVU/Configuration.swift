@@ -12,6 +12,12 @@ public struct Configuration: Equatable, Sendable {
     public var channels = 2
     /// Port regexes to connect to the inputs, in order (`--connect`).
     public var connect: [String] = []
+    /// Whether `connect` also applies to matching ports that appear later (`--connect-once`:
+    /// no; then a pattern that matches nothing at the start is an error).
+    public var followGraph = true
+    /// Whether jackvu waits for a server that went away and reconnects (`--no-reconnect`:
+    /// no, it exits 69).
+    public var reconnect = true
     /// FFT size in samples (`--fft-size`).
     public var fftSize = FFTSize.default
     /// Fraction of each FFT frame shared with the next (`--overlap`), 0 ..< 1.

@@ -23,11 +23,6 @@ public final class Engine {
     /// (An `EngineError` keeps its status; any other error exits 70.)
     public typealias DisplayFactory = (DisplayContext) throws -> any Display
 
-    /// Why the run is stopping (0: not yet).
-    private enum StopReason: Int {
-        case running = 0, signal, serverShutdown, outputClosed
-    }
-
     public init(
         configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), displays: [DisplayFactory] = []
     ) throws(EngineError) {
@@ -37,11 +32,16 @@ public final class Engine {
         displayFactories = displays
     }
 
-    /// Runs until stopped. Returns normally after SIGINT/SIGTERM; throws with the exit status
-    /// and message for every failure. Not real-time safe; call from the main thread, before
-    /// any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in every thread it
-    /// starts, and waits for them here). SIGHUP restarts the measurements (integrated
-    /// loudness, loudness range, maxima, clip counts) without stopping.
+    /// Waits between attempts to reach a server that went away: 0.1 s, doubling to 1 s.
+    static let reconnectDelays: [Double] = [0.1, 0.2, 0.4, 0.8, 1.0]
+
+    /// Runs until stopped. Returns normally after SIGINT/SIGTERM (or a closed stdout); throws
+    /// with the exit status and message for every failure. Not real-time safe; call from the
+    /// main thread, before any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and
+    /// SIGUSR1 in every thread it starts, and waits for them here). SIGHUP restarts the
+    /// measurements (integrated loudness, loudness range, maxima, clip counts) without
+    /// stopping. When the server goes away, the JACK side (`JackConnection`) is closed and
+    /// opened again once a server of that name is back; everything else goes on.
     public func run() throws(EngineError) {
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -50,25 +50,31 @@ public final class Engine {
         signal(SIGPIPE, SIG_IGN)
 
         let c = configuration
-        let client: Client
-        do {
-            client = try Client(name: c.clientName, server: c.serverName)
-        } catch {
-            switch error {
-            case .nameInUse: throw EngineError(.nameInUse, error.description)
-            case .serverUnavailable: throw EngineError(.unavailable, error.description)
-            default: throw EngineError(.unavailable, error.description)
-            }
-        }
-        defer { client.close() }
-
-        // Shared state, preallocated before activation (FFT plans first: they take longest).
-        let sampleRate = client.sampleRate
+        let wake = WakeSignal()
+        let events = EngineEvents()
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
+        let shared = SharedState(neededFeatures: features)
+        let notifications = Notifications(shared: shared, events: events)
+
+        // The first client: the server's sample rate sizes the analysis.
+        var connection: JackConnection? = try JackConnection(configuration: c, notifications: notifications)
+        let sampleRate = connection!.client.sampleRate
         let analyzer: Analyzer
         do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate, features: features) } catch {
+            connection?.close()
             throw EngineError(.software, error.description)
         }
+        // Long-lived capture state: outlives every client.
+        let capture = Capture(
+            ring: AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768)),
+            meterValues: AtomicFloatArray(count: c.channels), wake: wake, wakeThreshold: analyzer.hopSize,
+            canary: c.realtimeCanary, oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
+            notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
+        let ring = capture.ring
+        shared.serverSampleRate.store(sampleRate)
+        shared.serverBufferSize.store(connection!.client.bufferSize)
+        var closeFirst = true
+        defer { if closeFirst { connection?.close() } }
 
         // OSC destinations and the control input, before any port appears: a bad address
         // ends the run before anything is connected.
@@ -87,24 +93,16 @@ public final class Engine {
             }
         }
 
-        let wake = WakeSignal()
-        let shared = SharedState(neededFeatures: features)
-        let stop = Atomic<Int>(StopReason.running.rawValue)
-
         // Displays: after everything that can fail on a bad option (the terminal display takes
         // the terminal over; `defer` gives it back on every way out).
         let context = DisplayContext(
-            clientName: client.name, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
+            clientName: c.clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
             barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
             reset: {
                 shared.resetRequested.store(true, ordering: .relaxed)
                 wake.signal()
             },
-            quit: {
-                _ = stop.compareExchange(
-                    expected: StopReason.running.rawValue, desired: StopReason.signal.rawValue, ordering: .relaxed)
-                kill(getpid(), SIGUSR1)
-            })
+            quit: { events.stop(.signal) })
         var displays: [any Display] = []
         defer { for d in displays { d.stop() } }
         for make in displayFactories {
@@ -113,60 +111,28 @@ public final class Engine {
             }
         }
 
-        // Ports and their metadata: after the slow setup (FFT planning), so that the ports
-        // appear only shortly before the client is active and can be connected to.
-        var inputs: [Port] = []
-        var meters: [Port] = []
-        var oscPort: Port?
-        var notesPort: Port?
-        do {
-            for n in 1...c.channels { inputs.append(try client.registerPort(name: "in_\(n)", direction: .input)) }
-            for n in 1...c.channels { meters.append(try client.registerPort(name: "meter_\(n)", direction: .output)) }
-            if c.oscPort { oscPort = try client.registerPort(name: "osc", direction: .output, type: .midi) }
-            if c.midiNotes { notesPort = try client.registerPort(name: "notes", direction: .output, type: .midi) }
-        } catch {
-            throw EngineError(.software, error.description)
-        }
-        describePorts(client: client, inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
+        // Ports: only now, after the slow setup (FFT planning), shortly before the client is
+        // active and can be connected to.
+        try connection!.registerPorts(capture: capture)
+        capture.resetStatistics()
 
-        let ring = AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768))
-        let meterValues = AtomicFloatArray(count: c.channels)
-        shared.serverSampleRate.store(sampleRate)
-        shared.serverBufferSize.store(client.bufferSize)
         let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars, bandCount: analyzer.bandCount) }
-        let oscQueue = oscPort != nil ? PacketQueue(minimumCapacity: 1 << 16) : nil
-        let notesQueue = notesPort != nil ? PacketQueue(minimumCapacity: 4096) : nil
-        let processor = CaptureProcessor(
-            inputs: inputs, meters: meters, ring: ring, meterValues: meterValues, wake: wake,
-            wakeThreshold: analyzer.hopSize, canary: c.realtimeCanary, oscPort: oscPort, oscQueue: oscQueue,
-            notesPort: notesPort, notesQueue: notesQueue)
-        let shutdownReason = Mutex<String>("")
-        let notifications = Notifications(shared: shared) { reason in
-            shutdownReason.withLock { $0 = reason }
-            stop.store(StopReason.serverShutdown.rawValue, ordering: .relaxed)
-            kill(getpid(), SIGUSR1)
-        }
-        client.setHandlers(process: processor, notifications: notifications)
-
-        // Warm up the process path outside real time, then forget what it produced.
-        client.warmUp()
-        ring.discardReadable()
-        processor.resetStatistics()
-
         let outputError = Mutex<String>("")
         let stdoutWriter = !c.stdoutStream ? nil : StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
-            outputError.withLock { $0 = error.description }
-            stop.store(StopReason.outputClosed.rawValue, ordering: .relaxed)
-            kill(getpid(), SIGUSR1)
+            if case .closed = error {
+                events.stop(.outputClosed)  // the reader went away: end quietly
+            } else {
+                outputError.withLock { $0 = error.description }
+                events.stop(.outputFailed)
+            }
         }
         let control = OutputControl(rate: c.rate)
         let output = OutputLoop(
-            snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: oscQueue,
-            oscPortMaxEvent: processor.oscMaxEvent, displays: displays, shared: shared, control: control)
+            snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: capture.oscQueue,
+            oscPortMaxEvent: capture.oscMaxEvent, displays: displays, shared: shared, control: control)
         let worker = Worker(
-            configuration: c, analyzer: analyzer, ring: ring, wake: wake, meterValues: meterValues,
-            snapshots: snapshots, shared: shared, processor: processor, outputWake: output.wake,
-            oscPortQueue: oscQueue, controlRejected: controlInput?.rejected, notes: notesQueue)
+            configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
+            outputWake: output.wake, controlRejected: controlInput?.rejected)
         worker.start()
         output.start()
         controlInput?.start { command in
@@ -188,10 +154,11 @@ public final class Engine {
                 control.subscriptions.withLock { $0.append((endpoint, false)) }
             }
         }
+        closeFirst = false
         defer {
             // Order: stop JACK calling us, then the threads that read what it wrote.
             controlInput?.stop()
-            client.close()
+            connection?.close()
             shared.stopping.store(true, ordering: .relaxed)
             wake.signal()
             worker.join()
@@ -199,64 +166,87 @@ public final class Engine {
             stdoutWriter?.stop()
         }
 
-        do { try client.activate() } catch { throw EngineError(.software, error.description) }
-        try connectInputs(client: client, inputs: inputs)
+        try connection!.activate()
+        let unmatched = try connection!.connectInputs(strict: !c.followGraph, announce: true)
+        for pattern in unmatched {
+            printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
+        }
 
-        // Wait for a signal (SIGUSR1 comes from our own threads).
+        // Wait for signals (SIGUSR1 comes from our own threads and JACK's notifications);
+        // while the server is gone, wake up to try again.
+        var attempt = 0
         var received: Int32 = 0
         while true {
-            sigwait(&signals, &received)
+            if connection == nil {
+                var timeout = Engine.timespec(seconds: Engine.reconnectDelays[min(attempt, Engine.reconnectDelays.count - 1)])
+                received = sigtimedwait(&signals, nil, &timeout)
+            } else {
+                sigwait(&signals, &received)
+            }
             if received == SIGHUP {  // restart the measurements
                 shared.resetRequested.store(true, ordering: .relaxed)
                 wake.signal()
                 continue
             }
-            if received == SIGINT || received == SIGTERM {
-                _ = stop.compareExchange(
-                    expected: StopReason.running.rawValue, desired: StopReason.signal.rawValue,
-                    ordering: .relaxed)
+            if received == SIGINT || received == SIGTERM { events.stop(.signal, signal: false) }
+            if events.stopReason != .running { break }
+
+            if events.takeServerGone(), let gone = connection {
+                guard c.reconnect else {
+                    events.stop(.serverShutdown, signal: false)
+                    break
+                }
+                let reason = events.shutdownReason
+                printError(
+                    "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))")
+                        + "; waiting for it to come back (--no-reconnect exits instead)")
+                // Without waiting: libjack may never finish closing a client whose server
+                // died (see Client.close); that client's thread and handlers are left to it.
+                gone.close(within: 0)
+                connection = nil
+                shared.serverConnected.store(false, ordering: .relaxed)
+                attempt = 0
+                continue
             }
-            if stop.load(ordering: .relaxed) != StopReason.running.rawValue { break }
+            if connection == nil {
+                // Try again: a server of that name may be back.
+                if let fresh = try? JackConnection(configuration: c, notifications: notifications) {
+                    do {
+                        try fresh.registerPorts(capture: capture)
+                        try fresh.activate()
+                        _ = try fresh.connectInputs(strict: false, announce: false)
+                        connection = fresh
+                        shared.serverBufferSize.store(fresh.client.bufferSize)
+                        shared.reconnects.add()
+                        shared.serverConnected.store(true, ordering: .relaxed)
+                        _ = events.takeGraphChanged()
+                        printError(
+                            "connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
+                    } catch {
+                        fresh.close()
+                    }
+                }
+                if connection == nil { attempt += 1 }
+                continue
+            }
+            if events.takeGraphChanged(), c.followGraph, let connection {
+                _ = try? connection.connectInputs(strict: false, announce: false)
+            }
         }
-        switch StopReason(rawValue: stop.load(ordering: .relaxed)) {
+        switch events.stopReason {
         case .serverShutdown:
-            let reason = shutdownReason.withLock { $0 }
+            let reason = events.shutdownReason
             throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
-        case .outputClosed:
+        case .outputFailed:
             throw EngineError(.ioError, outputError.withLock { $0 } + ": stopping")
         default:
+            // A signal, `q`, or a closed stdout (which ends jackvu quietly, like other filters).
             return
         }
     }
 
-    /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
-    /// (qjackctl) show the meters as CV. A server without metadata support only gets a warning.
-    private func describePorts(client: Client, inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
-        let floor = Int(configuration.meterFloorDBFS.rounded())
-        do {
-            for (i, port) in inputs.enumerated() {
-                try client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
-                try client.setProperty(port, key: MetadataKey.prettyName, value: "Input \(i + 1)")
-                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
-            }
-            for (i, port) in meters.enumerated() {
-                try client.setProperty(port, key: MetadataKey.signalType, value: "CV")
-                try client.setProperty(
-                    port, key: MetadataKey.prettyName,
-                    value: "Meter \(i + 1) (RMS, 0..1 = \(floor)..0 dBFS)")
-                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
-            }
-            if let osc {
-                try client.setProperty(osc, key: MetadataKey.eventTypes, value: "OSC")
-                try client.setProperty(osc, key: MetadataKey.prettyName, value: "OSC readings (\(configuration.prefix))")
-            }
-            if let notes {
-                try client.setProperty(notes, key: MetadataKey.eventTypes, value: "MIDI")
-                try client.setProperty(notes, key: MetadataKey.prettyName, value: "Pitch as MIDI notes")
-            }
-        } catch {
-            printError("warning: \(error.description)")
-        }
+    private static func timespec(seconds: Double) -> Glibc.timespec {
+        Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
     }
 
     /// The exit status for a bad OSC address.
@@ -267,51 +257,58 @@ public final class Engine {
         case .socket: return .osError
         }
     }
-
-    /// `--connect`: every pattern's matching output ports (other clients' only), in order,
-    /// go to successive inputs.
-    private func connectInputs(client: Client, inputs: [Port]) throws(EngineError) {
-        var sources: [String] = []
-        for pattern in configuration.connect {
-            let matches: [String]
-            do {
-                matches = try client.portNames(matching: pattern, direction: .output)
-                    .filter { !$0.hasPrefix(client.name + ":") }
-            } catch {
-                throw EngineError(.usage, "--connect: \(error.description)")
-            }
-            guard !matches.isEmpty else {
-                throw EngineError(.noInput, "--connect '\(pattern)' matches no output port (see jack_lsp)")
-            }
-            sources += matches
-        }
-        if sources.count > inputs.count {
-            printError(
-                "note: \(sources.count) ports match --connect but there are \(inputs.count) inputs; "
-                    + "not connected: \(sources[inputs.count...].joined(separator: ", "))")
-        }
-        for (source, input) in zip(sources, inputs) {
-            do { try client.connect(source, to: input.name) } catch {
-                throw EngineError(.software, error.description)
-            }
-        }
-    }
 }
 
-/// Server notifications: counters and the shutdown hook. Called on JACK's notification thread.
-final class Notifications: NotificationHandler {
-    let shared: SharedState
-    let onShutdown: @Sendable (String) -> Void
+/// What the engine's main thread waits for, set by other threads, which then send SIGUSR1
+/// to the process to wake it (sigwait).
+final class EngineEvents: @unchecked Sendable {
+    // @unchecked Sendable: atomics, and a mutex for the reason text.
+    private let stopValue = Atomic<Int>(0)
+    private let serverGone = Atomic<Bool>(false)
+    private let graphChanged = Atomic<Bool>(false)
+    private let reason = Mutex<String>("")
 
-    init(shared: SharedState, onShutdown: @escaping @Sendable (String) -> Void) {
-        self.shared = shared
-        self.onShutdown = onShutdown
+    enum StopReason: Int { case running = 0, signal, serverShutdown, outputClosed, outputFailed }
+
+    var stopReason: StopReason { StopReason(rawValue: stopValue.load(ordering: .relaxed)) ?? .running }
+    var shutdownReason: String { reason.withLock { $0 } }
+
+    /// Asks the run to end (the first reason wins); `signal`: wake the main thread.
+    func stop(_ why: StopReason, signal: Bool = true) {
+        _ = stopValue.compareExchange(expected: 0, desired: why.rawValue, ordering: .relaxed)
+        if signal { kill(getpid(), SIGUSR1) }
     }
 
-    func serverShutdown(reason: String) { onShutdown(reason) }
+    func serverShutDown(reason text: String) {
+        reason.withLock { $0 = text }
+        serverGone.store(true, ordering: .relaxed)
+        kill(getpid(), SIGUSR1)
+    }
+
+    func portsChanged() {
+        if !graphChanged.exchange(true, ordering: .relaxed) { kill(getpid(), SIGUSR1) }
+    }
+
+    func takeServerGone() -> Bool { serverGone.exchange(false, ordering: .relaxed) }
+    func takeGraphChanged() -> Bool { graphChanged.exchange(false, ordering: .relaxed) }
+}
+
+/// Server notifications: counters, and events for the main thread. Called on JACK's
+/// notification thread (never call libjack here).
+final class Notifications: NotificationHandler {
+    let shared: SharedState
+    let events: EngineEvents
+
+    init(shared: SharedState, events: EngineEvents) {
+        self.shared = shared
+        self.events = events
+    }
+
+    func serverShutdown(reason: String) { events.serverShutDown(reason: reason) }
     func xrun() { shared.xruns.add() }
     func sampleRateChanged(_ rate: Int) { shared.serverSampleRate.store(rate) }
     func bufferSizeChanged(_ frames: Int) { shared.serverBufferSize.store(frames) }
+    func portRegistration(registered: Bool) { if registered { events.portsChanged() } }
 }
 
 /// Writes `jackvu: MESSAGE` as one line on stderr.

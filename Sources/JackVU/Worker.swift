@@ -18,6 +18,12 @@ final class SharedState: @unchecked Sendable {
     let serverSampleRate = Counter()
     /// The server's buffer size as last reported, in frames.
     let serverBufferSize = Counter()
+    /// Whether a JACK client is open now (false while the server is gone).
+    let serverConnected = Atomic<Bool>(true)
+    /// Reconnections to a server that had gone away.
+    let reconnects = Counter()
+    /// NaN and infinite input samples replaced by silence.
+    let nonFiniteSamples = Counter()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
     /// Set (by SIGHUP or the control input) to restart the measurements: integrated
@@ -45,7 +51,8 @@ final class Worker: @unchecked Sendable {
     private let meterValues: AtomicFloatArray
     private let snapshots: TripleBuffer<Snapshot>
     private let shared: SharedState
-    private let processor: CaptureProcessor
+    /// The capture side's statistics and clock (outlives JACK clients).
+    private let processor: Capture
     /// Wakes the output thread after each publish.
     private let outputWake: WakeSignal
     /// Counters the outputs keep that the status message reports.
@@ -59,23 +66,21 @@ final class Worker: @unchecked Sendable {
     private var analyzerStart: Int
     private var thread: PosixThread?
 
-    init(configuration: Configuration, analyzer: Analyzer, ring: AudioRing, wake: WakeSignal,
-         meterValues: AtomicFloatArray, snapshots: TripleBuffer<Snapshot>, shared: SharedState,
-         processor: CaptureProcessor, outputWake: WakeSignal, oscPortQueue: PacketQueue?,
-         controlRejected: Counter?, notes: PacketQueue?)
+    init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
+         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?)
     {
         self.configuration = configuration
         self.analyzer = analyzer
-        self.ring = ring
-        self.wake = wake
-        self.meterValues = meterValues
+        self.ring = capture.ring
+        self.wake = capture.wake
+        self.meterValues = capture.meterValues
         self.snapshots = snapshots
         self.shared = shared
-        self.processor = processor
+        self.processor = capture
         self.outputWake = outputWake
-        self.oscPortQueue = oscPortQueue
+        self.oscPortQueue = capture.oscQueue
         self.controlRejected = controlRejected
-        self.notes = notes
+        self.notes = capture.notesQueue
         follower = NoteFollower(channels: configuration.channels)
         analyzerStart = ring.framesRead
     }
@@ -91,11 +96,19 @@ final class Worker: @unchecked Sendable {
     }
 
     private func run() {
+        var lastPublish = monotonicNanoseconds()
         while !shared.stopping.load(ordering: .relaxed) {
             wake.wait(timeout: 0.1)
             followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
-            drain()
+            if drain() > 0 {
+                lastPublish = monotonicNanoseconds()
+            } else if monotonicNanoseconds() - lastPublish > 500_000_000 {
+                // No audio (the server is gone, or stopped): publish the state as it is twice a
+                // second, so the outputs and displays show the status.
+                publish()
+                lastPublish = monotonicNanoseconds()
+            }
         }
         if let notes { follower.allOff { notes.push($0) } }
     }
@@ -117,9 +130,19 @@ final class Worker: @unchecked Sendable {
         analyzerStart = ring.framesRead
     }
 
-    private func drain() {
+    /// Analyses every frame in the ring; returns how many there were.
+    @discardableResult
+    private func drain() -> Int {
         let available = ring.readableFrames
-        guard available > 0 else { return }
+        guard available > 0 else { return 0 }
+        // NaN and infinity would poison every filter state they reach: silence instead, counted.
+        var replaced = 0
+        for c in 0..<ring.channels {
+            let (a, b) = ring.regions(channel: c, frames: available)
+            replaced += Vector.sanitize(UnsafeMutableBufferPointer(mutating: a))
+            if b.count > 0 { replaced += Vector.sanitize(UnsafeMutableBufferPointer(mutating: b)) }
+        }
+        if replaced > 0 { shared.nonFiniteSamples.add(replaced) }
         // The readable frames lie in at most two contiguous pieces (the ring wraps).
         let (first, second) = ring.regions(channel: 0, frames: available)
         analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
@@ -127,6 +150,7 @@ final class Worker: @unchecked Sendable {
             analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
         }
         ring.consume(frames: available)
+        return available
     }
 
     /// When the frame at ring index `index` was captured, as an OSC time tag (0 if unknown):
@@ -162,6 +186,9 @@ final class Worker: @unchecked Sendable {
             let cycles = processor.cycles.count
             snapshot.status.cycles = cycles
             snapshot.status.bufferFrames = shared.serverBufferSize.count
+            snapshot.status.serverConnected = shared.serverConnected.load(ordering: .relaxed)
+            snapshot.status.reconnects = shared.reconnects.count
+            snapshot.status.nonFiniteSamples = shared.nonFiniteSamples.count
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
             let maximum = Float(processor.maxBusyNanoseconds.count) / 1000

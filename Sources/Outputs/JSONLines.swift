@@ -63,7 +63,8 @@ public struct JSONLines: Sendable {
             out += ", \"status\": {\"xruns\": \(t.xruns), \"overruns\": \(t.overruns), "
                 + "\"skipped_updates\": \(t.outputSkipped), \"cycles\": \(t.cycles), \"buffer_frames\": \(t.bufferFrames), "
                 + "\"osc_send_failures\": \(t.oscSendFailures), \"osc_port_dropped\": \(t.oscPortDropped), "
-                + "\"control_rejected\": \(t.controlRejected)}"
+                + "\"control_rejected\": \(t.controlRejected), \"server_connected\": \(t.serverConnected), "
+                + "\"reconnects\": \(t.reconnects), \"nonfinite_samples\": \(t.nonFiniteSamples)}"
         }
         if file == nil && k.contains(.callback) {
             let t = s.status

@@ -101,6 +101,12 @@ public struct Snapshot: Sendable {
         public var oscPortDropped = 0
         /// Control packets ignored (malformed, unknown, oversized).
         public var controlRejected = 0
+        /// Whether jackvu has a JACK server now (false while it waits for one to come back).
+        public var serverConnected = true
+        /// Times jackvu reconnected to a server that had gone away.
+        public var reconnects = 0
+        /// NaN and infinite input samples, replaced by silence before analysis.
+        public var nonFiniteSamples = 0
         /// Mean and maximum duration of the process callback since the start, in microseconds.
         public var callbackMeanMicroseconds: Float = 0
         public var callbackMaxMicroseconds: Float = 0

@@ -146,7 +146,9 @@ private struct Painter {
         let bar = CellStyle(reverse: true)
         screen.fill(x: 0, y: 0, width: width, height: 1, with: Cell(" ", bar))
         var text = " \(context.clientName)"
-        if let s {
+        if let s, !s.status.serverConnected {
+            text += "  NO JACK SERVER: waiting for it  xruns \(s.status.xruns)  overruns \(s.status.overruns)"
+        } else if let s {
             text += "  \(s.sampleRate) Hz  \(s.status.bufferFrames) frames  xruns \(s.status.xruns)"
             text += "  overruns \(s.status.overruns)  skipped \(s.status.outputSkipped)"
         }

@@ -87,7 +87,9 @@ function draw() {
   // Title bar.
   g.fillStyle = "#1d2126"; g.fillRect(0, 0, W, 2 * u);
   let title = display ? display.client : "jackvu";
-  if (update) {
+  if (update && update.status && update.status.server_connected === false) {
+    title += "   NO JACK SERVER: waiting for it";
+  } else if (update) {
     const s = update.status || {};
     title += "   " + update.sample_rate_hz + " Hz   " + (s.buffer_frames || "-") + " frames   xruns " + s.xruns
       + "   overruns " + s.overruns + "   skipped " + s.skipped_updates;

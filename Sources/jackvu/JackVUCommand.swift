@@ -163,6 +163,12 @@ struct JackVUCommand: ParsableCommand {
         valueName: "url"))
     var osc: [String] = []
 
+    @Flag(name: .customLong("connect-once"), help: "Apply --connect only at the start (and after a reconnect), not to ports that appear later; a pattern that matches nothing is then an error.")
+    var connectOnce = false
+
+    @Flag(name: .customLong("no-reconnect"), help: "Exit (status 69) when the JACK server goes away, instead of waiting for it to come back.")
+    var noReconnect = false
+
     @Flag(name: .customLong("no-osc-port"), help: "Do not register the osc MIDI port (OSC packets as JACK MIDI events).")
     var noOSCPort = false
 
@@ -187,6 +193,8 @@ struct JackVUCommand: ParsableCommand {
         c.serverName = server
         c.channels = channels
         c.connect = connect
+        c.followGraph = !connectOnce
+        c.reconnect = !noReconnect
         c.rate = rate
         c.format = outputFormat
         if tui && text { throw ConfigurationError(option: "--tui", message: "and --text exclude each other") }

@@ -50,8 +50,15 @@ final class ErrorTests: XCTestCase {
         let server = try JackServer(sampleRate: 48000, label: "errors")
         let env = server.environment
 
-        // A pattern that matches nothing; an invalid regex.
-        assertOneLine(try jackvu(["--connect", "nothing:here"], environment: env), status: 66, contains: "nothing:here")
+        // A pattern that matches nothing: an error with --connect-once; otherwise one line,
+        // and jackvu waits for such ports. An invalid regex.
+        assertOneLine(try jackvu(["--connect-once", "--connect", "nothing:here"], environment: env), status: 66, contains: "nothing:here")
+        let waiting = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--name", "waiting", "--connect", "nothing:here"], environment: env, label: "waiting")
+        defer { waiting.stop() }
+        try waitForPorts(server, ["waiting:in_1"], process: waiting)
+        XCTAssertEqual(waiting.stop(), 0)
+        XCTAssertEqual(waiting.stderr, "jackvu: --connect 'nothing:here' matches no output port yet; its ports are connected when they appear\n")
         assertOneLine(try jackvu(["--connect", "system:capture_(1"], environment: env), status: 64, contains: "regular expression")
 
         // A name already in use.
@@ -70,7 +77,8 @@ final class ErrorTests: XCTestCase {
         XCTAssertTrue(connections.contains("both:in_1\n   system:capture_1"), connections)
         XCTAssertTrue(connections.contains("both:in_2\n   system:capture_2"), connections)
 
-        // stdout closed under it: EPIPE → one line, exit 74, the client closed.
+        // stdout closed under it (`jackvu | head -n 1`): it ends quietly, status 0, like other
+        // Unix filters, and closes its client.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Executables.product("jackvu"))
         p.arguments = ["--name", "closed"]
@@ -78,6 +86,7 @@ final class ErrorTests: XCTestCase {
         let out = Pipe()
         let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-closed-\(getpid()).err")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
         p.standardOutput = out
         p.standardError = try FileHandle(forWritingTo: errURL)
         p.standardInput = FileHandle.nullDevice
@@ -88,13 +97,15 @@ final class ErrorTests: XCTestCase {
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        assertOneLine(CommandResult(status: p.terminationStatus, stdout: "", stderr: stderr), status: 74, contains: "stdout is closed")
+        XCTAssertEqual(p.terminationStatus, 0)
+        XCTAssertEqual(stderr, "")
         XCTAssertFalse(try server.lsp().stdout.contains("closed:"))
     }
 
+    /// With --no-reconnect, a server that shuts down ends jackvu: one line, status 69.
     func testServerShutdownIsReported() throws {
         let server = try JackServer(sampleRate: 48000, label: "shutdown")
-        let vu = try BackgroundProcess(try Executables.product("jackvu"), [], environment: server.environment)
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--no-reconnect"], environment: server.environment)
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:in_1"], process: vu)
         server.stop()
@@ -150,7 +161,7 @@ final class SlowReaderTests: XCTestCase {
         }
         let last = try XCTUnwrap(OSCText.updates(text).last, text.suffix(500).description)
         let status = try XCTUnwrap(last.messages["/jackvu/status"])
-        XCTAssertEqual(status.count, 8)
+        XCTAssertEqual(status.count, 11)
         XCTAssertEqual(Int(status[2]), 0, "no audio was dropped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[3]) ?? 0, 10, "updates skipped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[4]) ?? 0, 4 * 48000 / 256, "the process callback kept running")

@@ -108,9 +108,10 @@ final class TUITests: XCTestCase {
         XCTAssertFalse(capture().contains("RMS dBFS"))
     }
 
-    /// Ctrl-C (SIGINT from the terminal: jackvu keeps ISIG on) ends jackvu with status 0, and
-    /// a JACK server that shuts down under the display ends it with 69 and one line on stderr;
-    /// both leave the terminal as it was.
+    /// Ctrl-C (SIGINT from the terminal: jackvu keeps ISIG on) ends jackvu with status 0; a
+    /// server that dies shows as "NO JACK SERVER" until it is back; with --no-reconnect a
+    /// server that shuts down ends jackvu with 69 and one line on stderr. Every way out leaves
+    /// the terminal as it was.
     func testCtrlCAndServerShutdownRestoreTheTerminal() throws {
         let server = try JackServer(label: "tui")
         let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
@@ -126,10 +127,20 @@ final class TUITests: XCTestCase {
         XCTAssertFalse(capture().contains("RMS dBFS"), capture())
         session.close()
 
+        // By default jackvu waits for the server to come back, and says so in the title bar.
         try startJackVU(server: server, environment: "TERM=xterm-256color", arguments: "--connect jacktone:out --channels 1")
         XCTAssertNotNil(waitForPane { $0.contains("440.0 Hz  A4") }, capture())
         tone.stop()
-        server.stop()
+        server.kill()
+        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("NO JACK SERVER: waiting for it") }, capture())
+        let again = try JackServer(label: "tui")
+        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("48000 Hz  256 frames") }, capture())
+        session.close()
+
+        // With --no-reconnect it ends (69), and the terminal is restored.
+        try startJackVU(server: again, environment: "TERM=xterm-256color", arguments: "--name jvexit --no-reconnect --channels 1")
+        XCTAssertNotNil(waitForPane { $0.contains("48000 Hz  256 frames") }, capture())
+        again.stop()
         XCTAssertEqual(waitForFile("\(folder)/exit")?.trimmingCharacters(in: .whitespacesAndNewlines), "69", "exit status after the server went away")
         XCTAssertNotNil(waitForFile("\(folder)/after"))
         XCTAssertEqual(try String(contentsOfFile: "\(folder)/before", encoding: .utf8),

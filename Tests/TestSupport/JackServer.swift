@@ -17,8 +17,8 @@ public final class JackServer: @unchecked Sendable {
     /// The environment that points JACK clients at this server.
     public var environment: [String: String] { ["JACK_DEFAULT_SERVER": name] }
 
-    public init(sampleRate: Int = 48000, period: Int = 256, label: String = "t") throws {
-        name = "jackvu-test-\(label)-\(sampleRate)"
+    public init(sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil) throws {
+        name = fixedName ?? "jackvu-test-\(label)-\(sampleRate)"
         self.sampleRate = sampleRate
         self.period = period
         // A server of this name left running by an interrupted earlier run is ours to stop.
@@ -48,6 +48,11 @@ public final class JackServer: @unchecked Sendable {
 
     public func stop() {
         process.stop(signal: SIGTERM, timeout: 5)
+    }
+
+    /// Kills the server outright (SIGKILL), as a crash would.
+    public func kill() {
+        process.stop(signal: SIGKILL, timeout: 5)
     }
 
     /// `jack_lsp` with `arguments`, against this server.

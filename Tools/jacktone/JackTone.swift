@@ -19,7 +19,9 @@ struct JackTone: ParsableCommand {
             until SIGINT or SIGTERM (or --duration), then fades out and closes.
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
-            frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit".
+            frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit". \
+            For testing meters, "inject nan|inf|-inf|denormal SECONDS" replaces the output with \
+            that value for SECONDS.
 
             Exit codes: 0 done; 64 bad option or value; 66 a --connect pattern matches no port; \
             69 no JACK server, or it shut down; 70 internal failure; 75 the client name is taken.
@@ -145,6 +147,15 @@ struct JackTone: ParsableCommand {
                 case "off", "silence":
                     current.withLock { $0 = [] }
                     send([], amplitude.withLock { $0 })
+                case "inject":
+                    // Test aid: `inject nan|inf|-inf|denormal SECONDS` replaces the output.
+                    let kinds = ["nan": 1, "inf": 2, "-inf": 3, "denormal": 4]
+                    guard words.count == 3, let kind = kinds[String(words[1])], let seconds = Double(words[2]), seconds > 0 else {
+                        complain("ignored '\(line)': expected 'inject nan|inf|-inf|denormal SECONDS'")
+                        continue
+                    }
+                    renderer.injectKind.store(kind)
+                    renderer.injectFrames.store(Int(seconds * Double(max(1, sampleRate.count))))
                 case "level":
                     guard words.count == 2, let db = Double(words[1]), db <= 0 else {
                         complain("ignored '\(line)': expected 'level DBFS' (≤ 0)")

@@ -16,6 +16,11 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     let sampleRate: Counter
     /// Number of voices still sounding after the last cycle.
     let sounding = Counter()
+    /// Test aid (`inject` on stdin): the next `injectFrames` output samples are replaced by
+    /// `injectKind`'s value — 1 NaN, 2 +infinity, 3 −infinity, 4 a subnormal — so that the
+    /// meters' handling of bad audio can be tested with a real client.
+    let injectKind = Counter()
+    let injectFrames = Counter()
     private let synth: ToneSynth
     private let appliedGeneration: UnsafeMutablePointer<Int>
 
@@ -39,7 +44,21 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
                 appliedGeneration.pointee = request.generation
             }
         }
-        sounding.store(synth.render(into: scope.output(port), sampleRate: Double(max(1, sampleRate.count))))
+        let output = scope.output(port)
+        sounding.store(synth.render(into: output, sampleRate: Double(max(1, sampleRate.count))))
+        let remaining = injectFrames.count
+        if remaining > 0 {
+            let value: Float
+            switch injectKind.count {
+            case 1: value = .nan
+            case 2: value = .infinity
+            case 3: value = -.infinity
+            default: value = .leastNonzeroMagnitude
+            }
+            let n = min(remaining, output.count)
+            for i in 0..<n { output[i] = value }
+            injectFrames.store(remaining - n)
+        }
         return true
     }
 }

@@ -1,0 +1,168 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// jackvu keeps metering while the JACK graph and the server change under it.
+final class ReliabilityTests: XCTestCase {
+    private func jackvu() throws -> String { try Executables.product("jackvu") }
+    private func jacktone() throws -> String { try Executables.product("jacktone") }
+
+    /// Connections of `port` as `jack_lsp -c` lists them.
+    private func connections(_ server: JackServer, of port: String) -> [String] {
+        let text = (try? server.lsp(["-c", port]).stdout) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("   ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Waits until `condition` holds; returns the seconds it took, or nil after `timeout`.
+    private func seconds(within timeout: Double, until condition: () -> Bool) -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if condition() { return Date().timeIntervalSince(start) }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// The JACK server is killed (SIGKILL) under a running jackvu and started again with a
+    /// tone of another pitch, five times, the last time at 44.1 kHz instead of 48: each time
+    /// jackvu is back within 2 s of the server being up, its --connect connection returns, and
+    /// the stream names the new note (at the new rate); the status counts the reconnects, and
+    /// jackvu said once per shutdown that it waits.
+    func testReconnectsAfterTheServerIsKilledFiveTimes() throws {
+        let name = "jackvu-test-reconnect"
+        var server = try JackServer(sampleRate: 48000, label: "reconnect", name: name)
+        var tone = try BackgroundProcess(try jacktone(), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--send", "pitch,status,callback", "--rate", "10"],
+            environment: server.environment)
+        defer { vu.stop() }
+        func lastNote() -> (note: String?, rate: Double?, reconnects: Double?) {
+            let last = OSCText.updates(vu.stdout).last
+            return (last?.string("/jackvu/ch/1/pitch", 1), last?.float("/jackvu/status", 0), last?.float("/jackvu/status", 9))
+        }
+        XCTAssertNotNil(seconds(within: 10) { lastNote().note == "A4" }, vu.stderr)
+
+        let rounds: [(rate: Int, freq: String, note: String)] = [
+            (48000, "523.25", "C5"), (48000, "659.26", "E5"), (48000, "392", "G4"), (48000, "293.66", "D4"), (44100, "440", "A4"),
+        ]
+        for (i, round) in rounds.enumerated() {
+            server.kill()
+            tone.stop()
+            server = try JackServer(sampleRate: round.rate, label: "reconnect", name: name)
+            let up = Date()
+            let back = seconds(within: 10) { (try? server.lsp().stdout.contains("jackvu:in_1")) ?? false }
+            XCTAssertNotNil(back, "round \(i + 1): jackvu did not come back: \(vu.stderr)")
+            let after = Date().timeIntervalSince(up)
+            print("reconnect round \(i + 1) (\(round.rate) Hz): jackvu's ports back \(String(format: "%.2f", after)) s after the server was up")
+            XCTAssertLessThan(after, 2, "round \(i + 1): jackvu's ports appeared too late")
+            tone = try BackgroundProcess(try jacktone(), ["--freq", round.freq], environment: server.environment)
+            XCTAssertNotNil(
+                seconds(within: 5) { connections(server, of: "jackvu:in_1") == ["jacktone:out"] },
+                "round \(i + 1): --connect did not connect the new jacktone: \(connections(server, of: "jackvu:in_1"))")
+            XCTAssertNotNil(
+                seconds(within: 10) {
+                    let now = lastNote()
+                    return now.note == round.note && now.rate == Double(round.rate) && now.reconnects == Double(i + 1)
+                }, "round \(i + 1): \(lastNote()) \(vu.stderr)")
+        }
+        XCTAssertTrue(vu.isRunning)
+        let lines = vu.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("waiting for it to come back") }.count, 5, vu.stderr)
+        XCTAssertEqual(lines.filter { $0.contains("connected to the JACK server again") }.count, 5, vu.stderr)
+        XCTAssertTrue(vu.stderr.contains("(44100 Hz, 256 frames)"), vu.stderr)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
+    /// A --connect pattern also connects matching ports that appear after jackvu started
+    /// (within 1 s); a connection made by hand survives later graph changes; --connect-once
+    /// connects only what exists at the start.
+    func testConnectFollowsPortsThatAppearLater() throws {
+        let server = try JackServer(label: "graph")
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "2", "--connect", "late:out", "--rate", "5"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_2"], process: vu)
+        XCTAssertTrue(vu.stderr.contains("--connect 'late:out' matches no output port yet"), vu.stderr)
+
+        let late = try BackgroundProcess(try jacktone(), ["--name", "late"], environment: server.environment, label: "late")
+        defer { late.stop() }
+        try waitForPortsListed(server, ["late:out"])
+        let took = seconds(within: 5) { connections(server, of: "jackvu:in_1") == ["late:out"] }
+        XCTAssertNotNil(took, "late:out was not connected: \(connections(server, of: "jackvu:in_1"))")
+        XCTAssertLessThan(took ?? 99, 1, "connected after \(took ?? 99) s")
+
+        // By hand: system:capture_1 → jackvu:in_2; then another client appears.
+        XCTAssertEqual(try Executables.run("jack_connect", ["system:capture_1", "jackvu:in_2"], environment: server.environment).status, 0)
+        let other = try BackgroundProcess(try jacktone(), ["--name", "other"], environment: server.environment, label: "other")
+        defer { other.stop() }
+        try waitForPortsListed(server, ["other:out"])
+        usleep(500_000)
+        XCTAssertEqual(connections(server, of: "jackvu:in_2"), ["system:capture_1"], "the hand-made connection")
+        XCTAssertEqual(connections(server, of: "jackvu:in_1"), ["late:out"])
+
+        // --connect-once: "tone.*:out" matches toneA now; toneB, later, is left alone.
+        let toneA = try BackgroundProcess(try jacktone(), ["--name", "toneA"], environment: server.environment, label: "toneA")
+        defer { toneA.stop() }
+        try waitForPortsListed(server, ["toneA:out"])
+        let once = try BackgroundProcess(
+            try jackvu(), ["--name", "once", "--channels", "2", "--connect-once", "--connect", "tone.*:out"],
+            environment: server.environment, label: "once")
+        defer { once.stop() }
+        try waitForPorts(server, ["once:in_2"], process: once)
+        XCTAssertNotNil(seconds(within: 5) { connections(server, of: "once:in_1") == ["toneA:out"] })
+        let toneB = try BackgroundProcess(try jacktone(), ["--name", "toneB"], environment: server.environment, label: "toneB")
+        defer { toneB.stop() }
+        try waitForPortsListed(server, ["toneB:out"])
+        usleep(1_500_000)
+        XCTAssertEqual(connections(server, of: "once:in_2"), [], "--connect-once followed a new port")
+        XCTAssertEqual(once.stop(), 0, once.stderr)
+    }
+
+    /// A real client (jacktone's `inject`) sends NaN, +∞, −∞ and subnormal samples: each
+    /// non-finite one is counted in the status, the stream never prints NaN or infinity, and
+    /// the meters read the tone again (RMS within 0.1 dB, momentary loudness within 0.5 LU,
+    /// A4) within their own windows after the bad audio ends: the analysis block (4096
+    /// samples) for RMS and pitch, 400 ms for momentary loudness.
+    func testNaNAndInfinityAreCountedAndForgotten() throws {
+        let server = try JackServer(label: "badaudio")
+        let tone = try BackgroundProcess(
+            try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--rate", "20"], environment: server.environment)
+        defer { vu.stop() }
+        func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
+        // The tone's momentary loudness, once it is steady (K-weighted 440 Hz at −15.01 dBFS RMS).
+        var baseline: Double?
+        func steady() -> Bool {
+            guard let u = last(), let rms = u.float("/jackvu/ch/1/rms"), let m = u.float("/jackvu/loudness/momentary") else { return false }
+            return abs(rms - -15.0103) < 0.1 && abs(m - (baseline ?? m)) < 0.5 && u.string("/jackvu/ch/1/pitch", 1) == "A4"
+        }
+        XCTAssertNotNil(seconds(within: 10) { steady() }, last().map { "\($0.messages)" } ?? vu.stderr)
+        usleep(500_000)
+        baseline = try XCTUnwrap(last()?.float("/jackvu/loudness/momentary"))
+
+        var expected = 0.0
+        for (kind, duration) in [("nan", 1.0), ("inf", 0.5), ("-inf", 0.5), ("denormal", 0.5)] {
+            tone.send("inject \(kind) \(duration)")
+            if kind != "denormal" { expected += duration * 48000 }
+            // The bad audio reaches jackvu, and is counted.
+            let counted = seconds(within: 5) { (last()?.float("/jackvu/status", 10) ?? 0) >= expected - 512 }
+            XCTAssertNotNil(counted, "\(kind): counted \(last()?.float("/jackvu/status", 10) ?? -1) of \(expected)")
+            // Then the meters recover within their windows (plus the time to see it): counted
+            // to the end means the bad audio has ended (subnormals are not counted: wait).
+            if kind == "denormal" { usleep(UInt32(duration * 1e6)) }
+            let recovered = seconds(within: 1) { steady() }
+            XCTAssertNotNil(recovered, "\(kind): not recovered: \(last().map { "\($0.messages)" } ?? "")")
+            print("bad audio '\(kind)' for \(duration) s: meters steady again \(String(format: "%.2f", recovered ?? -1)) s after it ended")
+        }
+        let count = try XCTUnwrap(last()?.float("/jackvu/status", 10))
+        XCTAssertEqual(count, expected, accuracy: 1024, "non-finite samples counted")
+        let text = vu.stdout.lowercased()
+        XCTAssertFalse(text.contains("nan") || text.contains("inf"), "NaN or infinity reached the stream")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+}
