@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is needed, builds jackvu twice (normally, and with
 # RealtimeSanitizer for the real-time tests) and runs every test. The tests start their own
-# named JACK servers (jackd -n jackvu-test-… -d dummy) and stop them; nothing touches the
-# default server.
+# named JACK servers (jackd -n jackvu-test-RUN-… -d dummy) and stop them; nothing touches the
+# default server. Logs of passing tests are removed; a failing test's are named on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Tools/setup.sh --tests
@@ -15,14 +15,28 @@ for product in jackvu jacktone; do
     -Xswiftc -Xclang-linker -Xswiftc -fsanitize=realtime
 done
 
-# JACK2 keeps a registry of servers in /dev/shm with eight places and never frees the entry of
-# a server stopped while clients were connected (some tests do that on purpose; the tests reuse
-# their server names, which lets JACK reclaim those entries). With no jackd running at all,
-# nothing uses the registry: clear it, so stale entries left by anything else cannot fill it.
+# Each run names its JACK servers jackvu-test-RUN-… (RUN: this script's process id), so two
+# runs on one machine never share a server.
+export JACKVU_TEST_RUN="$$"
+export JACKVU_RTSAN_BIN_DIR="$PWD/.build-rtsan/debug"
+# XCTest only: no Swift Testing suites here, so its empty run would only confuse the summary.
+tests=(swift test --skip-build --disable-swift-testing "$@")
+
+# JACK2 keeps its server registry, semaphores, sockets and metadata database in /dev/shm,
+# shared by every JACK server of the user; its registry has eight places and keeps the entry
+# of a server stopped while clients were connected. As root (CI), the tests run in a mount
+# namespace of their own with a fresh /dev/shm (a tmpfs that goes away with them), so they
+# leave nothing there and another run — or the user's own JACK — is never in their way.
+if [ "$(id -u)" = 0 ] && [ -z "${JACKVU_PRIVATE_SHM:-}" ] && unshare --mount --propagation private true 2>/dev/null; then
+  echo "== test (private /dev/shm)" >&2
+  JACKVU_PRIVATE_SHM=1 exec unshare --mount --propagation private bash -c \
+    'mount -t tmpfs -o mode=1777,size=2g jackvu-test-shm /dev/shm && exec "$@"' bash "${tests[@]}"
+fi
+
+# Otherwise: with no jackd running at all, nothing uses the registry: clear it, so stale
+# entries left by anything else cannot fill it.
 if ! pgrep -x jackd >/dev/null 2>&1; then
   rm -rf /dev/shm/jack-shm-registry /dev/shm/jack-[0-9]*-[0-9]* /dev/shm/jack_sem.* /dev/shm/jack_db-* 2>/dev/null || true
 fi
-
 echo "== test" >&2
-# XCTest only: no Swift Testing suites here, so its empty run would only confuse the summary.
-JACKVU_RTSAN_BIN_DIR="$PWD/.build-rtsan/debug" swift test --skip-build --disable-swift-testing "$@"
+"${tests[@]}"

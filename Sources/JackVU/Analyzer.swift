@@ -94,7 +94,9 @@ public final class Analyzer: @unchecked Sendable {
     public private(set) var framesSeen = 0
     /// Whether the analysis block holds only audio (not the silence it started with): until
     /// then nothing should be published, or the first readings would be too low.
-    public var isBlockFull: Bool { framesAnalysed >= configuration.fftSize }
+    public var isBlockFull: Bool { blockHops * hopSize >= configuration.fftSize }
+    /// Hops analysed since the block (re)started.
+    private var blockHops = 0
     /// Number of 1/3-octave bands reported (0 without `.thirds`).
     public let bandCount: Int
 
@@ -166,6 +168,7 @@ public final class Analyzer: @unchecked Sendable {
                 }
                 filled = 0
                 hops += 1
+                blockHops += 1
                 hop()
             }
         }
@@ -247,6 +250,15 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Starts the measurements again: integrated loudness, range, maxima, true-peak maxima,
     /// clip counts.
+    /// Starts the analysis block again, empty (after a gap in the audio, so that no spectrum,
+    /// level or pitch is built from audio on both sides of it): nothing is ready to publish
+    /// until the block is full again. The running measurements go on.
+    public func restartBlock() {
+        blockHops = 0
+        filled = 0
+        for c in channels { c.clearBlock() }
+    }
+
     public func resetMeasurements() {
         loudness.reset()
         truePeak.reset()
@@ -389,6 +401,8 @@ final class ChannelAnalysis {
         s.k = Float(k?.reading ?? -60)
         for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
     }
+
+    func clearBlock() { block.update(repeating: 0) }
 
     func resetMeasurements() {
         digitalPeak.reset()

@@ -76,6 +76,17 @@ public struct Configuration: Equatable, Sendable {
     public var http: String?
     /// Debug aid for the real-time test: the process callback allocates (hidden option).
     public var realtimeCanary = false
+    /// Test aid: the worker stops for `seconds` once, `after` seconds after it started
+    /// (`JACKVU_TEST_STALL_WORKER=AFTER:SECONDS` in the environment).
+    public var testStallWorker: StallHook?
+    public struct StallHook: Equatable, Sendable {
+        public var after: Double
+        public var seconds: Double
+        public init(after: Double, seconds: Double) {
+            self.after = after
+            self.seconds = seconds
+        }
+    }
 
     public init() {}
 

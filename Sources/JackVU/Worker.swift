@@ -62,8 +62,10 @@ final class Worker: @unchecked Sendable {
     private let notes: PacketQueue?
     private var follower: NoteFollower
     private var analyzer: Analyzer
-    /// The ring index of the analyser's first frame.
+    /// The ring index of the analyser's first frame (less the frames discarded since).
     private var analyzerStart: Int
+    /// The ring's overrun count when the worker last looked.
+    private var lastOverruns = 0
     private var thread: PosixThread?
 
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
@@ -83,6 +85,7 @@ final class Worker: @unchecked Sendable {
         self.notes = capture.notesQueue
         follower = NoteFollower(channels: configuration.channels)
         analyzerStart = ring.framesRead
+        lastOverruns = ring.overruns
     }
 
     func start() {
@@ -97,8 +100,13 @@ final class Worker: @unchecked Sendable {
 
     private func run() {
         var lastPublish = monotonicNanoseconds()
+        var stall = configuration.testStallWorker.map { (at: lastPublish + Int($0.after * 1e9), seconds: $0.seconds) }
         while !shared.stopping.load(ordering: .relaxed) {
             wake.wait(timeout: 0.1)
+            if let s = stall, monotonicNanoseconds() >= s.at {
+                usleep(UInt32(s.seconds * 1e6))
+                stall = nil
+            }
             followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
             if drain() > 0 {
@@ -133,6 +141,20 @@ final class Worker: @unchecked Sendable {
     /// Analyses every frame in the ring; returns how many there were.
     @discardableResult
     private func drain() -> Int {
+        let overruns = ring.overruns
+        if overruns != lastOverruns {
+            // The callback dropped audio because the ring was full: what is in it now was
+            // captured before the gap, what comes next after it. Analyse neither across the
+            // gap: drop the stale frames and start the analysis block again.
+            let stale = ring.readableFrames
+            ring.consume(frames: stale)
+            analyzerStart += stale
+            analyzer.restartBlock()
+            printError(
+                "analysis fell behind: \(overruns - lastOverruns) process cycles of audio were dropped; "
+                    + "\(stale) older frames discarded, the analysis block starts again")
+            lastOverruns = overruns
+        }
         let available = ring.readableFrames
         guard available > 0 else { return 0 }
         // NaN and infinity would poison every filter state they reach: silence instead, counted.

@@ -115,10 +115,16 @@ struct JackVUCommand: ParsableCommand {
             rate is always the JACK server's. `jackvu analyze FILE...` runs the same analysis \
             on audio files.
 
-            Exit codes: 0 stopped by a signal; 64 bad option or value; 66 a \
-            --connect pattern matches no port; 68 an --osc host does not resolve; 69 no JACK \
-            server, or it shut down; 70 internal failure; 71 --listen cannot bind its address; \
-            74 stdout closed; 75 the client name is taken. (71 also: --http cannot bind its \
+            When the JACK server goes away, jackvu says so once and waits for a server of the \
+            same name to come back (retrying every 0.1 s, backing off to 1 s), then registers \
+            its ports again and re-applies --connect; its measurements go on. --connect also \
+            connects matching ports that appear later.
+
+            Exit codes: 0 stopped by a signal, q, or a closed stdout (as `jackvu | head`); 64 bad \
+            option or value; 66 a --connect-once pattern matches no port; 68 an --osc host does \
+            not resolve; 69 no JACK server at the start (or it shut down, with --no-reconnect); \
+            70 internal failure; 71 --listen cannot bind its address; 74 stdout cannot be \
+            written; 75 the client name is taken. (71 also: --http cannot bind its \
             address; 68: its host does not resolve; 64 also: --tui without a terminal.)
             """,
         version: "0.2.0",
@@ -134,7 +140,7 @@ struct JackVUCommand: ParsableCommand {
     var channels = 2
 
     @Option(name: .long, help: ArgumentHelp(
-        "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order. Repeat for further inputs; a regex matching several ports fills successive inputs.",
+        "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order, now and whenever matching ports appear. Repeat for further inputs; a regex matching several ports fills successive inputs. Connections are only ever added.",
         valueName: "port-or-regex"))
     var connect: [String] = []
 
@@ -193,6 +199,10 @@ struct JackVUCommand: ParsableCommand {
         c.serverName = server
         c.channels = channels
         c.connect = connect
+        if let raw = getenv("JACKVU_TEST_STALL_WORKER") {
+            let parts = String(cString: raw).split(separator: ":").compactMap { Double($0) }
+            if parts.count == 2 { c.testStallWorker = .init(after: parts[0], seconds: parts[1]) }
+        }
         c.followGraph = !connectOnce
         c.reconnect = !noReconnect
         c.rate = rate

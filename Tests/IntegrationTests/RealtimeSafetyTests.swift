@@ -55,6 +55,50 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
 
+    /// The engine changes under a running sanitized jackvu: the buffer size goes 256 → 1024
+    /// → 64 frames (jack_bufsize), then the server is killed and started again, and jackvu
+    /// reconnects. Throughout, no report from the callback, and the note and level are right
+    /// after each change.
+    func testCallbackStaysCleanThroughBufferSizeChangesAndAReconnect() throws {
+        let jackvu = try sanitizedProduct("jackvu")
+        var server = try JackServer(sampleRate: 48000, period: 256, label: "rtsan-changes", name: "rtsan-changes")
+        var tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            jackvu, ["--channels", "2", "--connect", "jacktone:out", "--rate", "10", "--send", "pitch,rms,status,callback"],
+            environment: server.environment)
+        defer { vu.stop() }
+        func right() -> Bool {
+            guard let last = OSCText.updates(vu.stdout).last else { return false }
+            return last.string("/jackvu/ch/1/pitch", 1) == "A4" && abs((last.float("/jackvu/ch/1/rms") ?? 0) - -15.01) < 0.1
+                && vu.stdout.hasSuffix("\n")
+        }
+        let wait = { (what: String) in
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline && vu.isRunning && !right() { usleep(100_000) }
+            XCTAssertTrue(right(), "\(what): \(OSCText.updates(vu.stdout).last.map { "\($0.messages)" } ?? "") \(vu.stderr)")
+        }
+        wait("at 256 frames")
+        for frames in [1024, 64] {
+            XCTAssertEqual(try Executables.run("jack_bufsize", ["\(frames)"], environment: server.environment).status, 0)
+            usleep(1_500_000)
+            wait("at \(frames) frames")
+        }
+        server.kill()
+        tone.stop()
+        server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan-changes", name: "rtsan-changes")
+        tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        usleep(1_500_000)
+        wait("after the reconnect")
+        XCTAssertTrue(vu.stderr.contains("connected to the JACK server again"), vu.stderr)
+        XCTAssertFalse(vu.stderr.contains("RealtimeSanitizer"), vu.stderr)
+        XCTAssertTrue(vu.isRunning, "jackvu died: \(vu.stderr)")
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+    }
+
     /// The same with both displays on: the terminal display in a real terminal (tmux) and the
     /// browser display with a WebSocket client reading every update. Neither changes the
     /// callback's record: 10,000 cycles, no report, and `q` ends jackvu with status 0.

@@ -29,7 +29,7 @@ final class ReliabilityTests: XCTestCase {
     /// the stream names the new note (at the new rate); the status counts the reconnects, and
     /// jackvu said once per shutdown that it waits.
     func testReconnectsAfterTheServerIsKilledFiveTimes() throws {
-        let name = "jackvu-test-reconnect"
+        let name = "reconnect"
         var server = try JackServer(sampleRate: 48000, label: "reconnect", name: name)
         var tone = try BackgroundProcess(try jacktone(), ["--freq", "440"], environment: server.environment)
         defer { tone.stop() }
@@ -163,6 +163,60 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertEqual(count, expected, accuracy: 1024, "non-finite samples counted")
         let text = vu.stdout.lowercased()
         XCTAssertFalse(text.contains("nan") || text.contains("inf"), "NaN or infinity reached the stream")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
+    /// The worker stops for 3 s (a test hook): the process callback never waits — the ring
+    /// (1 s) fills and further audio is dropped and counted as overruns, and the callback runs
+    /// every cycle meanwhile. The tone changes from A4 to E5 near the end of
+    /// the stall: when the worker resumes it discards the stale A4 audio instead of analysing
+    /// it next to the new audio, says so once, and the first note it names is E5.
+    func testAStalledWorkerDropsCountsAndResumesCleanly() throws {
+        let server = try JackServer(label: "stall")
+        let tone = try BackgroundProcess(
+            try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--rate", "20", "--send", "pitch,rms,status,callback"],
+            environment: server.environment.merging(["JACKVU_TEST_STALL_WORKER": "3:3"]) { $1 })
+        defer { vu.stop() }
+        func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
+        XCTAssertNotNil(seconds(within: 10) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
+        let before = try XCTUnwrap(last())
+        XCTAssertEqual(before.float("/jackvu/status", 2), 0, "no overruns before the stall")
+        let p99Before = try XCTUnwrap(before.float("/jackvu/callback", 1))
+        let cyclesBefore = try XCTUnwrap(before.float("/jackvu/status", 4))
+        let beforeTime = Date()
+
+        // The stall starts 3 s after jackvu did: wait until updates stop, then change the tone.
+        var size = vu.stdout.count
+        XCTAssertNotNil(seconds(within: 6) {
+            usleep(300_000)
+            defer { size = vu.stdout.count }
+            return vu.stdout.count == size
+        }, "the worker never stalled")
+        usleep(1_800_000)
+        tone.send("659.26")
+        let mark = vu.stdout.count
+        XCTAssertNotNil(seconds(within: 5) { (last()?.float("/jackvu/status", 2) ?? 0) > 0 }, "no overruns counted")
+        XCTAssertNotNil(seconds(within: 5) { last()?.string("/jackvu/ch/1/pitch", 1) == "E5" })
+        let after = OSCText.updates(String(vu.stdout.dropFirst(mark)))
+        let notes = after.compactMap { $0.string("/jackvu/ch/1/pitch", 1) }.filter { $0 != "\"\"" && !$0.isEmpty }
+        XCTAssertEqual(notes.first, "E5", "the first note after the stall: \(notes.prefix(5))")
+        XCTAssertFalse(notes.contains("A4"), "stale audio was analysed after the stall: \(notes.prefix(10))")
+        let rms = try XCTUnwrap(last()?.float("/jackvu/ch/1/rms"))
+        XCTAssertEqual(rms, -15.01, accuracy: 0.1)
+        XCTAssertEqual(vu.stderr.split(separator: "\n").filter { $0.contains("analysis fell behind") }.count, 1, vu.stderr)
+        // The callback never waited for the worker: it ran every cycle of the stall (JACK's
+        // dummy driver runs 187.5 cycles a second at 256 frames; a callback that blocked would
+        // have stopped the count). Its times are for the benchmarks, not for a test on a noisy
+        // machine: printed only.
+        let cyclesAfter = try XCTUnwrap(last()?.float("/jackvu/status", 4))
+        let elapsed = Date().timeIntervalSince(beforeTime)
+        XCTAssertGreaterThan(cyclesAfter - cyclesBefore, 0.8 * elapsed * 48000 / 256, "cycles during the stall")
+        let p99After = try XCTUnwrap(last()?.float("/jackvu/callback", 1))
+        print("stalled worker: overruns \(last()?.float("/jackvu/status", 2) ?? -1), callback p99 \(p99Before) → \(p99After) µs")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
 }

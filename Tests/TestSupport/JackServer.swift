@@ -1,28 +1,34 @@
 import Foundation
 
 /// A real JACK server for a test: `jackd -n NAME --no-realtime -d dummy -r RATE -p PERIOD`,
-/// named `jackvu-test-LABEL-RATE`, so that tests never touch anyone's default server. Stopped
-/// by `stop()` or when released.
+/// named `jackvu-test-RUN-LABEL-RATE`, so that tests never touch anyone's default server and
+/// two test runs on one machine never share a server. RUN is `$JACKVU_TEST_RUN` (Tools/test.sh
+/// sets it) or the test process's id. Stopped by `stop()` or when released; its leftovers in
+/// /dev/shm (JACK's semaphores and socket for that server name) are removed then.
 ///
-/// The names are the same from run to run on purpose: JACK2 keeps a registry of servers in
-/// /dev/shm with eight places, and a server stopped while clients are connected (as some
-/// tests do) leaves its entry behind; JACK reclaims such an entry only when a server of the
-/// same name starts again. (So two test runs on one machine at once would collide.)
+/// JACK2 keeps a registry of servers in /dev/shm with eight places, and a server stopped
+/// while clients are connected can leave its entry behind, which JACK reclaims only for a
+/// server of the same name. Tools/test.sh therefore runs the tests with a /dev/shm of their
+/// own where it can (a private mount namespace, as root), and clears a stale registry when no
+/// jackd runs otherwise.
 public final class JackServer: @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
     public let period: Int
     private let process: BackgroundProcess
 
+    /// This test run's tag in server names.
+    public static let run = ProcessInfo.processInfo.environment["JACKVU_TEST_RUN"] ?? "\(getpid())"
+
     /// The environment that points JACK clients at this server.
     public var environment: [String: String] { ["JACK_DEFAULT_SERVER": name] }
 
+    /// A server named for `label` and `sampleRate`, or `name` (prefixed with the run's name
+    /// space) to restart the same server at another rate.
     public init(sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil) throws {
-        name = fixedName ?? "jackvu-test-\(label)-\(sampleRate)"
+        name = "jackvu-test-\(JackServer.run)-" + (fixedName ?? "\(label)-\(sampleRate)")
         self.sampleRate = sampleRate
         self.period = period
-        // A server of this name left running by an interrupted earlier run is ours to stop.
-        _ = try? Executables.run("pkill", ["-TERM", "-f", "^jackd -n \(name) "], timeout: 5)
         process = try BackgroundProcess(
             "jackd", ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"],
             environment: ["JACK_NO_AUDIO_RESERVATION": "1"], label: "jackd")
@@ -47,12 +53,26 @@ public final class JackServer: @unchecked Sendable {
     deinit { stop() }
 
     public func stop() {
+        guard !killed else { return }
         process.stop(signal: SIGTERM, timeout: 5)
+        removeLeftovers()
     }
 
-    /// Kills the server outright (SIGKILL), as a crash would.
+    /// Kills the server outright (SIGKILL), as a crash would. Its files in /dev/shm are left
+    /// to the server a test starts next under the same name (which takes them over).
     public func kill() {
+        killed = true
         process.stop(signal: SIGKILL, timeout: 5)
+    }
+    private var killed = false
+
+    /// JACK's files for this server name in /dev/shm: `jack_sem.UID_NAME_CLIENT` semaphores
+    /// and the `jack_NAME_UID_0` socket.
+    private func removeLeftovers() {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+        for file in files where file.hasPrefix("jack_sem.") && file.contains("_\(name)_") || file.hasPrefix("jack_\(name)_") {
+            try? FileManager.default.removeItem(atPath: "/dev/shm/" + file)
+        }
     }
 
     /// `jack_lsp` with `arguments`, against this server.

@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 
 /// Errors of test fixtures: each says what is missing and how to get it.
 public struct FixtureError: Error, CustomStringConvertible {
@@ -30,6 +31,7 @@ public final class BackgroundProcess: @unchecked Sendable {
         let stem = "\(self.label)-\(getpid())-\(UUID().uuidString.prefix(8))"
         stdoutURL = dir.appendingPathComponent("\(stem).out")
         stderrURL = dir.appendingPathComponent("\(stem).err")
+        TestLogs.shared.add([stdoutURL, stderrURL])
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Executables.resolve(executable))
@@ -93,6 +95,43 @@ public final class BackgroundProcess: @unchecked Sendable {
             usleep(20_000)
         } while Date() < deadline
         return nil
+    }
+}
+
+/// The logs of the processes a test started (in $TMPDIR/jackvu-tests): removed when the test
+/// passes, kept — and named on stdout — when it fails.
+public final class TestLogs: NSObject, XCTestObservation, @unchecked Sendable {
+    // @unchecked Sendable: `files` is guarded by `lock`.
+    public static let shared: TestLogs = {
+        let logs = TestLogs()
+        XCTestObservationCenter.shared.addTestObserver(logs)
+        return logs
+    }()
+    private let lock = NSLock()
+    private var files: [URL] = []
+
+    func add(_ urls: [URL]) {
+        lock.lock()
+        files += urls
+        lock.unlock()
+    }
+
+    public func testCaseDidFinish(_ testCase: XCTestCase) {
+        lock.lock()
+        let done = files
+        files = []
+        lock.unlock()
+        if testCase.testRun?.hasSucceeded ?? false {
+            for url in done { try? FileManager.default.removeItem(at: url) }
+        } else if !done.isEmpty {
+            print("logs of \(testCase.name): \(done.map(\.path).joined(separator: " "))")
+        }
+    }
+
+    public func testBundleDidFinish(_ testBundle: Bundle) {
+        // The folder goes too when nothing in it is kept.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-tests", isDirectory: true)
+        _ = rmdir(dir.path)  // fails, as it should, unless it is empty
     }
 }
 
