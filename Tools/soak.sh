@@ -26,7 +26,7 @@ pids=()
 jackd_pid=""
 tone_pid=""
 cleanup() {
-  stop_all "${pids[@]}" $tone_pid $jackd_pid
+  stop_all $jackd_pid $tone_pid "${pids[@]}"  # jackvu first, the server last
   if [ -n "${KEEP_SOAK_LOGS:-}" ]; then echo "soak: logs in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT

@@ -15,5 +15,6 @@ stop_all() {
     done
     kill -9 "$p" 2>/dev/null || true
   done
-  wait 2>/dev/null || true
+  # Reap these (a plain `wait` would also wait for every other child still running).
+  for p in "$@"; do wait "$p" 2>/dev/null || true; done
 }

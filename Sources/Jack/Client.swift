@@ -106,6 +106,9 @@ public final class Client: @unchecked Sendable {
                 .notifications?.bufferSizeChanged(Int(frames))
             return 0
         }, arg)
+        jack_set_freewheel_callback(handle, { starting, arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue().notifications?.freewheel(starting != 0)
+        }, arg)
         jack_set_port_registration_callback(handle, { _, registered, arg in
             Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
                 .notifications?.portRegistration(registered: registered != 0)

@@ -109,6 +109,9 @@ public protocol NotificationHandler: AnyObject, Sendable {
     /// A port of any client was registered (`true`) or unregistered. Do not call libjack from
     /// here: note it and act on another thread.
     func portRegistration(registered: Bool)
+    /// The server entered (`true`) or left freewheel mode (an offline bounce: cycles as fast
+    /// as the clients allow, not in real time).
+    func freewheel(_ on: Bool)
 }
 
 extension NotificationHandler {
@@ -117,6 +120,7 @@ extension NotificationHandler {
     public func sampleRateChanged(_ rate: Int) {}
     public func bufferSizeChanged(_ frames: Int) {}
     public func portRegistration(registered: Bool) {}
+    public func freewheel(_ on: Bool) {}
 }
 
 /// What the C callbacks get as their argument: the handlers, kept alive by the client.

@@ -34,6 +34,10 @@ final class Capture: Sendable {
     let oscMaxEvent = Counter()
     /// Note messages queued for the `notes` port (nil without `--midi-notes`).
     let notesQueue: PacketQueue?
+    /// 1 while the server freewheels (an offline bounce); set by the notification thread.
+    let freewheeling = Counter()
+    /// Signalled by the worker when it has made room in the ring, for a freewheeling callback.
+    let space = WakeSignal()
 
     init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, wakeThreshold: Int, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)
@@ -106,6 +110,12 @@ final class CaptureProcessor: ProcessHandler {
         let frames = scope.frames
         let capture = capture
         let ring = capture.ring
+        if capture.freewheeling.count != 0 && !ring.hasSpace(for: frames) {
+            // Freewheeling: not real time, and the bounce must not lose audio: wait for the
+            // worker to make room instead of dropping the block. (Never in real time.)
+            capture.wake.signal()
+            while capture.freewheeling.count != 0 && !ring.hasSpace(for: frames) { _ = capture.space.wait(timeout: 0.01) }
+        }
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
             capture.clock.store(frame: ring.framesWritten, microseconds: scope.cycleStartMicroseconds)
             for c in 0..<inputs.count {

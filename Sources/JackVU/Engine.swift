@@ -113,6 +113,7 @@ public final class Engine {
 
         // Ports: only now, after the slow setup (FFT planning), shortly before the client is
         // active and can be connected to.
+        notifications.capture = capture
         try connection!.registerPorts(capture: capture)
         capture.resetStatistics()
 
@@ -309,6 +310,12 @@ final class Notifications: NotificationHandler {
     func sampleRateChanged(_ rate: Int) { shared.serverSampleRate.store(rate) }
     func bufferSizeChanged(_ frames: Int) { shared.serverBufferSize.store(frames) }
     func portRegistration(registered: Bool) { if registered { events.portsChanged() } }
+    func freewheel(_ on: Bool) {
+        capture?.freewheeling.store(on ? 1 : 0)
+        capture?.space.signal()
+    }
+    /// Set once the capture state exists (before the first activation).
+    nonisolated(unsafe) var capture: Capture?
 }
 
 /// Writes `jackvu: MESSAGE` as one line on stderr.

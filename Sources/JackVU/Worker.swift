@@ -172,6 +172,7 @@ final class Worker: @unchecked Sendable {
             analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
         }
         ring.consume(frames: available)
+        if processor.freewheeling.count != 0 { processor.space.signal() }
         return available
     }
 

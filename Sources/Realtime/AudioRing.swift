@@ -63,6 +63,12 @@ public final class AudioRing: @unchecked Sendable {
 
     // MARK: Producer
 
+    /// Producer: whether `frames` frames fit now (nothing is counted). Real-time safe.
+    @inline(__always)
+    public func hasSpace(for frames: Int) -> Bool {
+        capacity - (writeIndex.load(ordering: .relaxed) - readIndex.load(ordering: .acquiring)) >= frames
+    }
+
     /// Producer: true if `frames` fit; otherwise counts the block as an overrun and returns
     /// false (the block must then be dropped: no `copyIn`, no `commit`). Real-time safe.
     @inline(__always)

@@ -17,7 +17,11 @@ do {
     if code == .success {  // --help, --version
         JackVUCommand.exit(withError: error)
     }
-    let message = JackVUCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
+    // One line: argument-parser lists choices on lines of their own ("  - rms").
+    let lines = JackVUCommand.message(for: error).split(separator: "\n")
+        .map { String($0.drop(while: { $0 == " " })) }.map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
+        .filter { !$0.isEmpty }
+    let message = lines.isEmpty ? "bad arguments" : ([lines[0]] + [lines.dropFirst().joined(separator: ", ")]).filter { !$0.isEmpty }.joined(separator: " ")
     printError("\(message) (see jackvu --help)")
     exit(ExitStatus.usage.rawValue)
 }

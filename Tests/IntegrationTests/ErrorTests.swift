@@ -36,6 +36,9 @@ final class ErrorTests: XCTestCase {
         assertOneLine(try jackvu(["--prefix", "no-slash"]), status: 64, contains: "--prefix")
         assertOneLine(try jackvu(["--rate", "0"]), status: 64, contains: "--rate")
         assertOneLine(try jackvu(["--meter-floor", "5"]), status: 64, contains: "--meter-floor")
+        // A choice gets its choices on the same line.
+        assertOneLine(try jackvu(["--meter", "loud"]), status: 64, contains: "one of the following: rms, peak, truepeak, vu, ppm, k, momentary, shortterm")
+        assertOneLine(try jackvu(["--tui", "--text"]), status: 64, contains: "--tui and --text exclude each other")
     }
 
     func testHelpGoesToStdout() throws {
@@ -66,6 +69,9 @@ final class ErrorTests: XCTestCase {
         defer { first.stop() }
         try waitForPorts(server, ["jackvu:in_1"], process: first)
         assertOneLine(try jackvu([], environment: env), status: 75, contains: "already running")
+        // SIGINT closes the client cleanly: status 0, and its ports are gone.
+        XCTAssertEqual(first.stop(signal: SIGINT), 0, first.stderr)
+        XCTAssertFalse(try server.lsp().stdout.contains("jackvu:in_1"))
 
         // A regex matching two capture ports fills both inputs, in order.
         let both = try BackgroundProcess(

@@ -119,6 +119,25 @@ final class OSCOutputTests: XCTestCase {
         let send = try Executables.run(try jackvu(), ["--send", "rms,volume"], environment: server.environment)
         XCTAssertEqual(send.status, 64, send.stderr)
         XCTAssertTrue(send.stderr.contains("'volume' is not a message kind"), send.stderr)
+        // --listen: malformed (64); a port another socket holds (71).
+        let listen = try Executables.run(try jackvu(), ["--listen", "tcp://127.0.0.1:9"], environment: server.environment)
+        XCTAssertEqual(listen.status, 64, listen.stderr)
+        XCTAssertEqual(listen.stderr.split(separator: "\n").count, 1, listen.stderr)
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let held = UInt16(freeUDPPort())
+        address.sin_port = held.bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        let taken = try Executables.run(try jackvu(), ["--listen", "\(held)"], environment: server.environment)
+        XCTAssertEqual(taken.status, 71, taken.stderr)
+        XCTAssertTrue(taken.stderr.hasPrefix("jackvu: --listen"), taken.stderr)
+        XCTAssertEqual(taken.stderr.split(separator: "\n").count, 1, taken.stderr)
     }
 
     /// The `osc` MIDI port: event-types metadata `OSC`, and its events are whole OSC bundles

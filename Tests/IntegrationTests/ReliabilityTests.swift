@@ -219,4 +219,43 @@ final class ReliabilityTests: XCTestCase {
         print("stalled worker: overruns \(last()?.float("/jackvu/status", 2) ?? -1), callback p99 \(p99Before) → \(p99After) µs")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
+
+    /// Freewheel (an offline bounce, `jack_freewheel y`): the server runs cycles as fast as the
+    /// clients allow. jackvu's callback then waits for the worker instead of dropping audio:
+    /// no overruns, while the cycles ran faster than real time, and the levels and the note
+    /// stay right through it and after it.
+    func testFreewheelLosesNoAudio() throws {
+        let server = try JackServer(label: "freewheel")
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            // 8 channels with every meter: a worker slower than the freewheeling server.
+            try jackvu(), ["--channels", "8", "--connect", "jacktone:out", "--rate", "20"],
+            environment: server.environment)
+        defer { vu.stop() }
+        func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
+        XCTAssertNotNil(seconds(within: 10) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
+        let cyclesBefore = try XCTUnwrap(last()?.float("/jackvu/status", 4))
+        let mark = vu.stdout.count
+        let start = Date()
+        XCTAssertEqual(try Executables.run("jack_freewheel", ["y"], environment: server.environment).status, 0)
+        usleep(2_000_000)
+        XCTAssertEqual(try Executables.run("jack_freewheel", ["n"], environment: server.environment).status, 0)
+        let elapsed = Date().timeIntervalSince(start)
+        usleep(1_000_000)
+        let after = try XCTUnwrap(last())
+        let cycles = try XCTUnwrap(after.float("/jackvu/status", 4)) - cyclesBefore
+        let realTime = (elapsed + 1) * 48000 / 256
+        print("freewheel: \(Int(cycles)) cycles in \(String(format: "%.1f", elapsed + 1)) s (\(String(format: "%.1f", cycles / realTime))× real time), overruns \(after.float("/jackvu/status", 2) ?? -1)")
+        XCTAssertGreaterThan(cycles, 2 * realTime, "the server did not freewheel")
+        XCTAssertEqual(after.float("/jackvu/status", 2), 0, "audio was dropped while freewheeling")
+        let updates = OSCText.updates(String(vu.stdout.dropFirst(mark)))
+        XCTAssertFalse(updates.isEmpty)
+        for u in updates {
+            XCTAssertEqual(u.string("/jackvu/ch/1/pitch", 1), "A4")
+            XCTAssertEqual(u.float("/jackvu/ch/1/rms") ?? 0, -15.01, accuracy: 0.1)
+        }
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
 }

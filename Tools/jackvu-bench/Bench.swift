@@ -17,12 +17,13 @@ enum Bench {
         case "send": send(seconds: args.count > 1 ? Double(args[1]) ?? 30 : 30)
         case "osc-latency":
             oscLatency(port: args.count > 1 ? UInt16(args[1]) ?? 9000 : 9000, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
+        case "bad-audio": badAudio(seconds: args.count > 1 ? Double(args[1]) ?? 20 : 20)
         case "ws-read":
             webSocketRead(port: args.count > 1 ? UInt16(args[1]) ?? 8080 : 8080, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         case "threads":
             threadCPU(pid: args.count > 1 ? Int32(args[1]) ?? 0 : 0, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS] | send [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | send [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS]")
             exit(args.isEmpty ? 0 : 64)
         }
     }
@@ -187,6 +188,62 @@ enum Bench {
             sink(snapshot.channels[0].rmsDBFS)
             let perChannel = cpu / seconds / Double(channels) * 1000
             print("\(channels)          \(fmt(cpu))   \(fmt(perChannel))                               \(fmt(seconds / cpu))×")
+        }
+    }
+
+    /// The worker's cost with bad input: each 256-frame chunk is copied (as the ring holds
+    /// it), sanitized (`Vector.sanitize`, as `Worker.drain` does) and analysed, for a tone, for
+    /// audio that is all NaN, a tone with every 8th sample NaN, and all subnormal; and the tone
+    /// without the sanitizing pass. 2 channels at 48 kHz, best of 3 runs, alternating.
+    static func badAudio(seconds: Double) {
+        let rate = 48000, channels = 2, chunk = 256
+        let tone = testSignal(channels: channels, rate: rate)
+        func variant(_ make: (Int, Float) -> Float) -> [UnsafeMutablePointer<Float>] {
+            (0..<channels).map { c in
+                let p = UnsafeMutablePointer<Float>.allocate(capacity: rate)
+                for i in 0..<rate { p[i] = make(i, tone[c][i]) }
+                return p
+            }
+        }
+        let inputs: [(String, [UnsafeMutablePointer<Float>], Bool)] = [
+            ("tone, not sanitized", tone, false),
+            ("tone", tone, true),
+            ("every 8th sample NaN", variant { i, x in i % 8 == 0 ? .nan : x }, true),
+            ("all NaN", variant { _, _ in .nan }, true),
+            ("all +infinity", variant { _, _ in .infinity }, true),
+            ("all subnormal", variant { _, _ in .leastNonzeroMagnitude }, true),
+        ]
+        let scratch = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: chunk) }
+        var best = [Double](repeating: .infinity, count: inputs.count)
+        for _ in 0..<3 {
+            for (k, input) in inputs.enumerated() {
+                var c = Configuration()
+                c.channels = channels
+                let analyzer = try! Analyzer(configuration: c, sampleRate: rate)
+                var snapshot = Snapshot(channels: channels, barCount: c.bars)
+                let total = Int(seconds * Double(rate))
+                let t0 = threadCPU()
+                var offset = 0
+                while offset < total {
+                    let at = offset % rate
+                    let n = min(chunk, rate - at)
+                    for ch in 0..<channels {
+                        scratch[ch].update(from: input.1[ch] + at, count: n)
+                        if input.2 { sink(Float(Vector.sanitize(UnsafeMutableBufferPointer(start: scratch[ch], count: n)))) }
+                    }
+                    analyzer.append(frames: n, from: { UnsafePointer(scratch[$0]) }) { analyzer.write(into: &snapshot) }
+                    offset += n
+                }
+                best[k] = min(best[k], threadCPU() - t0)
+                sink(snapshot.channels[0].rmsDBFS)
+            }
+        }
+        print("Worker with bad input: copy + Vector.sanitize + Analyzer, \(channels) channels, \(rate) Hz, \(chunk)-frame chunks, \(Int(seconds)) s of audio, best of 3")
+        print("input                      CPU ms per s of audio per channel   / tone")
+        for (k, input) in inputs.enumerated() {
+            let perChannel = best[k] / seconds / Double(channels) * 1000
+            let name = input.0 + String(repeating: " ", count: max(0, 26 - input.0.count))
+            print("\(name) \(fmt(perChannel))                                 \(fmt(best[k] / best[1]))×")
         }
     }
 
