@@ -98,7 +98,7 @@ if [ "$only" = displays ]; then
   for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
   connect=(); for _ in $(seq 8); do connect+=(--connect jacktone:out); done
   sock="jackvu-bench-$$"
-  trap 'tmux -L "$sock" kill-server 2>/dev/null || true; cleanup' EXIT
+  trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"; cleanup' EXIT
   echo "Terminal display: jackd -R -d dummy -r 48000 -p 256, jackvu --tui --channels 8 --rate 20 in a 100x30 tmux pane, ${seconds} s"
   tmux -L "$sock" new-session -d -s bench -x 100 -y 30 \
     "env JACK_DEFAULT_SERVER=$server TERM=xterm-256color LANG=C.UTF-8 $bin/jackvu --name tuibench --tui --channels 8 --rate 20 ${connect[*]} 2>/dev/null"
@@ -106,7 +106,7 @@ if [ "$only" = displays ]; then
   "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name tuibench")" "$seconds"
   tmux -L "$sock" send-keys -t bench q
   sleep 1
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
   sleep 1
   port=$((20000 + $$ % 20000))
   echo

@@ -18,7 +18,7 @@ server="jackvu-shots-$$"
 sock="jackvu-shots-$$"
 pids=()
 cleanup() {
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
   stop_all "${pids[@]}"
   rm -rf "$work"
 }
@@ -81,7 +81,7 @@ shot() { # URL FILE SIZE
 shot "file://$work/tui.html" docs/tui.png 940,600
 tmux -L "$sock" send-keys -t shot q  # jackvu ends as a user would end it
 sleep 1
-tmux -L "$sock" kill-server 2>/dev/null || true
+tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
 
 # The browser display.
 "$bin/jackvu" --name webshot --http "$port" --text "${args[@]}" >/dev/null 2>&1 &

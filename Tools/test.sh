@@ -19,18 +19,27 @@ done
 # runs on one machine never share a server.
 export JACKVU_TEST_RUN="$$"
 export JACKVU_RTSAN_BIN_DIR="$PWD/.build-rtsan/debug"
-# XCTest only: no Swift Testing suites here, so its empty run would only confuse the summary.
-tests=(swift test --skip-build --disable-swift-testing "$@")
+# With no arguments the test bundle runs directly: `swift test` would hold the build folder's
+# lock for the whole run, and a second run from the same checkout would wait for it. With
+# arguments (e.g. --filter ErrorTests) they go to `swift test`. XCTest only: no Swift Testing
+# suites here, so its empty run would only confuse the summary.
+if [ $# -eq 0 ]; then
+  tests=("$(swift build --show-bin-path)/jackvuPackageTests.xctest")
+else
+  tests=(swift test --skip-build --disable-swift-testing "$@")
+fi
 
 # JACK2 keeps its server registry, semaphores, sockets and metadata database in /dev/shm,
 # shared by every JACK server of the user; its registry has eight places and keeps the entry
-# of a server stopped while clients were connected. As root (CI), the tests run in a mount
-# namespace of their own with a fresh /dev/shm (a tmpfs that goes away with them), so they
-# leave nothing there and another run — or the user's own JACK — is never in their way.
-if [ "$(id -u)" = 0 ] && [ -z "${JACKVU_PRIVATE_SHM:-}" ] && unshare --mount --propagation private true 2>/dev/null; then
-  echo "== test (private /dev/shm)" >&2
-  JACKVU_PRIVATE_SHM=1 exec unshare --mount --propagation private bash -c \
-    'mount -t tmpfs -o mode=1777,size=2g jackvu-test-shm /dev/shm && exec "$@"' bash "${tests[@]}"
+# of a server stopped while clients were connected. As root (CI), the tests run in mount and
+# PID namespaces of their own: a fresh /dev/shm (a tmpfs that goes away with them), so they
+# leave nothing there and another run — or the user's own JACK — is never in their way; and
+# when the test process ends, even by a crash, the kernel ends every process it started.
+private=(unshare --mount --pid --fork --mount-proc --propagation private)
+if [ "$(id -u)" = 0 ] && [ -z "${JACKVU_PRIVATE_SHM:-}" ] && "${private[@]}" true 2>/dev/null; then
+  echo "== test (private /dev/shm and process namespace)" >&2
+  JACKVU_PRIVATE_SHM=1 exec "${private[@]}" bash -c \
+    'mount -t tmpfs -o mode=1777,size=2g jackvu-test-shm /dev/shm && "$@"; exit $?' bash "${tests[@]}"
 fi
 
 # Otherwise: with no jackd running at all, nothing uses the registry: clear it, so stale

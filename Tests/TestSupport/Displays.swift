@@ -25,6 +25,9 @@ public final class TmuxSession: @unchecked Sendable {
         guard !closed else { return }
         closed = true
         _ = try? tmux(["kill-server"])
+        // tmux leaves its socket behind when its server is killed.
+        let tmuxDirectory = (ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp") + "/tmux-\(getuid())"
+        try? FileManager.default.removeItem(atPath: tmuxDirectory + "/" + socket)
         try? FileManager.default.removeItem(atPath: folder)
     }
 

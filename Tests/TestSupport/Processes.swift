@@ -59,6 +59,8 @@ public final class BackgroundProcess: @unchecked Sendable {
     }
 
     public var isRunning: Bool { process.isRunning }
+    /// The exit status, or nil while the process runs (Foundation traps on a running one's).
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
     public var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
     /// The newline-terminated lines of stdout so far: a line the process is still writing
     /// (a long JSON object can reach the file in several writes) is left out.
