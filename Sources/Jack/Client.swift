@@ -109,6 +109,9 @@ public final class Client: @unchecked Sendable {
         jack_set_freewheel_callback(handle, { starting, arg in
             Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue().notifications?.freewheel(starting != 0)
         }, arg)
+        jack_set_port_connect_callback(handle, { _, _, _, arg in
+            Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue().notifications?.connectionChanged()
+        }, arg)
         jack_set_port_registration_callback(handle, { _, registered, arg in
             Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
                 .notifications?.portRegistration(registered: registered != 0)

@@ -112,6 +112,8 @@ public protocol NotificationHandler: AnyObject, Sendable {
     /// The server entered (`true`) or left freewheel mode (an offline bounce: cycles as fast
     /// as the clients allow, not in real time).
     func freewheel(_ on: Bool)
+    /// Two ports were connected or disconnected (by anyone).
+    func connectionChanged()
 }
 
 extension NotificationHandler {
@@ -121,6 +123,7 @@ extension NotificationHandler {
     public func bufferSizeChanged(_ frames: Int) {}
     public func portRegistration(registered: Bool) {}
     public func freewheel(_ on: Bool) {}
+    public func connectionChanged() {}
 }
 
 /// What the C callbacks get as their argument: the handlers, kept alive by the client.

@@ -54,6 +54,9 @@ final class JackConnection {
         capture.ring.discardReadable()
     }
 
+    /// Inputs with at least one connection now.
+    var connectedInputs: Int { inputs.filter { $0.connectionCount > 0 }.count }
+
     /// Starts processing.
     func activate() throws(EngineError) {
         do { try client.activate() } catch { throw EngineError(.software, error.description) }
@@ -62,14 +65,18 @@ final class JackConnection {
     /// Stops processing and closes the client, waiting for libjack at most `limit` seconds.
     func close(within limit: Double = Client.closeLimit) { client.close(within: limit) }
 
+    /// The --connect sources seen so far: when ports appear, only new ones are connected, so
+    /// that a connection undone by hand stays undone.
+    private var seenSources: Set<String> = []
+
     /// `--connect`: every pattern's matching output ports (other clients' only), in the
     /// patterns' order and then the server's, go to successive inputs. With `strict`, a
     /// pattern that matches nothing is an error (exit 66); otherwise it is left for later (the
-    /// ports may appear). Connections that exist already, made by jackvu or by hand, are
-    /// left as they are; nothing is ever disconnected. Returns the patterns that matched
-    /// nothing.
+    /// ports may appear). With `onlyNew`, only sources not seen before are connected.
+    /// Connections that exist already, made by jackvu or by hand, are left as they are;
+    /// nothing is ever disconnected. Returns the patterns that matched nothing.
     @discardableResult
-    func connectInputs(strict: Bool, announce: Bool) throws(EngineError) -> [String] {
+    func connectInputs(strict: Bool, announce: Bool, onlyNew: Bool = false) throws(EngineError) -> [String] {
         var sources: [String] = []
         var unmatched: [String] = []
         for pattern in configuration.connect {
@@ -91,10 +98,11 @@ final class JackConnection {
                 "note: \(sources.count) ports match --connect but there are \(inputs.count) inputs; "
                     + "not connected: \(sources[inputs.count...].joined(separator: ", "))")
         }
-        for (source, input) in zip(sources, inputs) {
-            // A port can go between listing and connecting: the next graph change tries again.
+        for (source, input) in zip(sources, inputs) where !(onlyNew && seenSources.contains(source)) {
+            // A port can go between listing and connecting: nothing to do then.
             try? client.connect(source, to: input.name)
         }
+        seenSources = Set(sources)
         return unmatched
     }
 

@@ -169,6 +169,7 @@ public final class Engine {
 
         try connection!.activate()
         let unmatched = try connection!.connectInputs(strict: !c.followGraph, announce: true)
+        shared.inputsConnected.store(connection!.connectedInputs)
         for pattern in unmatched {
             printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
         }
@@ -205,6 +206,7 @@ public final class Engine {
                 // died (see Client.close); that client's thread and handlers are left to it.
                 gone.close(within: 0)
                 connection = nil
+                shared.inputsConnected.store(0)
                 shared.serverConnected.store(false, ordering: .relaxed)
                 attempt = 0
                 continue
@@ -221,6 +223,8 @@ public final class Engine {
                         shared.reconnects.add()
                         shared.serverConnected.store(true, ordering: .relaxed)
                         _ = events.takeGraphChanged()
+                        _ = events.takePortsAppeared()
+                        shared.inputsConnected.store(fresh.connectedInputs)
                         printError(
                             "connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
                     } catch {
@@ -230,8 +234,11 @@ public final class Engine {
                 if connection == nil { attempt += 1 }
                 continue
             }
-            if events.takeGraphChanged(), c.followGraph, let connection {
-                _ = try? connection.connectInputs(strict: false, announce: false)
+            if events.takeGraphChanged(), let connection {
+                if events.takePortsAppeared() && c.followGraph {
+                    _ = try? connection.connectInputs(strict: false, announce: false, onlyNew: true)
+                }
+                shared.inputsConnected.store(connection.connectedInputs)
             }
         }
         switch events.stopReason {
@@ -267,6 +274,7 @@ final class EngineEvents: @unchecked Sendable {
     private let stopValue = Atomic<Int>(0)
     private let serverGone = Atomic<Bool>(false)
     private let graphChanged = Atomic<Bool>(false)
+    private let portsAppeared = Atomic<Bool>(false)
     private let reason = Mutex<String>("")
 
     enum StopReason: Int { case running = 0, signal, serverShutdown, outputClosed, outputFailed }
@@ -286,12 +294,15 @@ final class EngineEvents: @unchecked Sendable {
         kill(getpid(), SIGUSR1)
     }
 
-    func portsChanged() {
+    /// A port was registered (`--connect` may match it) or the graph changed otherwise.
+    func graphChanged(portAppeared: Bool) {
+        if portAppeared { portsAppeared.store(true, ordering: .relaxed) }
         if !graphChanged.exchange(true, ordering: .relaxed) { kill(getpid(), SIGUSR1) }
     }
 
     func takeServerGone() -> Bool { serverGone.exchange(false, ordering: .relaxed) }
     func takeGraphChanged() -> Bool { graphChanged.exchange(false, ordering: .relaxed) }
+    func takePortsAppeared() -> Bool { portsAppeared.exchange(false, ordering: .relaxed) }
 }
 
 /// Server notifications: counters, and events for the main thread. Called on JACK's
@@ -309,7 +320,8 @@ final class Notifications: NotificationHandler {
     func xrun() { shared.xruns.add() }
     func sampleRateChanged(_ rate: Int) { shared.serverSampleRate.store(rate) }
     func bufferSizeChanged(_ frames: Int) { shared.serverBufferSize.store(frames) }
-    func portRegistration(registered: Bool) { if registered { events.portsChanged() } }
+    func portRegistration(registered: Bool) { events.graphChanged(portAppeared: registered) }
+    func connectionChanged() { events.graphChanged(portAppeared: false) }
     func freewheel(_ on: Bool) {
         capture?.freewheeling.store(on ? 1 : 0)
         capture?.space.signal()

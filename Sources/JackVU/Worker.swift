@@ -24,6 +24,8 @@ final class SharedState: @unchecked Sendable {
     let reconnects = Counter()
     /// NaN and infinite input samples replaced by silence.
     let nonFiniteSamples = Counter()
+    /// Inputs with at least one connection, as the main thread last counted them.
+    let inputsConnected = Counter()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
     /// Set (by SIGHUP or the control input) to restart the measurements: integrated
@@ -212,6 +214,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.serverConnected = shared.serverConnected.load(ordering: .relaxed)
             snapshot.status.reconnects = shared.reconnects.count
             snapshot.status.nonFiniteSamples = shared.nonFiniteSamples.count
+            snapshot.status.inputsConnected = shared.inputsConnected.count
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
             let maximum = Float(processor.maxBusyNanoseconds.count) / 1000

@@ -25,10 +25,10 @@ import DSP
 /// Then the programme loudness (EBU R 128): `PREFIX/loudness/momentary f`, `…/shortterm f`,
 /// `…/integrated f` (LUFS), `…/range f` (LU), `…/max_momentary f`, `…/max_shortterm f`.
 ///
-/// Then once: `PREFIX/status iiiiiiiiiii` — sample rate (Hz), xruns, overruns (process cycles
+/// Then once: `PREFIX/status iiiiiiiiiiii` — sample rate (Hz), xruns, overruns (process cycles
 /// whose audio was dropped because analysis fell behind), skipped updates (a slow output),
 /// process cycles, OSC datagrams not sent, packets dropped on the `osc` port, control packets
-/// ignored, server connected (1 or 0), reconnects, non-finite input samples. Then `PREFIX/callback fff` — mean, 99th percentile (to a factor of two) and
+/// ignored, server connected (1 or 0), reconnects, non-finite input samples, inputs connected. Then `PREFIX/callback fff` — mean, 99th percentile (to a factor of two) and
 /// maximum time spent in the process callback per cycle since the start, in µs.
 public struct AddressSpace: Sendable {
     public let prefix: String
@@ -51,7 +51,7 @@ public struct AddressSpace: Sendable {
                 .int(Int32(truncatingIfNeeded: s.cycles)), .int(Int32(clamping: s.oscSendFailures)),
                 .int(Int32(clamping: s.oscPortDropped)), .int(Int32(clamping: s.controlRejected)),
                 .int(s.serverConnected ? 1 : 0), .int(Int32(clamping: s.reconnects)),
-                .int(Int32(clamping: s.nonFiniteSamples)),
+                .int(Int32(clamping: s.nonFiniteSamples)), .int(Int32(clamping: s.inputsConnected)),
             ]))
         }
         if kinds.contains(.callback) {

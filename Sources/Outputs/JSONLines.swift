@@ -64,7 +64,8 @@ public struct JSONLines: Sendable {
                 + "\"skipped_updates\": \(t.outputSkipped), \"cycles\": \(t.cycles), \"buffer_frames\": \(t.bufferFrames), "
                 + "\"osc_send_failures\": \(t.oscSendFailures), \"osc_port_dropped\": \(t.oscPortDropped), "
                 + "\"control_rejected\": \(t.controlRejected), \"server_connected\": \(t.serverConnected), "
-                + "\"reconnects\": \(t.reconnects), \"nonfinite_samples\": \(t.nonFiniteSamples)}"
+                + "\"reconnects\": \(t.reconnects), \"nonfinite_samples\": \(t.nonFiniteSamples), "
+                + "\"inputs_connected\": \(t.inputsConnected)}"
         }
         if file == nil && k.contains(.callback) {
             let t = s.status

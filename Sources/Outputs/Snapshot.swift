@@ -107,6 +107,9 @@ public struct Snapshot: Sendable {
         public var reconnects = 0
         /// NaN and infinite input samples, replaced by silence before analysis.
         public var nonFiniteSamples = 0
+        /// Inputs with at least one connection (a source that went away leaves its input
+        /// unconnected).
+        public var inputsConnected = 0
         /// Mean and maximum duration of the process callback since the start, in microseconds.
         public var callbackMeanMicroseconds: Float = 0
         public var callbackMaxMicroseconds: Float = 0

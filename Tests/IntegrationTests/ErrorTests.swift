@@ -167,7 +167,7 @@ final class SlowReaderTests: XCTestCase {
         }
         let last = try XCTUnwrap(OSCText.updates(text).last, text.suffix(500).description)
         let status = try XCTUnwrap(last.messages["/jackvu/status"])
-        XCTAssertEqual(status.count, 11)
+        XCTAssertEqual(status.count, 12)
         XCTAssertEqual(Int(status[2]), 0, "no audio was dropped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[3]) ?? 0, 10, "updates skipped while stdout was stalled")
         XCTAssertGreaterThan(Int(status[4]) ?? 0, 4 * 48000 / 256, "the process callback kept running")

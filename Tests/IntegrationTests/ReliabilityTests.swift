@@ -93,14 +93,33 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertNotNil(took, "late:out was not connected: \(connections(server, of: "jackvu:in_1"))")
         XCTAssertLessThan(took ?? 99, 1, "connected after \(took ?? 99) s")
 
+        func inputsConnected() -> Double? { OSCText.updates(vu.stdout).last?.float("/jackvu/status", 11) }
+        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
+
         // By hand: system:capture_1 → jackvu:in_2; then another client appears.
         XCTAssertEqual(try Executables.run("jack_connect", ["system:capture_1", "jackvu:in_2"], environment: server.environment).status, 0)
+        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 2 }, "inputs connected: \(inputsConnected() ?? -1)")
         let other = try BackgroundProcess(try jacktone(), ["--name", "other"], environment: server.environment, label: "other")
         defer { other.stop() }
         try waitForPortsListed(server, ["other:out"])
         usleep(500_000)
         XCTAssertEqual(connections(server, of: "jackvu:in_2"), ["system:capture_1"], "the hand-made connection")
         XCTAssertEqual(connections(server, of: "jackvu:in_1"), ["late:out"])
+
+        // A followed source disconnected by hand stays disconnected when other ports appear.
+        XCTAssertEqual(try Executables.run("jack_disconnect", ["late:out", "jackvu:in_1"], environment: server.environment).status, 0)
+        let third = try BackgroundProcess(try jacktone(), ["--name", "third"], environment: server.environment, label: "third")
+        defer { third.stop() }
+        try waitForPortsListed(server, ["third:out"])
+        usleep(500_000)
+        XCTAssertEqual(connections(server, of: "jackvu:in_1"), [], "a hand-made disconnection was undone")
+        XCTAssertEqual(try Executables.run("jack_connect", ["late:out", "jackvu:in_1"], environment: server.environment).status, 0)
+
+        // The source goes away: shown in the status, not fatal.
+        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 2 })
+        late.stop()
+        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
+        XCTAssertTrue(vu.isRunning)
 
         // --connect-once: "tone.*:out" matches toneA now; toneB, later, is left alone.
         let toneA = try BackgroundProcess(try jacktone(), ["--name", "toneA"], environment: server.environment, label: "toneA")

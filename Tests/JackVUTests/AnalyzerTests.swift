@@ -249,7 +249,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/loudness/range f 4.000000
             /studio/a/loudness/max_momentary f -18.000000
             /studio/a/loudness/max_shortterm f -19.000000
-            /studio/a/status iiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0
+            /studio/a/status iiiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0 0
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)
