@@ -240,7 +240,9 @@ public struct DigitalPeakMeter: Sendable {
     private var ballistics: Ballistics
     public let clipLevel: Float
     /// Clips (runs of samples at or above the clip level) since the start or reset.
-    public private(set) var clips = 0
+    public internal(set) var clips = 0
+    /// Takes over `other`'s clip count (across a change of sample rate).
+    public mutating func continueFrom(_ other: DigitalPeakMeter) { clips += other.clips }
     /// Whether the last sample was at or above the clip level.
     private var inClip = false
     /// Largest |sample| since the last `take` (linear).

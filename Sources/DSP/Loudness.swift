@@ -97,6 +97,25 @@ public final class LoudnessMeter: @unchecked Sendable {
     private var momentarySum = 0.0
     private var shortTermSum = 0.0
 
+    /// Takes over `other`'s history — the 10 ms steps, gating blocks, short-term windows,
+    /// maxima — so that the measurements go on across a change of sample rate: they are mean
+    /// powers per 10 ms, whatever the rate. The K-weighting filters start afresh at this
+    /// meter's rate, and the step being filled is dropped. `other` must have the same
+    /// channel weights.
+    public func continueFrom(_ other: LoudnessMeter) {
+        precondition(other.weights == weights, "loudness history from another channel layout")
+        steps = other.steps
+        stepCount = other.stepCount
+        gatingBlocks = other.gatingBlocks
+        shortTermBlocks = other.shortTermBlocks
+        maxMomentaryPower = other.maxMomentaryPower
+        maxShortTermPower = other.maxShortTermPower
+        momentaryPower = other.momentaryPower
+        shortTermPower = other.shortTermPower
+        momentarySum = other.momentarySum
+        shortTermSum = other.shortTermSum
+    }
+
     /// The lowest loudness jackvu reports (for silence), in LUFS.
     public static let floor = -120.0
     /// BS.1770's −0.691 dB offset.

@@ -66,6 +66,11 @@ public final class TruePeakMeter: @unchecked Sendable {
     }
 
     /// Feeds `frames` frames; `source(c)` points at channel c's samples. Real-time safe.
+    /// Takes over `other`'s maxima (across a change of sample rate).
+    public func continueFrom(_ other: TruePeakMeter) {
+        for c in 0..<min(channels, other.channels) { maxPeaks[c] = max(maxPeaks[c], other.maxPeaks[c]) }
+    }
+
     public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
         let history = TruePeakMeter.taps - 1
         let stride = history + TruePeakMeter.chunk

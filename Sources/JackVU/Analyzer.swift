@@ -250,6 +250,19 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Starts the measurements again: integrated loudness, range, maxima, true-peak maxima,
     /// clip counts.
+    /// Takes over the running measurements of `old` (another sample rate, the same channels):
+    /// integrated loudness, loudness range and their history, the loudness and true-peak
+    /// maxima, clip counts. What depends on the rate (filters, the analysis block) starts
+    /// afresh.
+    public func continueMeasurements(from old: Analyzer) {
+        loudness.continueFrom(old.loudness)
+        truePeak.continueFrom(old.truePeak)
+        for (new, previous) in zip(channels, old.channels) { new.continueFrom(previous) }
+        integrated = old.integrated
+        range = old.range
+        updateGatedReadings(force: true)
+    }
+
     /// Starts the analysis block again, empty (after a gap in the audio, so that no spectrum,
     /// level or pitch is built from audio on both sides of it): nothing is ready to publish
     /// until the block is full again. The running measurements go on.
@@ -403,6 +416,11 @@ final class ChannelAnalysis {
     }
 
     func clearBlock() { block.update(repeating: 0) }
+
+    func continueFrom(_ old: ChannelAnalysis) {
+        digitalPeak.continueFrom(old.digitalPeak)
+        heldPeak = old.heldPeak
+    }
 
     func resetMeasurements() {
         digitalPeak.reset()

@@ -135,6 +135,8 @@ final class Worker: @unchecked Sendable {
                 configuration: configuration, sampleRate: rate > 0 ? rate : analyzer.sampleRate,
                 features: analyzer.features.union(needed))
         else { return }
+        // The running measurements (integrated loudness, range, maxima, clips) go on.
+        replacement.continueMeasurements(from: analyzer)
         analyzer = replacement
         if rateChanged { ring.discardReadable() }
         analyzerStart = ring.framesRead

@@ -256,6 +256,29 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(lines.count, 2 * 14 + 9)
     }
 
+    /// A sample-rate change (48 → 44.1 kHz, as after a reconnect to a server at another rate)
+    /// keeps the running measurements: 10 s of a tone 10 dB louder at 48 kHz, then 10 s of the
+    /// quieter one at 44.1 kHz integrate to 10·log10((1 + 0.1) / 2) = −2.60 dB below the louder
+    /// part, as one programme would; the maximum momentary loudness is the louder part's. A
+    /// fresh analyzer would have measured the quieter part alone (−10 dB).
+    func testMeasurementsContinueAcrossASampleRateChange() throws {
+        var c = Configuration()
+        c.channels = 1
+        let first = try Analyzer(configuration: c, sampleRate: 48000)
+        _ = run(first, [sine(1000, rate: 48000, count: 480_000, amplitude: 0.1)], chunks: [48000])
+        let louder = first.finalLoudness().integrated
+        let second = try Analyzer(configuration: c, sampleRate: 44100)
+        second.continueMeasurements(from: first)
+        let quieter = sine(1000, rate: 44100, count: 441_000, amplitude: 0.1 * pow(10, -0.5))
+        _ = run(second, [quieter], chunks: [44100])
+        let both = second.finalLoudness()
+        XCTAssertEqual(both.integrated, louder - 2.60, accuracy: 0.1, "integrated over both rates")
+        XCTAssertEqual(both.maxMomentary, louder, accuracy: 0.15)
+        let fresh = try Analyzer(configuration: c, sampleRate: 44100)
+        _ = run(fresh, [quieter], chunks: [44100])
+        XCTAssertEqual(fresh.finalLoudness().integrated, louder - 10, accuracy: 0.1, "the quieter part alone")
+    }
+
     func testConfigurationValidation() {
         var c = Configuration()
         XCTAssertNoThrow(try c.validate())
