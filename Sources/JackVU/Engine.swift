@@ -70,7 +70,6 @@ public final class Engine {
             meterValues: AtomicFloatArray(count: c.channels), wake: wake, wakeThreshold: analyzer.hopSize,
             canary: c.realtimeCanary, oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
             notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
-        let ring = capture.ring
         shared.serverSampleRate.store(sampleRate)
         shared.serverBufferSize.store(connection!.client.bufferSize)
         var closeFirst = true

@@ -32,8 +32,8 @@ public final class BackgroundProcess: @unchecked Sendable {
         stdoutURL = dir.appendingPathComponent("\(stem).out")
         stderrURL = dir.appendingPathComponent("\(stem).err")
         TestLogs.shared.add([stdoutURL, stderrURL])
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Executables.resolve(executable))
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
