@@ -25,12 +25,6 @@ echo
 pids=()
 cleanup() { stop_all "${pids[@]}"; }
 trap cleanup EXIT
-if [ "$only" = all ]; then
-"$bin/jackvu-bench" simd
-echo
-"$bin/jackvu-bench" worker 60
-echo
-
 # mode: "-R" (real-time scheduling, as in a studio; needs rtprio, e.g. root) or "--no-realtime"
 callbacks() {
   local mode="$1" server="jackvu-bench-$$-${1//-/}"
@@ -65,8 +59,18 @@ callbacks() {
   kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
   echo
 }
+if [ "$only" = all ]; then
+"$bin/jackvu-bench" simd
+echo
+"$bin/jackvu-bench" worker 60
+echo
+
 callbacks -R
 callbacks --no-realtime
+fi
+if [ "$only" = callbacks ]; then
+  callbacks -R
+  exit 0
 fi
 
 if [ "$only" = outputs ]; then

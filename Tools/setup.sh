@@ -2,13 +2,13 @@
 # Installs what jackvu needs on Debian (12 or later) unless it is already there:
 # the JACK, FFTW, liblo and libsndfile development packages, the JACK server and example tools
 # (jackd, jack_lsp, jack_property) and pkg-config. With --tests also what the tests drive:
-# oscdump/oscsend (liblo-tools), sox, tmux (the terminal display) and chromium (the browser
+# oscdump/oscsend (liblo-tools), sox, strace (system calls of the process thread), tmux (the terminal display) and chromium (the browser
 # display).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -11,10 +11,9 @@ final class Capture: Sendable {
     let ring: AudioRing
     /// Each channel's display level 0 ... 1, written by the worker.
     let meterValues: AtomicFloatArray
-    /// Wakes the worker.
+    /// Wakes the worker early (never from the real-time callback: only a freewheeling one,
+    /// which is not real time, signals it).
     let wake: WakeSignal
-    /// Frames to gather before waking the worker (its hop size).
-    let wakeThreshold: Int
     /// Debug aid for the real-time test: allocate in the callback so RTSan must catch it.
     let canary: Bool
     /// Process cycles run.
@@ -24,8 +23,6 @@ final class Capture: Sendable {
     let maxBusyNanoseconds = Counter()
     /// Cycles by duration: bucket b counts durations of 2^(b-1) ..< 2^b nanoseconds.
     let durationHistogram = AtomicCounterArray(count: 64)
-    /// Frames captured since the worker was last woken; written by the callback only.
-    let framesSinceWake = Counter()
     /// Ring index and JACK time of the latest cycle's first frame.
     let clock = ClockAnchor()
     /// OSC packets queued for the `osc` port (nil with `--no-osc-port`).
@@ -39,13 +36,12 @@ final class Capture: Sendable {
     /// Signalled by the worker when it has made room in the ring, for a freewheeling callback.
     let space = WakeSignal()
 
-    init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, wakeThreshold: Int, canary: Bool,
+    init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)
     {
         self.ring = ring
         self.meterValues = meterValues
         self.wake = wake
-        self.wakeThreshold = max(1, wakeThreshold)
         self.canary = canary
         self.oscQueue = oscQueue
         self.notesQueue = notesQueue
@@ -56,7 +52,6 @@ final class Capture: Sendable {
         cycles.store(0)
         busyNanoseconds.store(0)
         maxBusyNanoseconds.store(0)
-        framesSinceWake.store(0)
         for b in 0..<durationHistogram.count { durationHistogram.store(0, at: b) }
     }
 
@@ -80,11 +75,11 @@ final class Capture: Sendable {
 /// Per cycle, and nothing else: copy each input port's frames into the ring and publish them
 /// with the cycle's start time (`clock`); fill each meter port with its channel's latest
 /// display level; copy the OSC packets and MIDI notes that other threads queued into the
-/// MIDI ports' buffers; wake the worker once a hop's worth of frames is waiting (waking is a
-/// futex system call, tens of microseconds on a virtual machine: once per hop, not every
-/// cycle); count the cycle and its duration. Everything it touches is allocated before
-/// activation and every field is a `let`, so there is no allocation, no lock, no exclusivity
-/// bookkeeping and no I/O on this path (RealtimeSanitizer checks it in the tests).
+/// MIDI ports' buffers; count the cycle and its duration. It does not wake the worker: waking
+/// is a futex system call (tens of microseconds on a virtual machine); the worker paces
+/// itself, once per period. Everything it touches is allocated before activation and every
+/// field is a `let`, so there is no allocation, no lock, no system call, no exclusivity
+/// bookkeeping and no I/O on this path (RealtimeSanitizer and strace check it in the tests).
 final class CaptureProcessor: ProcessHandler {
     /// Audio inputs, in channel order.
     let inputs: [Port]
@@ -137,13 +132,6 @@ final class CaptureProcessor: ProcessHandler {
         }
         if capture.canary { allocateOnPurpose(capture.cycles.count) }
         capture.cycles.add()
-        let pending = capture.framesSinceWake.count + frames
-        if pending >= capture.wakeThreshold {
-            capture.framesSinceWake.store(0)
-            capture.wake.signal()
-        } else {
-            capture.framesSinceWake.store(pending)
-        }
         let busy = monotonicNanoseconds() - start
         capture.busyNanoseconds.add(busy)
         capture.maxBusyNanoseconds.raise(to: busy)

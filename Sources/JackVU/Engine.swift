@@ -67,7 +67,7 @@ public final class Engine {
         // Long-lived capture state: outlives every client.
         let capture = Capture(
             ring: AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768)),
-            meterValues: AtomicFloatArray(count: c.channels), wake: wake, wakeThreshold: analyzer.hopSize,
+            meterValues: AtomicFloatArray(count: c.channels), wake: wake,
             canary: c.realtimeCanary, oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
             notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
         shared.serverSampleRate.store(sampleRate)

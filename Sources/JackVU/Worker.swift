@@ -104,7 +104,9 @@ final class Worker: @unchecked Sendable {
         var lastPublish = monotonicNanoseconds()
         var stall = configuration.testStallWorker.map { (at: lastPublish + Int($0.after * 1e9), seconds: $0.seconds) }
         while !shared.stopping.load(ordering: .relaxed) {
-            wake.wait(timeout: 0.1)
+            // Paced by the period: the callback never wakes the worker (that would be a system
+            // call on the real-time thread); resets, stops and a freewheeling callback do.
+            wake.wait(timeout: period)
             if let s = stall, monotonicNanoseconds() >= s.at {
                 usleep(UInt32(s.seconds * 1e6))
                 stall = nil
@@ -121,6 +123,14 @@ final class Worker: @unchecked Sendable {
             }
         }
         if let notes { follower.allOff { notes.push($0) } }
+    }
+
+    /// How long the worker waits between looks at the ring: one JACK period (the server's
+    /// buffer size at its rate), at least 1 ms, at most 50 ms.
+    private var period: Double {
+        let rate = shared.serverSampleRate.count, frames = shared.serverBufferSize.count
+        guard rate > 0, frames > 0 else { return 0.01 }
+        return min(0.05, max(0.001, Double(frames) / Double(rate)))
     }
 
     /// The sample rate always comes from the server: on a change, analyse at the new rate

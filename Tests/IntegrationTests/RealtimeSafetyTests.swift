@@ -99,6 +99,62 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
 
+    /// strace follows every thread of jackvu while a tone flows: after start-up, JACK's
+    /// process thread makes no system call but libjack's own per-cycle graph synchronisation
+    /// (a futex wait or wake on the server's shared memory, FUTEX_WAIT / FUTEX_WAKE): the
+    /// callback itself makes none. (It used to wake the worker, a private futex wake, once
+    /// per hop.)
+    func testTheProcessThreadMakesNoSystemCallOfItsOwn() throws {
+        let strace = try Executables.resolve("strace")
+        let jackvu = try Executables.product("jackvu")
+        let server = try JackServer(label: "strace")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let trace = NSTemporaryDirectory() + "jackvu-strace-\(getpid()).txt"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let arguments = ["--name", "traced", "--channels", "2", "--connect", "jacktone:out", "--rate", "10", "--send", "pitch,status,callback"]
+        let traced = try BackgroundProcess(strace, ["-f", "-qq", "-o", trace, jackvu] + arguments, environment: server.environment)
+        defer { traced.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline && traced.isRunning && OSCText.updates(traced.stdout).last?.string("/jackvu/ch/1/pitch", 1) != "A4" {
+            usleep(100_000)
+        }
+        XCTAssertEqual(OSCText.updates(traced.stdout).last?.string("/jackvu/ch/1/pitch", 1), "A4", traced.stderr)
+        usleep(3_000_000)
+        _ = try Executables.run("pkill", ["-TERM", "-f", "^\(jackvu) --name traced "])
+        XCTAssertTrue(traced.waitForExit(timeout: 10), "strace did not end")
+
+        // Each thread's system calls, in order (a call strace splits in two is counted once).
+        var calls: [String: [String]] = [:]
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        for line in text.split(separator: "\n") where !line.contains("<...") {
+            // "TID  name(arguments) = result"; strace pads short thread ids with spaces.
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let call = parts[1].drop(while: { $0 == " " })
+            guard let paren = call.firstIndex(of: "(") else { continue }
+            calls[String(parts[0]), default: []].append(String(call[..<paren]) + (call.hasPrefix("futex(") ? " " + futexOperation(call) : ""))
+        }
+        // JACK's process thread: the one that waits on the graph every cycle.
+        let (thread, all) = try XCTUnwrap(calls.max { a, b in
+            a.value.filter { $0 == "futex FUTEX_WAIT" }.count < b.value.filter { $0 == "futex FUTEX_WAIT" }.count
+        })
+        // Leave out its start-up and its end.
+        let steady = Array(all.dropFirst(40).dropLast(40))
+        XCTAssertGreaterThan(steady.count, 200, "too few calls traced on thread \(thread)")
+        let own = steady.filter { $0 != "futex FUTEX_WAIT" && $0 != "futex FUTEX_WAKE" }
+        print("process thread \(thread): \(steady.count) system calls in the steady state, \(Set(steady)); not libjack's: \(own.count)")
+        XCTAssertEqual(own.count, 0, "system calls of the callback: \(Dictionary(own.map { ($0, 1) }, uniquingKeysWith: +))")
+    }
+
+    /// The futex operation in an strace line, e.g. `FUTEX_WAIT` or `FUTEX_WAKE_PRIVATE`.
+    private func futexOperation(_ line: Substring) -> String {
+        guard let start = line.range(of: ", FUTEX_") else { return "" }
+        let rest = line[line.index(after: start.lowerBound)...].drop(while: { $0 == " " })
+        return String(rest.prefix { $0 != "," && $0 != ")" })
+    }
+
     /// The same with both displays on: the terminal display in a real terminal (tmux) and the
     /// browser display with a WebSocket client reading every update. Neither changes the
     /// callback's record: 10,000 cycles, no report, and `q` ends jackvu with status 0.
