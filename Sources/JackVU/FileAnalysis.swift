@@ -183,12 +183,17 @@ public struct FileAnalysis {
     /// the others are still analysed; returns 0, or 66 if any file failed, or 74 if stdout
     /// closed.
     public func run(files: [String]) -> Int32 {
+        // A reader that goes away is a failed write (EPIPE) handled below, not a signal.
+        signal(SIGPIPE, SIG_IGN)
         var failed = false
         var summaries: [String] = []
         for path in files {
             do {
                 if let summary = try analyze(path) { summaries.append(summary) }
             } catch {
+                // The reader of stdout went away (`jackvu analyze --stream … | head`): stop
+                // quietly, like other Unix filters.
+                if error.status == .success { return ExitStatus.success.rawValue }
                 printError(error.message)
                 if error.status == .ioError { return ExitStatus.ioError.rawValue }
                 failed = true
@@ -197,6 +202,7 @@ public struct FileAnalysis {
         if !stream {
             let text = format == .json ? "[" + summaries.joined(separator: ",\n ") + "]\n" : summaries.joined()
             do { try sink.write(text) } catch {
+                if case .closed = error { return ExitStatus.success.rawValue }
                 printError("\(error.description): stopping")
                 return ExitStatus.ioError.rawValue
             }
@@ -266,9 +272,9 @@ public struct FileAnalysis {
         }
         reader.finish()
         if showProgress { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
-        if let writeError { throw EngineError(.ioError, "\(writeError.description): stopping") }
+        if let writeError { throw EngineError.writing(writeError) }
         if stream {
-            do { try sink.write(output) } catch { throw EngineError(.ioError, "\(error.description): stopping") }
+            do { try sink.write(output) } catch { throw EngineError.writing(error) }
             return nil
         }
         return summary(analyzer, file: file, configuration: c)
@@ -306,5 +312,14 @@ public struct FileAnalysis {
             text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))\n"
         }
         return text
+    }
+}
+
+extension EngineError {
+    /// A failed write to stdout: a closed reader is no error (status 0, nothing said); any
+    /// other failure is 74.
+    static func writing(_ error: OutputError) -> EngineError {
+        if case .closed = error { return EngineError(.success, "") }
+        return EngineError(.ioError, "\(error.description): stopping")
     }
 }

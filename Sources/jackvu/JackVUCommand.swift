@@ -254,8 +254,8 @@ struct AnalyzeCommand: ParsableCommand {
             --format json (before or after `analyze`) prints summaries as one JSON array and \
             streams as one JSON object per line.
 
-            Exit codes: 0 all files analysed; 64 bad option or value; 66 a file could not be \
-            read; 74 stdout closed.
+            Exit codes: 0 all files analysed, or the reader of stdout went away (as `| head`); \
+            64 bad option or value; 66 a file could not be read; 74 stdout cannot be written.
             """)
 
     /// `--format` is jackvu's own option (text or json), shared with the live client: summaries

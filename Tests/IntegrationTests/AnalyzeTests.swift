@@ -174,6 +174,14 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(integrated ?? 0, -18, accuracy: 0.1, "a −18 dBFS stereo 1 kHz sine reads −18 LUFS")
         XCTAssertEqual(r.stderr, "", "no progress bar when stderr is not a terminal")
 
+        // Its reader goes away (`| head -n 1`): jackvu stops quietly, status 0, like other
+        // filters (the stream is far larger than a pipe holds).
+        let head = try Executables.run(
+            "bash", ["-c", "set -o pipefail; \"$0\" analyze --stream \"$1\" | head -n 1 > /dev/null", try Executables.product("jackvu"), path],
+            timeout: 120)
+        XCTAssertEqual(head.status, 0, head.stderr)
+        XCTAssertEqual(head.stderr, "", "nothing said when the reader went away")
+
         // With stderr on a terminal (script(1) gives it one), a progress bar shows.
         let tty = try Executables.run("script", ["-qec", "\(try Executables.product("jackvu")) analyze \(path) >/dev/null", "/dev/null"], timeout: 120)
         XCTAssertEqual(tty.status, 0, tty.stdout)
