@@ -12,7 +12,6 @@ import Realtime
 final class JackConnection {
     let client: Client
     private(set) var inputs: [Port] = []
-    private(set) var processor: CaptureProcessor?
     private let configuration: Configuration
     private let notifications: any NotificationHandler
 
@@ -45,8 +44,8 @@ final class JackConnection {
         } catch {
             throw EngineError(.software, error.description)
         }
+        // The client keeps the processor alive until it has closed.
         let processor = CaptureProcessor(inputs: inputs, meters: meters, capture: capture, oscPort: oscPort, notesPort: notesPort)
-        self.processor = processor
         describePorts(inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
         client.setHandlers(process: processor, notifications: notifications)
         // Warm up the process path outside real time, then forget what it produced.

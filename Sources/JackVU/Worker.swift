@@ -48,20 +48,20 @@ final class Worker: @unchecked Sendable {
     // @unchecked Sendable: after `start`, `analyzer` and the note follower are touched by the
     // worker thread only; everything else is immutable or thread-safe.
     private let configuration: Configuration
-    private let ring: AudioRing
-    private let wake: WakeSignal
-    private let meterValues: AtomicFloatArray
     private let snapshots: TripleBuffer<Snapshot>
     private let shared: SharedState
-    /// The capture side's statistics and clock (outlives JACK clients).
-    private let processor: Capture
+    /// What the process callback writes into: the ring, meter values, MIDI queues, statistics
+    /// and clock (outlives JACK clients).
+    private let capture: Capture
+    private var ring: AudioRing { capture.ring }
+    private var wake: WakeSignal { capture.wake }
+    private var meterValues: AtomicFloatArray { capture.meterValues }
+    /// MIDI messages for the `notes` port (nil without `--midi-notes`).
+    private var notes: PacketQueue? { capture.notesQueue }
     /// Wakes the output thread after each publish.
     private let outputWake: WakeSignal
-    /// Counters the outputs keep that the status message reports.
-    private let oscPortQueue: PacketQueue?
+    /// A counter the control input keeps that the status message reports.
     private let controlRejected: Counter?
-    /// MIDI messages for the `notes` port (nil without `--midi-notes`).
-    private let notes: PacketQueue?
     private var follower: NoteFollower
     private var analyzer: Analyzer
     /// The ring index of the analyser's first frame (less the frames discarded since).
@@ -75,18 +75,13 @@ final class Worker: @unchecked Sendable {
     {
         self.configuration = configuration
         self.analyzer = analyzer
-        self.ring = capture.ring
-        self.wake = capture.wake
-        self.meterValues = capture.meterValues
         self.snapshots = snapshots
         self.shared = shared
-        self.processor = capture
+        self.capture = capture
         self.outputWake = outputWake
-        self.oscPortQueue = capture.oscQueue
         self.controlRejected = controlRejected
-        self.notes = capture.notesQueue
         follower = NoteFollower(channels: configuration.channels)
-        analyzerStart = ring.framesRead
+        analyzerStart = capture.ring.framesRead
         lastOverruns = ring.overruns
     }
 
@@ -186,7 +181,7 @@ final class Worker: @unchecked Sendable {
             analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
         }
         ring.consume(frames: available)
-        if processor.freewheeling.count != 0 { processor.space.signal() }
+        if capture.freewheeling.count != 0 { capture.space.signal() }
         return available
     }
 
@@ -194,7 +189,7 @@ final class Worker: @unchecked Sendable {
     /// from the process callback's latest anchor (a cycle's start on JACK's clock), the sample
     /// rate, and the offset between JACK's clock and the real-time clock now.
     private func timeTag(ofRingIndex index: Int) -> UInt64 {
-        guard let anchor = processor.clock.load(), anchor.microseconds > 0 else { return 0 }
+        guard let anchor = capture.clock.load(), anchor.microseconds > 0 else { return 0 }
         let offsetFrames = Double(index - anchor.frame)
         let jackMicroseconds = Double(anchor.microseconds) + offsetFrames * 1e6 / Double(analyzer.sampleRate)
         var ts = timespec()
@@ -218,9 +213,9 @@ final class Worker: @unchecked Sendable {
             snapshot.status.overruns = ring.overruns
             snapshot.status.outputSkipped = shared.outputSkipped.count
             snapshot.status.oscSendFailures = shared.oscSendFailures.count
-            snapshot.status.oscPortDropped = oscPortQueue?.droppedPackets ?? 0
+            snapshot.status.oscPortDropped = capture.oscQueue?.droppedPackets ?? 0
             snapshot.status.controlRejected = controlRejected?.count ?? 0
-            let cycles = processor.cycles.count
+            let cycles = capture.cycles.count
             snapshot.status.cycles = cycles
             snapshot.status.bufferFrames = shared.serverBufferSize.count
             snapshot.status.serverConnected = shared.serverConnected.load(ordering: .relaxed)
@@ -228,10 +223,10 @@ final class Worker: @unchecked Sendable {
             snapshot.status.nonFiniteSamples = shared.nonFiniteSamples.count
             snapshot.status.inputsConnected = shared.inputsConnected.count
             snapshot.status.callbackMeanMicroseconds =
-                cycles > 0 ? Float(processor.busyNanoseconds.count) / Float(cycles) / 1000 : 0
-            let maximum = Float(processor.maxBusyNanoseconds.count) / 1000
+                cycles > 0 ? Float(capture.busyNanoseconds.count) / Float(cycles) / 1000 : 0
+            let maximum = Float(capture.maxBusyNanoseconds.count) / 1000
             snapshot.status.callbackMaxMicroseconds = maximum
-            snapshot.status.callbackP99Microseconds = min(maximum, processor.durationQuantileMicroseconds(0.99))
+            snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
             if let notes { follower.update(snapshot) { notes.push($0) } }
             snapshot.publishedNanoseconds = monotonicNanoseconds()
         }
