@@ -14,6 +14,8 @@
 //                   the terminal I/O with plain escape sequences (no terminal library)
 //   WebDisplay    — the browser display (--http): Hummingbird + WebSocket, the page in the binary;
 //                   Hummingbird and SwiftNIO stay inside this module
+//   Session       — session managers (the NSM API over liblo): announce, open, save
+//   Version       — the version both commands and the packaging scripts report
 //   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
@@ -62,12 +64,14 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
+        .target(name: "Version"),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
         .executableTarget(
-            name: "jackvu", dependencies: ["JackVU", "Outputs", "TerminalDisplay", "WebDisplay", argumentParser]),
+            name: "jackvu", dependencies: ["JackVU", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "Version", argumentParser]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
-            name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", argumentParser],
+            name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],
             path: "Tools/jacktone"),
         .executableTarget(
             name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU", "Outputs"],
@@ -80,6 +84,7 @@ let package = Package(
         .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo"]),
+        .testTarget(name: "SessionTests", dependencies: ["Session"]),
     ]
 )

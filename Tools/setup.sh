@@ -2,13 +2,14 @@
 # Installs what jackvu needs on Debian (12 or later) unless it is already there:
 # the JACK, FFTW, liblo and libsndfile development packages, the JACK server and example tools
 # (jackd, jack_lsp, jack_property) and pkg-config. With --tests also what the tests drive:
-# oscdump/oscsend (liblo-tools), sox, strace (system calls of the process thread), tmux (the terminal display) and chromium (the browser
-# display).
+# oscdump/oscsend (liblo-tools), sox, strace (system calls of the process thread), tmux (the
+# terminal display), chromium (the browser display) and PipeWire with its JACK (pipewire-bin,
+# pipewire-jack: jackvu under pw-jack).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

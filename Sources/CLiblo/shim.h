@@ -1,7 +1,7 @@
-// Shim for liblo (OSC): the low-level API only (messages, bundles, addresses, URLs).
+// Shim for liblo (OSC): messages, bundles, addresses, URLs, and servers (sockets that receive).
 #ifndef JACKVU_CLIBLO_SHIM_H
 #define JACKVU_CLIBLO_SHIM_H
 
-#include <lo/lo_lowlevel.h>
+#include <lo/lo.h>
 
 #endif

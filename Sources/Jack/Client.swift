@@ -32,8 +32,18 @@ public final class Client: @unchecked Sendable {
 
     /// Opens a client named exactly `name` on `server` (nil: `$JACK_DEFAULT_SERVER`, else the
     /// default server). Never starts a server. Not real-time safe.
+    ///
+    /// PipeWire's JACK does not refuse a name in use: it opens the client anyway and shows it
+    /// to other clients as `NAME-NN`, while the client itself still sees `NAME` (PipeWire 0.3:
+    /// in `jack_get_client_name`, in its own port names, in the port list; so `jack_connect` by
+    /// name can reach the other client's ports). There, a taken name is replaced here by the
+    /// first free `NAME-2`, `NAME-3`, …, which every client sees alike; `name` says which.
     public init(name: String, server: String?) throws(JackError) {
         Client.routeLibraryMessages()
+        var name = name
+        if Client.isPipeWire && Client.nameTaken(name, server: server) {
+            name = (2...999).lazy.map { "\(name)-\($0)" }.first { !Client.nameTaken($0, server: server) } ?? name
+        }
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
         let opened = jackvu_client_open(name, options, &status, server)
@@ -253,6 +263,9 @@ public final class Client: @unchecked Sendable {
         }
         return true
     }
+
+    /// Whether libjack is PipeWire's (`pw-jack`, or pipewire-jack installed as the system's).
+    public static var isPipeWire: Bool { String(cString: jack_get_version_string()).contains("PipeWire") }
 
     /// JACK2 reports a taken exact name as a general failure: ask the server, through a
     /// short-lived client with a unique name, whether a client of that name exists.

@@ -32,6 +32,10 @@ public final class Engine {
         displayFactories = displays
     }
 
+    /// Called once, on the calling thread, when the client is active with its ports connected
+    /// (a session manager is told then that jackvu is ready), with the client's real name.
+    public var onStarted: ((_ clientName: String) -> Void)?
+
     /// Waits between attempts to reach a server that went away: 0.1 s, doubling to 1 s.
     static let reconnectDelays: [Double] = [0.1, 0.2, 0.4, 0.8, 1.0]
 
@@ -59,6 +63,10 @@ public final class Engine {
         // The first client: the server's sample rate sizes the analysis.
         var connection: JackConnection? = try JackConnection(configuration: c, notifications: notifications)
         let sampleRate = connection!.client.sampleRate
+        // The name the server gave: jackd honours the exact name, PipeWire's JACK may not (a
+        // second `--name jv` becomes `jv-39`). Every output uses the real one.
+        let clientName = connection!.client.name
+        Engine.reportName(clientName, asked: c.clientName)
         let analyzer: Analyzer
         do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate, features: features) } catch {
             connection?.close()
@@ -95,7 +103,7 @@ public final class Engine {
         // Displays: after everything that can fail on a bad option (the terminal display takes
         // the terminal over; `defer` gives it back on every way out).
         let context = DisplayContext(
-            clientName: c.clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
+            clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
             barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
             reset: {
                 shared.resetRequested.store(true, ordering: .relaxed)
@@ -172,6 +180,7 @@ public final class Engine {
         for pattern in unmatched {
             printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
         }
+        onStarted?(clientName)
 
         // Wait for signals (SIGUSR1 comes from our own threads and JACK's notifications);
         // while the server is gone, wake up to try again.
@@ -226,6 +235,7 @@ public final class Engine {
                         shared.inputsConnected.store(fresh.connectedInputs)
                         printError(
                             "connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
+                        Engine.reportName(fresh.client.name, asked: c.clientName)
                     } catch {
                         fresh.close()
                     }
@@ -250,6 +260,13 @@ public final class Engine {
             // A signal, `q`, or a closed stdout (which ends jackvu quietly, like other filters).
             return
         }
+    }
+
+    /// Says so when the client has another name than the one asked for (PipeWire's JACK does
+    /// not refuse a name in use: see `Client.init`).
+    static func reportName(_ name: String, asked: String) {
+        guard name != asked else { return }
+        printError("the client name '\(asked)' is taken; this client is '\(name)': its ports are \(name):in_N and \(name):meter_N")
     }
 
     private static func timespec(seconds: Double) -> Glibc.timespec {

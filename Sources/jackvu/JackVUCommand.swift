@@ -5,6 +5,7 @@ import ArgumentParser
 import DSP
 import JackVU
 import Outputs
+import Version
 
 extension ChannelLayout: ExpressibleByArgument {}
 extension PPMType: ExpressibleByArgument {}
@@ -127,7 +128,7 @@ struct JackVUCommand: ParsableCommand {
             written; 75 the client name is taken. (71 also: --http cannot bind its \
             address; 68: its host does not resolve; 64 also: --tui without a terminal.)
             """,
-        version: "0.2.0",
+        version: JackVUVersion.string,
         subcommands: [AnalyzeCommand.self])
 
     @Option(name: .long, help: ArgumentHelp("JACK client name; ports are NAME:in_N and NAME:meter_N.", valueName: "name"))
@@ -158,6 +159,9 @@ struct JackVUCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Write the text stream on stdout even when it is a terminal.")
     var text = false
+
+    @Flag(name: .long, help: "No text on stdout and no terminal display: for services and session managers (the meter ports, --osc, --http and the osc port still carry every result).")
+    var quiet = false
 
     @Option(name: .long, help: ArgumentHelp(
         "Serve the browser display at http://ADDRESS:PORT/ (a WebSocket at /ws, the latest update as JSON at /snapshot). A bare PORT listens on 127.0.0.1 only; name an address (0.0.0.0:PORT, [::]:PORT) to serve other machines.",
@@ -192,6 +196,9 @@ struct JackVUCommand: ParsableCommand {
     @Flag(name: .customLong("rt-canary"), help: .private)
     var realtimeCanary = false
 
+    /// Whether the terminal display runs (`--tui`, or stdout is a terminal).
+    var usesTerminal: Bool { tui || (!quiet && !text && format == nil && isatty(1) != 0) }
+
     /// The validated configuration.
     func makeConfiguration() throws(ConfigurationError) -> Configuration {
         var c = Configuration()
@@ -211,8 +218,11 @@ struct JackVUCommand: ParsableCommand {
         if tui && format != nil {
             throw ConfigurationError(option: "--format", message: "applies to the text stream; it cannot be used with --tui")
         }
-        let terminal = tui || (!text && format == nil && isatty(1) != 0)
-        c.stdoutStream = !terminal
+        if quiet && (tui || text || format != nil) {
+            throw ConfigurationError(option: "--quiet", message: "excludes --tui, --text and --format")
+        }
+        let terminal = usesTerminal
+        c.stdoutStream = !terminal && !quiet
         c.http = http
         c.displayed = terminal || http != nil
         c.oscDestinations = osc

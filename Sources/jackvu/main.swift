@@ -32,17 +32,33 @@ do throws(any Error) {
         let analysis = FileAnalysis(
             configuration: try analyze.makeConfiguration(), format: analyze.format, stream: analyze.stream)
         exit(analysis.run(files: analyze.files))
-    case let live as JackVUCommand:
-        let configuration = try live.makeConfiguration()
-        var displays: [Engine.DisplayFactory] = []
-        if let http = configuration.http {
-            displays.append { context in try makeWebDisplay(context, http) }
+    case var live as JackVUCommand:
+        // Under a session manager (NSM): its client ID is the name, its options the session's.
+        var session: LiveSession?
+        if let url = getenv("NSM_URL").map({ String(cString: $0) }), !url.isEmpty {
+            let joined = try LiveSession.join(url: url, given: live, arguments: Array(CommandLine.arguments.dropFirst()))
+            session = joined.0
+            live = joined.1
         }
-        if !configuration.stdoutStream {
-            displays.append(makeTerminalDisplay)
+        do throws(any Error) {
+            let configuration = try live.makeConfiguration()
+            var displays: [Engine.DisplayFactory] = []
+            if let http = configuration.http {
+                displays.append { context in try makeWebDisplay(context, http) }
+            }
+            if live.usesTerminal {
+                displays.append(makeTerminalDisplay)
+            }
+            let engine = try Engine(configuration: configuration, displays: displays)
+            engine.onStarted = { name in session?.started(as: name) }
+            try engine.run()
+        } catch {
+            if let session {
+                let failure = error as? EngineError ?? EngineError(.usage, "\(error)")
+                session.failed(failure)
+            }
+            throw error
         }
-        let engine = try Engine(configuration: configuration, displays: displays)
-        try engine.run()
         exit(ExitStatus.success.rawValue)
     default:  // the parser's own commands, e.g. `jackvu help analyze`
         var builtIn = command

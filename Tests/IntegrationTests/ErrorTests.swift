@@ -39,6 +39,7 @@ final class ErrorTests: XCTestCase {
         // A choice gets its choices on the same line.
         assertOneLine(try jackvu(["--meter", "loud"]), status: 64, contains: "one of the following: rms, peak, truepeak, vu, ppm, k, momentary, shortterm")
         assertOneLine(try jackvu(["--tui", "--text"]), status: 64, contains: "--tui and --text exclude each other")
+        assertOneLine(try jackvu(["--quiet", "--format", "json"]), status: 64, contains: "--quiet excludes --tui, --text and --format")
     }
 
     func testHelpGoesToStdout() throws {

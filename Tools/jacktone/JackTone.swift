@@ -4,8 +4,10 @@ import Glibc
 import ArgumentParser
 import Jack
 import Realtime
+import Session
 import Synchronization
 import ToneSynth
+import Version
 
 /// `jacktone`: a JACK test-tone generator.
 @main
@@ -24,8 +26,15 @@ struct JackTone: ParsableCommand {
             that value for SECONDS.
 
             Exit codes: 0 done; 64 bad option or value; 66 a --connect pattern matches no port; \
-            69 no JACK server, or it shut down; 70 internal failure; 75 the client name is taken.
-            """)
+            69 no JACK server, or it shut down (or no session manager answers at NSM_URL); 70 \
+            internal failure; 74 the session's options cannot be written; 75 the client name is \
+            taken.
+
+            Under a session manager (NSM_URL set: New Session Manager, RaySession, Agordejo) \
+            the client ID is the JACK client name, and the tones, level, ramp and --connect \
+            are saved in the session and restored when it opens.
+            """,
+        version: JackVUVersion.string)
 
     @Option(name: .long, help: ArgumentHelp("JACK client name; the port is NAME:out.", valueName: "name"))
     var name = "jacktone"
@@ -66,11 +75,17 @@ struct JackTone: ParsableCommand {
         for s in [SIGINT, SIGTERM, SIGUSR1, SIGALRM] { sigaddset(&signals, s) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
+        // Under a session manager: its client ID is the name, the tones are the session's.
+        let session = joinSession()
+
         let client: Client
         do {
             client = try Client(name: name, server: server)
         } catch {
             fail(error.description, error == .nameInUse(name) ? 75 : 69)
+        }
+        if client.name != name {
+            complain("the client name '\(name)' is taken; this client is '\(client.name)': its port is \(client.name):out")
         }
         let port: Port
         do { port = try client.registerPort(name: "out", direction: .output) } catch { fail(error.description, 70) }
@@ -136,6 +151,25 @@ struct JackTone: ParsableCommand {
 
         // Commands on stdin, on their own thread (it may block on read forever; it is not joined).
         let current = Mutex(freq)
+        let lastTones = Mutex(freq)  // what "off" silenced, saved in a session
+        let levelDBFS = Mutex(level)
+        if let session {
+            let (ramp, connect) = (ramp, connect)
+            session.client.onSave {
+                let saved = JackTone.arguments(
+                    freq: lastTones.withLock { $0 }, level: levelDBFS.withLock { $0 },
+                    ramp: ramp, connect: connect)
+                do throws(SessionError) {
+                    try SessionOptions.save(saved, program: "jacktone", to: session.open.path)
+                    session.client.markClean()
+                    return .success("saved")
+                } catch {
+                    complain(error.message)
+                    return .failure(error)
+                }
+            }
+            session.client.opened("playing \(freq.map { "\($0)" }.joined(separator: " ")) Hz as \(client.name)")
+        }
         _ = PosixThread(name: "jacktone-stdin") {
             while let line = readLine() {
                 let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
@@ -147,6 +181,7 @@ struct JackTone: ParsableCommand {
                 case "off", "silence":
                     current.withLock { $0 = [] }
                     send([], amplitude.withLock { $0 })
+                    session?.client.markDirty()
                 case "inject":
                     // Test aid: `inject nan|inf|-inf|denormal SECONDS` replaces the output.
                     let kinds = ["nan": 1, "inf": 2, "-inf": 3, "denormal": 4]
@@ -162,7 +197,9 @@ struct JackTone: ParsableCommand {
                         continue
                     }
                     amplitude.withLock { $0 = pow(10, db / 20) }
+                    levelDBFS.withLock { $0 = db }
                     send(current.withLock { $0 }, amplitude.withLock { $0 })
+                    session?.client.markDirty()
                 default:
                     let values = words.compactMap { Double($0) }
                     guard values.count == words.count, values.count <= ToneRequest.capacity,
@@ -172,7 +209,9 @@ struct JackTone: ParsableCommand {
                         continue
                     }
                     current.withLock { $0 = values }
+                    lastTones.withLock { $0 = values }
                     send(values, amplitude.withLock { $0 })
+                    session?.client.markDirty()
                 }
             }
         }
@@ -192,6 +231,59 @@ struct JackTone: ParsableCommand {
     }
 }
 
+/// jacktone in a session manager's session.
+struct ToneSession {
+    let client: NSMClient
+    let open: NSMClient.Open
+}
+
+/// The session, once joined: a failure is reported to it too.
+nonisolated(unsafe) var failureSession: NSMClient?
+
+extension JackTone {
+    /// The options as arguments, as a session saves them.
+    var arguments: [String] { JackTone.arguments(freq: freq, level: level, ramp: ramp, connect: connect) }
+
+    static func arguments(freq: [Double], level: Double, ramp: Double, connect: [String]) -> [String] {
+        var out: [String] = []
+        for f in freq { out += ["--freq", "\(f)"] }
+        out += ["--level", "\(level)", "--ramp", "\(ramp)"]
+        for c in connect { out += ["--connect", c] }
+        return out
+    }
+
+    /// With `NSM_URL` set: announces, waits for the open, takes the client ID as the name and
+    /// the saved options (or saves the given ones). Exits on failure (69, 64, 74).
+    mutating func joinSession() -> ToneSession? {
+        guard let url = getenv("NSM_URL").map({ String(cString: $0) }), !url.isEmpty else { return nil }
+        let client: NSMClient
+        let open: NSMClient.Open
+        do {
+            client = try NSMClient(url: url)
+            _ = try client.announce(
+                application: "jacktone", capabilities: ":dirty:",
+                executable: CommandLine.arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "jacktone")
+            open = try client.waitForOpen()
+        } catch {
+            fail(error.message, 69)
+        }
+        failureSession = client
+        do {
+            if let restored = try SessionOptions.load(from: open.path) {
+                do { self = try JackTone.parse(restored) } catch {
+                    fail("the options saved in \(SessionOptions.file(in: open.path)) are not valid: \(JackTone.message(for: error))", 64)
+                }
+            } else {
+                try SessionOptions.save(arguments, program: "jacktone", to: open.path)
+            }
+        } catch {
+            fail(error.message, 74)
+        }
+        name = open.clientID
+        return ToneSession(client: client, open: open)
+    }
+}
+
 /// Prints `jacktone: MESSAGE` on stderr.
 func complain(_ message: String) {
     let line = "jacktone: \(message)\n"
@@ -201,6 +293,7 @@ func complain(_ message: String) {
 /// Prints one line on stderr and exits with `code`.
 func fail(_ message: String, _ code: Int32) -> Never {
     complain(message)
+    failureSession?.openFailed(.launchFailed, message)
     exit(code)
 }
 

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Session
+import XCTest
+
+final class SessionOptionsTests: XCTestCase {
+    private var directory = ""
+
+    override func setUp() {
+        var template = Array("/tmp/jackvu-session-XXXXXX".utf8CString)
+        directory = String(cString: mkdtemp(&template))
+    }
+
+    override func tearDown() {
+        _ = system("rm -rf '\(directory)'")
+    }
+
+    func testNothingSavedIsNil() throws {
+        XCTAssertNil(try SessionOptions.load(from: directory + "/client.nABCD"))
+    }
+
+    func testSaveThenLoadGivesTheSameArgumentsAndCreatesTheDirectory() throws {
+        let arguments = ["--channels", "3", "--connect", "system:capture_[12]", "--send", "peak,rms", "--name", "a b  c#"]
+        let instance = directory + "/session/jackvu.nABCD"
+        try SessionOptions.save(arguments, program: "jackvu", to: instance)
+        let text = try String(contentsOfFile: instance + "/options", encoding: .utf8)
+        XCTAssertTrue(text.hasPrefix("# jackvu options"), text)
+        XCTAssertEqual(try SessionOptions.load(from: instance), arguments)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: instance + "/options.new"), "no temporary file left")
+    }
+
+    func testSavingAgainReplacesTheFile() throws {
+        try SessionOptions.save(["--channels", "8"], program: "jackvu", to: directory)
+        try SessionOptions.save(["--rate", "5"], program: "jackvu", to: directory)
+        XCTAssertEqual(try SessionOptions.load(from: directory), ["--rate", "5"])
+    }
+
+    func testAnArgumentWithANewlineOrALeadingHashIsRefused() {
+        XCTAssertThrowsError(try SessionOptions.save(["a\nb"], program: "jackvu", to: directory))
+        XCTAssertThrowsError(try SessionOptions.save(["#x"], program: "jackvu", to: directory))
+        XCTAssertNil(try SessionOptions.load(from: directory))
+    }
+
+    func testAnUnwritableDirectoryIsAClearError() {
+        XCTAssertThrowsError(try SessionOptions.save(["x"], program: "jackvu", to: "/proc/jackvu/x")) { error in
+            XCTAssertTrue("\(error)".hasPrefix("cannot create /proc/jackvu"), "\(error)")
+        }
+    }
+}
