@@ -17,7 +17,7 @@ struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("fft-size"), help: ArgumentHelp("FFT size in samples: a power of two from 256 to 65536.", valueName: "n"))
     var fftSize = 4096
 
-    @Option(name: .long, help: ArgumentHelp("Overlap of successive FFT frames, as a fraction or a percentage (0-0.95, e.g. 0.75 or 75%). A new analysis comes every fft-size × (1 − overlap) samples.", valueName: "fraction"))
+    @Option(name: .long, help: ArgumentHelp("Overlap of successive FFT frames, as a fraction or a percentage (0-0.95, e.g. 0.75 or 75%). A new analysis comes every fft-size * (1 - overlap) samples.", valueName: "fraction"))
     var overlap = "75%"
 
     @Option(name: .long, help: ArgumentHelp("Number of log-spaced spectrum bars.", valueName: "n"))
@@ -54,7 +54,7 @@ struct AnalysisOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("PPM type (IEC 60268-10): din (type I), nordic (type I, Nordic scale), bbc (type IIa), ebu (type IIb).", valueName: "type"))
     var ppm = PPMType.ebu
 
-    @Option(name: .customLong("ppm-alignment"), parsing: .unconditional, help: ArgumentHelp("Level the PPM reads as alignment (its TEST/0 dB mark, BBC mark 4, DIN −9 dB), in dBFS.", valueName: "dBFS"))
+    @Option(name: .customLong("ppm-alignment"), parsing: .unconditional, help: ArgumentHelp("Level the PPM reads as alignment (its TEST/0 dB mark, BBC mark 4, DIN -9 dB), in dBFS.", valueName: "dBFS"))
     var ppmAlignment = -18.0
 
     @Option(name: .customLong("k-scale"), help: ArgumentHelp("K-System scale: 20, 14 or 12 (0 on the scale is that many dB below full scale).", valueName: "n"))
@@ -99,8 +99,8 @@ struct JackVUCommand: ParsableCommand {
         commandName: "jackvu",
         abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch on CV meter ports, as OSC-style text, over OSC, and on a terminal or browser display.",
         discussion: """
-            jackvu registers audio inputs in_1 … in_N and CV outputs meter_1 … meter_N, analyses \
-            every input — sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
+            jackvu registers audio inputs in_1..in_N and CV outputs meter_1..meter_N, and analyses \
+            every input: sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
             FFT spectrum as log-spaced bars, 1/3-octave bands, the peak frequency and the YIN \
             fundamental with their note names. On a terminal it draws the terminal display \
             (the note, a meter per input, the spectrum, loudness); otherwise, or with --text, \
@@ -254,7 +254,7 @@ struct JackVUCommand: ParsableCommand {
 struct AnalyzeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
-        abstract: "Analyse audio files (WAV, FLAC, OGG, … at any sample rate) with the live client's pipeline.",
+        abstract: "Analyse audio files (WAV, FLAC, OGG and more, at any sample rate) with the live client's pipeline.",
         discussion: """
             For each file, prints a summary: integrated loudness, loudness range, max momentary \
             and short-term loudness (EBU R 128), true peak, sample peak and RMS per channel. With \

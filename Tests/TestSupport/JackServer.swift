@@ -25,12 +25,16 @@ public final class JackServer: @unchecked Sendable {
 
     /// A server named for `label` and `sampleRate`, or `name` (prefixed with the run's name
     /// space) to restart the same server at another rate.
-    public init(sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil) throws {
+    /// `driver` replaces `dummy -r RATE -p PERIOD` (e.g. `["net", "-a", "127.0.0.1"]`: a
+    /// netjack2 slave, ready once its master has taken it).
+    public init(
+        sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil, driver: [String]? = nil
+    ) throws {
         name = "jackvu-test-\(JackServer.run)-" + (fixedName ?? "\(label)-\(sampleRate)")
         self.sampleRate = sampleRate
         self.period = period
         process = try BackgroundProcess(
-            "jackd", ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"],
+            "jackd", ["-n", name, "--no-realtime", "-d"] + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
             environment: ["JACK_NO_AUDIO_RESERVATION": "1"], label: "jackd")
         // Ready when a client can list its ports.
         let deadline = Date().addingTimeInterval(10)
@@ -47,7 +51,7 @@ public final class JackServer: @unchecked Sendable {
         process.stop()
         let hint = log.contains("Too many servers")
             ? " (JACK's server registry in /dev/shm is full of stale entries: with no jackd running, Tools/test.sh clears it)" : ""
-        throw FixtureError("jackd -n \(name) -d dummy did not start: \(log.suffix(500))\(hint)")
+        throw FixtureError("jackd -n \(name) -d \(driver?.first ?? "dummy") did not start: \(log.suffix(500))\(hint)")
     }
 
     deinit { stop() }

@@ -17,7 +17,7 @@ struct JackTone: ParsableCommand {
         abstract: "Play sine tones and chords into JACK, with click-free ramps.",
         discussion: """
             jacktone registers one output port, NAME:out, and plays the sum of sines at every \
-            --freq, each at --level dBFS peak (so one sine's RMS is level − 3.01 dB). It runs \
+            --freq, each at --level dBFS peak (so one sine's RMS is level - 3.01 dB). It runs \
             until SIGINT or SIGTERM (or --duration), then fades out and closes.
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
