@@ -74,7 +74,7 @@ let package = Package(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],
             path: "Tools/jacktone"),
         .executableTarget(
-            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "JackVU", "Outputs"],
+            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "JackVU", "Outputs"],
             path: "Tools/jackvu-bench"),
         // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

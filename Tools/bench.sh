@@ -8,6 +8,8 @@
 # `bash Tools/bench.sh analyze` runs only the last comparison; `bash Tools/bench.sh outputs`
 # only the outputs' figures: worker CPU by --send, and OSC-over-UDP latency (time tag of the
 # last analysed frame to the datagram's arrival) on a real-time dummy server.
+# `bash Tools/bench.sh latency`: a level step at the input to the meter port, per --meter, on a
+# real-time dummy server at 256 frames (jackvu-bench meter-latency, 20 trials each).
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
@@ -70,6 +72,24 @@ callbacks --no-realtime
 fi
 if [ "$only" = callbacks ]; then
   callbacks -R
+  exit 0
+fi
+
+if [ "$only" = latency ]; then
+  server="jackvu-bench-$$-latency"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-latency-jackd.log 2>&1 &
+  pids+=($!)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "Level step at in_1 to meter_1, jackd -R -d dummy -r 48000 -p 256, 20 trials per --meter"
+  for meter in rms peak truepeak vu ppm k momentary shortterm; do
+    "$bin/jackvu" --channels 1 --quiet --fall 1000 --meter "$meter" >/tmp/jackvu-bench-latency.log 2>&1 &
+    vu=$!
+    pids+=($vu)
+    for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jackvu:meter_1$' && break; sleep 0.1; done
+    echo "--meter $meter: $("$bin/jackvu-bench" meter-latency jackvu 20 | tail -1)"
+    kill -INT "$vu"; wait "$vu" || true
+  done
   exit 0
 fi
 

@@ -39,6 +39,9 @@ public final class TruePeakMeter: @unchecked Sendable {
     private let recentPeaks: UnsafeMutablePointer<Float>
     /// Largest |sample| per channel since the start (linear), a by-product of the block scan.
     private let samplePeaks: UnsafeMutablePointer<Float>
+    /// Largest |oversampled value| per channel of the latest `process` call (linear): what the
+    /// meter ports show, every period.
+    private let latestPeaks: UnsafeMutablePointer<Float>
 
     /// Not real-time safe (allocates).
     public init(sampleRate: Int, channels: Int) {
@@ -56,6 +59,8 @@ public final class TruePeakMeter: @unchecked Sendable {
         recentPeaks.initialize(repeating: 0, count: channels)
         samplePeaks = .allocate(capacity: channels)
         samplePeaks.initialize(repeating: 0, count: channels)
+        latestPeaks = .allocate(capacity: channels)
+        latestPeaks.initialize(repeating: 0, count: channels)
     }
 
     deinit {
@@ -63,6 +68,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         maxPeaks.deallocate()
         recentPeaks.deallocate()
         samplePeaks.deallocate()
+        latestPeaks.deallocate()
     }
 
     /// Feeds `frames` frames; `source(c)` points at channel c's samples. Real-time safe.
@@ -77,7 +83,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         for c in 0..<channels {
             let buffer = scratch + c * stride
             let input = source(c)
-            var peak = recentPeaks[c]
+            var peak: Float = 0
             var samplePeak = samplePeaks[c]
             var done = 0
             while done < frames {
@@ -94,7 +100,8 @@ public final class TruePeakMeter: @unchecked Sendable {
                 buffer.update(from: buffer + n, count: history)
                 done += n
             }
-            recentPeaks[c] = peak
+            latestPeaks[c] = peak
+            recentPeaks[c] = max(recentPeaks[c], peak)
             samplePeaks[c] = samplePeak
             maxPeaks[c] = max(maxPeaks[c], peak)
         }
@@ -153,6 +160,9 @@ public final class TruePeakMeter: @unchecked Sendable {
 
     /// Largest true peak of channel `c` since the last call (linear), and starts a new
     /// interval. Real-time safe.
+    /// Largest |oversampled value| of channel `c` in the frames of the latest `process` call.
+    public func latestPeak(channel c: Int) -> Float { latestPeaks[c] }
+
     public func takeRecentPeak(channel c: Int) -> Float {
         let p = recentPeaks[c]
         recentPeaks[c] = 0

@@ -158,11 +158,19 @@ public final class Analyzer: @unchecked Sendable {
             filled += n
             offset += n
             framesSeen += n
+            if features.contains(.live) {
+                // The sample-accurate readings the meter ports show move on with every piece
+                // (a JACK period, or what is left of a hop), not only every hop.
+                let elapsed = Double(n) / Double(sampleRate)
+                let tp = withTruePeak && features.contains(.truePeak)
+                for (c, channel) in channels.enumerated() {
+                    channel.advance(elapsed: elapsed, truePeak: tp ? truePeak.latestPeak(channel: c) : nil)
+                }
+            }
             if filled == hopSize {
                 if features.contains(.live) {
-                    let elapsed = Double(hopSize) / Double(sampleRate)
                     for (c, channel) in channels.enumerated() {
-                        channel.analyze(hopSize: hopSize, elapsed: elapsed, truePeak: truePeak.takeRecentPeak(channel: c))
+                        channel.analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
                     }
                     updateGatedReadings(force: false)
                 }
@@ -237,7 +245,7 @@ public final class Analyzer: @unchecked Sendable {
         switch configuration.meterSource {
         case .rms: return ch.displayLevel
         case .peak: return map(ch.heldPeak, floor, 0)
-        case .truepeak: return map(Double(Decibels.fromAmplitude(ch.recentTruePeak)), floor, 0)
+        case .truepeak: return map(ch.displayTruePeak, floor, 0)
         case .vu: return map(ch.vu?.reading ?? -60, VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
         case .ppm:
             let scale = configuration.ppmType.scale
@@ -308,8 +316,18 @@ final class ChannelAnalysis {
     private let spectrum: SpectrumAnalyzer?
     private let yin: YINPitch?
     private let scale: MeterScale
+    private let sampleRate: Double
     /// RMS display ballistics (no hold).
     private var levelBallistics: Ballistics
+    /// True-peak display ballistics for the meter ports (no hold).
+    private var truePeakBallistics: Ballistics
+    /// The true peak on the meter scale's terms (dBTP) after the ballistics.
+    private(set) var displayTruePeak = Double(Decibels.floor)
+    /// Sum of squares and count of the newest samples of the block: at least the last
+    /// `fftSize - hopSize` samples, all `fftSize` when a hop completes (the RMS the meter ports
+    /// show every period; the block's own RMS every hop).
+    private var windowSquares = 0.0
+    private var windowCount = 0
     /// Peak-hold display ballistics.
     private var holdBallistics: Ballistics
     /// Last block's level.
@@ -335,12 +353,14 @@ final class ChannelAnalysis {
     init(spectrum configuration: SpectrumConfiguration, configuration c: Configuration, features: Analyzer.Features) throws(DSPError) {
         self.features = features
         let fs = configuration.sampleRate
+        sampleRate = Double(fs)
         spectrum = features.contains(.spectrum) ? try SpectrumAnalyzer(configuration: configuration) : nil
         yin = features.contains(.yin) ? try YINPitch(sampleRate: fs, window: configuration.fftSize / 2) : nil
         block = .allocate(capacity: configuration.fftSize)
         block.initialize(repeating: 0)
         scale = MeterScale(floor: Float(c.meterFloorDBFS))
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
+        truePeakBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         vu = features.contains(.vu) ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil
         ppm = features.contains(.ppm) ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil
@@ -361,7 +381,12 @@ final class ChannelAnalysis {
             (block.baseAddress! + start).update(from: samples, count: count)
         }
         let buffer = UnsafeBufferPointer(start: samples, count: count)
-        totalSquares += Double(Vector.sumOfSquares(buffer))
+        let squares = Double(Vector.sumOfSquares(buffer))
+        totalSquares += squares
+        if features.contains(.live) {
+            windowSquares += squares
+            windowCount += count
+        }
         vu?.process(buffer)
         ppm?.process(buffer)
         k?.process(buffer)
@@ -369,23 +394,39 @@ final class ChannelAnalysis {
         thirds?.process(buffer)
     }
 
+    /// Moves the display readings on by `elapsed` seconds of new samples (already stored):
+    /// the RMS display level over the newest samples of the block, the digital peak hold, and
+    /// the true peak of those samples (nil: not measured) with the display ballistics. What
+    /// the meter ports carry is therefore at most one period old.
+    func advance(elapsed: Double, truePeak: Float?) {
+        let meanSquare = windowCount > 0 ? Float(max(0, windowSquares) / Double(windowCount)) : 0
+        let rms = Double(Decibels.fromPower(meanSquare))
+        displayLevel = scale.displayValue(Float(levelBallistics.update(rms, elapsed: elapsed)))
+        if features.contains(.dpeak) { heldPeak = digitalPeak.update(elapsed: elapsed) }
+        if let truePeak {
+            displayTruePeak = truePeakBallistics.update(Double(Decibels.fromAmplitude(truePeak)), elapsed: elapsed)
+        }
+    }
+
     /// Analyses the block, then shifts it by one hop to make room for the next.
-    func analyze(hopSize: Int, elapsed: Double, truePeak: Float) {
+    func analyze(hopSize: Int, truePeak: Float) {
         let samples = UnsafeBufferPointer(block)
         level = BlockLevel(samples)
         spectrum?.analyze(samples)
         pitch = yin?.estimate(samples)
         recentTruePeak = truePeak
-        let rms = Double(level.rmsDBFS)
         let peak = Double(level.peakDBFS)
-        displayLevel = scale.displayValue(Float(levelBallistics.update(rms, elapsed: elapsed)))
+        let elapsed = Double(hopSize) / sampleRate
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
-        if features.contains(.dpeak) { heldPeak = digitalPeak.update(elapsed: elapsed) }
         if thirds != nil {
             thirdLevels.withUnsafeMutableBufferPointer { thirds!.takeLevels(into: $0) }
         }
         let base = block.baseAddress!
         base.update(from: base + hopSize, count: block.count - hopSize)
+        // The window keeps the samples still in the block, summed afresh (no drift).
+        let kept = block.count - hopSize
+        windowSquares = Double(Vector.sumOfSquares(UnsafeBufferPointer(start: base, count: kept)))
+        windowCount = min(windowCount, kept)
     }
 
     func write(into s: inout ChannelSnapshot, maxTruePeak: Float, pitchThreshold: Double) {
@@ -415,7 +456,11 @@ final class ChannelAnalysis {
         for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
     }
 
-    func clearBlock() { block.update(repeating: 0) }
+    func clearBlock() {
+        block.update(repeating: 0)
+        windowSquares = 0
+        windowCount = 0
+    }
 
     func continueFrom(_ old: ChannelAnalysis) {
         digitalPeak.continueFrom(old.digitalPeak)

@@ -182,6 +182,8 @@ final class Worker: @unchecked Sendable {
         }
         ring.consume(frames: available)
         if capture.freewheeling.count != 0 { capture.space.signal() }
+        // The meter ports: every look at the ring (each period), not every hop.
+        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
         return available
     }
 
@@ -203,7 +205,6 @@ final class Worker: @unchecked Sendable {
     private func publish() {
         // Until the analysis block is full, its levels would read low: publish nothing.
         guard analyzer.isBlockFull else { return }
-        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
         let lastFrame = analyzerStart + analyzer.framesSeen - 1
         let tag = timeTag(ofRingIndex: lastFrame)
         snapshots.withBack { snapshot in

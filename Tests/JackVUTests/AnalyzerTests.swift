@@ -168,6 +168,34 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(a.channels[0].peakFrequencyHz, 1234.5, accuracy: 0.5)
     }
 
+    /// The meter port values move with every piece of audio, not every hop: one 256-frame
+    /// period of a tone after silence already lifts the RMS, peak and true-peak meters, long
+    /// before the 1024-frame hop completes; at each hop the RMS meter equals the block's RMS.
+    func testMeterValuesFollowEveryPeriod() throws {
+        for source in [MeterSource.rms, .peak, .truepeak] {
+            var c = Configuration()
+            c.channels = 1
+            c.meterSource = source
+            let analyzer = try Analyzer(configuration: c, sampleRate: 48000, features: Analyzer.Features.needed(for: c))
+            let silence = [Float](repeating: 0, count: 8192)
+            _ = run(analyzer, [silence], chunks: [256])
+            XCTAssertEqual(analyzer.meterValue(channel: 0), 0, "\(source): silence on the floor")
+            let tone = sine(1000, rate: 48000, count: 256, amplitude: 0.5)
+            var hops = 0
+            withPointers([tone], 0) { p in analyzer.append(frames: 256, from: { p[$0] }) { hops += 1 } }
+            XCTAssertEqual(hops, 0, "no hop completed yet")
+            let value = analyzer.meterValue(channel: 0)
+            XCTAssertGreaterThan(value, 0.5, "\(source) after one period of a -6 dBFS tone: \(value)")
+        }
+        // At a hop's end the RMS meter is the block's RMS, as the text output's level.
+        var c = Configuration()
+        c.channels = 1
+        let analyzer = try Analyzer(configuration: c, sampleRate: 48000)
+        let (s, _) = run(analyzer, [sine(440, rate: 48000, count: 16384, amplitude: 0.25)], chunks: [256])
+        XCTAssertEqual(Double(analyzer.meterValue(channel: 0)), Double(s.channels[0].level), accuracy: 1e-5)
+        XCTAssertEqual(Double(s.channels[0].level), (Double(s.channels[0].rmsDBFS) + 60) / 60, accuracy: 1e-4)
+    }
+
     /// After the tone stops, the display level falls at --fall dB/s and the hold waits --hold s.
     func testDisplayBallistics() throws {
         var c = Configuration()
