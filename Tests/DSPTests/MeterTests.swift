@@ -180,6 +180,43 @@ final class MeterTests: XCTestCase {
         XCTAssertEqual(Double(levels[16]), -3.01 - 3.01, accuracy: 0.3)
     }
 
+    /// Multirate: the lower octaves run at decimated rates, and every band still reads a
+    /// sine at its centre at the sine's RMS and at its edges 3 dB down; a tone far above a
+    /// decimated band does not alias into it; the top bands stay at the full rate.
+    func testThirdOctaveMultirateBandsCentresEdgesAndAliasing() {
+        for rate in [48000.0, 44100, 96000] {
+            let probe = ThirdOctaveBank(sampleRate: rate)
+            let rates = probe.bandRates
+            XCTAssertEqual(rates.last, rate, "the top band at the full rate")
+            XCTAssertLessThanOrEqual(rates.first ?? 0, rate / 64, "the 25 Hz band decimated: \(rates)")
+            for (b, centre) in probe.centres.enumerated() {
+                XCTAssertLessThanOrEqual(centre * pow(10, 0.05), max(0.22 * rates[b], rates[b] == rate ? rate / 2 : 0), "band \(b)")
+            }
+            func read(_ f: Double, band: Int, seconds: Double = 1.5) -> Double {
+                var bank = ThirdOctaveBank(sampleRate: rate)
+                var levels = [Float](repeating: 0, count: bank.bandCount)
+                let settle = Int(rate * 0.5), n = Int(rate * seconds)
+                let x = (0..<(settle + n)).map { Float(sin(2 * Double.pi * f * Double($0) / rate)) }
+                x[0..<settle].withUnsafeBufferPointer { bank.process($0) }
+                levels.withUnsafeMutableBufferPointer { bank.takeLevels(into: $0) }
+                x[settle...].withUnsafeBufferPointer { bank.process($0) }
+                levels.withUnsafeMutableBufferPointer { bank.takeLevels(into: $0) }
+                return Double(levels[band])
+            }
+            for b in stride(from: 0, to: probe.bandCount, by: 4) {
+                let fm = probe.centres[b]
+                XCTAssertEqual(read(fm, band: b), -3.01, accuracy: 0.1, "\(fm) Hz at \(rate)")
+                XCTAssertEqual(read(fm * pow(10, 0.05), band: b), -6.02, accuracy: 0.3, "upper edge of \(fm) Hz at \(rate)")
+                XCTAssertEqual(read(fm * pow(10, -0.05), band: b), -6.02, accuracy: 0.3, "lower edge of \(fm) Hz at \(rate)")
+            }
+            // A loud tone near the Nyquist frequency reaches no decimated band (no aliases).
+            let high = 0.45 * rate
+            for b in 0..<probe.bandCount where rates[b] < rate {
+                XCTAssertLessThan(read(high, band: b, seconds: 0.5), -60, "\(high) Hz aliased into \(probe.centres[b]) Hz at \(rate)")
+            }
+        }
+    }
+
     // MARK: YIN
 
     func testYINNamesTheFundamentalWhereTheFFTPeakFails() throws {
