@@ -78,11 +78,16 @@ public final class TruePeakMeter: @unchecked Sendable {
     }
 
     public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        for c in 0..<channels { process(frames: frames, from: source(c), channel: c) }
+    }
+
+    /// Feeds channel `c` alone (each channel's state is its own: channels may be fed from
+    /// different threads at once). Real-time safe.
+    public func process(frames: Int, from input: UnsafePointer<Float>, channel c: Int) {
         let history = TruePeakMeter.taps - 1
         let stride = history + TruePeakMeter.chunk
-        for c in 0..<channels {
+        do {
             let buffer = scratch + c * stride
-            let input = source(c)
             var peak: Float = 0
             var samplePeak = samplePeaks[c]
             var done = 0

@@ -132,6 +132,9 @@ public final class Analyzer: @unchecked Sendable {
         correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
 
+    /// The threads the per-channel work runs on (`--workers`); one by default.
+    public var pool = ChannelPool(threads: 1)
+
     /// Appends `frames` new frames; `source(c)` points at channel c's `frames` samples.
     /// Calls `hop()` after each completed hop, when the results are ready to `write(into:)`.
     /// With `truePeak: false` the true-peak meter is left out: the caller feeds it the same
@@ -144,9 +147,13 @@ public final class Analyzer: @unchecked Sendable {
         while offset < frames {
             let n = min(frames - offset, hopSize - filled)
             if features.contains(.loudness) { loudness.process(frames: n, from: { source($0) + offset }) }
-            if withTruePeak && features.contains(.truePeak) { truePeak.process(frames: n, from: { source($0) + offset }) }
-            for (c, channel) in channels.enumerated() {
-                channel.store(source(c) + offset, count: n, at: filled, hopSize: hopSize)
+            let truePeakNow = withTruePeak && features.contains(.truePeak)
+            let at = filled
+            // Per-channel work, spread over the worker threads (`--workers`): every channel
+            // takes the same frames before anything reads across channels.
+            pool.forEach(channels.count) { c in
+                if truePeakNow { truePeak.process(frames: n, from: source(c) + offset, channel: c) }
+                channels[c].store(source(c) + offset, count: n, at: at, hopSize: hopSize)
             }
             if features.contains(.correlation) {
                 for p in correlations.indices {
@@ -162,15 +169,14 @@ public final class Analyzer: @unchecked Sendable {
                 // The sample-accurate readings the meter ports show move on with every piece
                 // (a JACK period, or what is left of a hop), not only every hop.
                 let elapsed = Double(n) / Double(sampleRate)
-                let tp = withTruePeak && features.contains(.truePeak)
                 for (c, channel) in channels.enumerated() {
-                    channel.advance(elapsed: elapsed, truePeak: tp ? truePeak.latestPeak(channel: c) : nil)
+                    channel.advance(elapsed: elapsed, truePeak: truePeakNow ? truePeak.latestPeak(channel: c) : nil)
                 }
             }
             if filled == hopSize {
                 if features.contains(.live) {
-                    for (c, channel) in channels.enumerated() {
-                        channel.analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
+                    pool.forEach(channels.count) { c in
+                        channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
                     }
                     updateGatedReadings(force: false)
                 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DSP
 import Outputs
 
@@ -10,6 +13,20 @@ public struct Configuration: Equatable, Sendable {
     public var serverName: String?
     /// Number of audio inputs and meter outputs (`--channels`).
     public var channels = 2
+    /// The most inputs jackvu takes (the server's port limit may be lower: jackd -p).
+    public static let maxChannels = 256
+    /// Worker threads for the analysis (`--workers`); nil: `defaultWorkers`.
+    public var workers: Int?
+    /// Channels one worker thread takes by default (about a fifth of a core here with every
+    /// meter on: BENCHMARKS.md).
+    public static let channelsPerWorker = 64
+
+    /// `--workers`, or enough for the channel count (one per 64 channels), at most the cores.
+    public var resolvedWorkers: Int {
+        if let workers { return workers }
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        return min(cores, (channels + Configuration.channelsPerWorker - 1) / Configuration.channelsPerWorker)
+    }
     /// Port regexes to connect to the inputs, in order (`--connect`).
     public var connect: [String] = []
     /// Whether `connect` also applies to matching ports that appear later (`--connect-once`:
@@ -100,7 +117,11 @@ public struct Configuration: Equatable, Sendable {
         }
         try check(!clientName.isEmpty && clientName.utf8.count <= 63 && !clientName.contains(":"), "--name",
                   "must be 1 to 63 bytes without ':'")
-        try check((1...64).contains(channels), "--channels", "must be from 1 to 64, got \(channels)")
+        try check((1...Configuration.maxChannels).contains(channels), "--channels",
+                  "must be from 1 to \(Configuration.maxChannels), got \(channels)")
+        if let workers {
+            try check((1...64).contains(workers), "--workers", "must be from 1 to 64, got \(workers)")
+        }
         do { try FFTSize.validate(fftSize) } catch {
             throw ConfigurationError(option: "--fft-size", message: error.description)
         }

@@ -42,7 +42,13 @@ final class JackConnection {
             if c.oscPort { oscPort = try client.registerPort(name: "osc", direction: .output, type: .midi) }
             if c.midiNotes { notesPort = try client.registerPort(name: "notes", direction: .output, type: .midi) }
         } catch {
-            throw EngineError(.software, error.description)
+            // Usually the server's port limit (jackd -p/--port-max; its own ports and every
+            // other client's count too).
+            let needed = 2 * c.channels + (c.oscPort ? 1 : 0) + (c.midiNotes ? 1 : 0)
+            throw EngineError(
+                .software,
+                "\(error.description): the JACK server refused it (jackvu needs \(needed) ports for --channels \(c.channels); "
+                    + "a server's port limit is set with jackd -p/--port-max)")
         }
         // The client keeps the processor alive until it has closed.
         let processor = CaptureProcessor(inputs: inputs, meters: meters, capture: capture, oscPort: oscPort, notesPort: notesPort)

@@ -64,6 +64,8 @@ final class Worker: @unchecked Sendable {
     private let controlRejected: Counter?
     private var follower: NoteFollower
     private var analyzer: Analyzer
+    /// The worker threads beside this one (`--workers`): they share the per-channel work.
+    private let pool: ChannelPool
     /// The ring index of the analyser's first frame (less the frames discarded since).
     private var analyzerStart: Int
     /// The ring's overrun count when the worker last looked.
@@ -75,6 +77,8 @@ final class Worker: @unchecked Sendable {
     {
         self.configuration = configuration
         self.analyzer = analyzer
+        pool = ChannelPool(threads: min(configuration.resolvedWorkers, configuration.channels))
+        analyzer.pool = pool
         self.snapshots = snapshots
         self.shared = shared
         self.capture = capture
@@ -93,6 +97,7 @@ final class Worker: @unchecked Sendable {
     func join() {
         thread?.join()
         thread = nil
+        pool.stop()
     }
 
     private func run() {
@@ -142,6 +147,7 @@ final class Worker: @unchecked Sendable {
         else { return }
         // The running measurements (integrated loudness, range, maxima, clips) go on.
         replacement.continueMeasurements(from: analyzer)
+        replacement.pool = pool
         analyzer = replacement
         if rateChanged { ring.discardReadable() }
         analyzerStart = ring.framesRead

@@ -137,8 +137,11 @@ struct JackVUCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
     var server: String?
 
-    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-64).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-256; the JACK server's port limit, jackd -p, may be lower).", valueName: "n"))
     var channels = 2
+
+    @Option(name: .long, help: ArgumentHelp("Analysis threads sharing the channels (1-64; default: one per 64 channels, at most the cores).", valueName: "n"))
+    var workers: Int?
 
     @Option(name: .long, help: ArgumentHelp(
         "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order, now and whenever matching ports appear. Repeat for further inputs; a regex matching several ports fills successive inputs. Connections are only ever added.",
@@ -205,6 +208,7 @@ struct JackVUCommand: ParsableCommand {
         c.clientName = name
         c.serverName = server
         c.channels = channels
+        c.workers = workers
         c.connect = connect
         if let raw = getenv("JACKVU_TEST_STALL_WORKER") {
             let parts = String(cString: raw).split(separator: ":").compactMap { Double($0) }

@@ -55,6 +55,35 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
 
+    /// The same with 64 channels (the callback copies 64 inputs and fills 64 meter ports each
+    /// cycle) and two worker threads: 10,000 cycles at 64 frames, no report, audio on the
+    /// last input.
+    func testSixtyFourChannelsNeverAllocateOrLock() throws {
+        let jackvu = try sanitizedProduct("jackvu")
+        let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan64")
+        let vu = try BackgroundProcess(
+            jackvu, ["--channels", "64", "--workers", "2", "--rate", "5", "--send", "peak,rms,status,callback"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_64", "jackvu:meter_64"], process: vu, timeout: 30)
+        let tone = try BackgroundProcess(
+            try sanitizedProduct("jacktone"), ["--freq", "1000", "--level", "-12", "--connect", "jackvu:in_.*"], environment: server.environment)
+        defer { tone.stop() }
+        var cycles = 0.0
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline, vu.isRunning {
+            cycles = OSCText.updates(vu.stdout).last.flatMap { $0.float("/jackvu/status", 4) } ?? 0
+            if cycles >= 10_000 { break }
+            usleep(200_000)
+        }
+        XCTAssertFalse(vu.stderr.contains("RealtimeSanitizer"), vu.stderr)
+        XCTAssertTrue(vu.isRunning, "jackvu died: \(vu.stderr)")
+        XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
+        let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
+        XCTAssertEqual(last.float("/jackvu/ch/64/rms") ?? 0, -15.01, accuracy: 0.2, "audio on input 64")
+        XCTAssertEqual(last.float("/jackvu/status", 2), 0, "no overruns")
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+    }
+
     /// The engine changes under a running sanitized jackvu: the buffer size goes 256 → 1024
     /// → 64 frames (jack_bufsize), then the server is killed and started again, and jackvu
     /// reconnects. Throughout, no report from the callback, and the note and level are right

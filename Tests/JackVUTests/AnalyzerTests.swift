@@ -323,3 +323,58 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertThrowsError(try c.validate())
     }
 }
+
+/// `--workers`: the per-channel work spread over threads gives exactly the one-thread results.
+final class ChannelPoolTests: XCTestCase {
+    func testEveryChannelOnceOnAnyNumberOfThreads() {
+        for threads in [1, 2, 3, 5] {
+            let pool = ChannelPool(threads: threads)
+            defer { pool.stop() }
+            for count in [0, 1, 2, 3, 7, 64, 256] {
+                for _ in 0..<50 {
+                    let hits = UnsafeMutablePointer<Int>.allocate(capacity: max(1, count))
+                    hits.initialize(repeating: 0, count: max(1, count))
+                    pool.forEach(count) { c in hits[c] += 1 }
+                    XCTAssertEqual((0..<count).filter { hits[$0] != 1 }, [], "\(threads) threads, \(count) channels")
+                    hits.deallocate()
+                }
+            }
+        }
+    }
+
+    func testSeveralWorkersGiveTheSameReadings() throws {
+        var c = Configuration()
+        c.channels = 6
+        let rate = 48000
+        let signals: [[Float]] = (0..<6).map { ch in
+            (0..<(rate * 2)).map { i in Float(0.3 * sin(2 * Double.pi * Double(220 * (ch + 1)) * Double(i) / Double(rate))) + Float(ch) * 0.01 }
+        }
+        func analyse(threads: Int) throws -> Snapshot {
+            let analyzer = try Analyzer(configuration: c, sampleRate: rate)
+            analyzer.pool = ChannelPool(threads: threads)
+            defer { analyzer.pool.stop() }
+            var s = Snapshot(channels: 6, barCount: c.bars, bandCount: analyzer.bandCount)
+            var offset = 0
+            while offset < rate * 2 {
+                let n = min(256, rate * 2 - offset)
+                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+                analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
+                offset += n
+            }
+            return s
+        }
+        let one = try analyse(threads: 1), three = try analyse(threads: 3)
+        for ch in 0..<6 {
+            XCTAssertEqual(one.channels[ch].rmsDBFS, three.channels[ch].rmsDBFS)
+            XCTAssertEqual(one.channels[ch].bars, three.channels[ch].bars)
+            XCTAssertEqual(one.channels[ch].thirds, three.channels[ch].thirds)
+            XCTAssertEqual(one.channels[ch].pitchHz, three.channels[ch].pitchHz)
+            XCTAssertEqual(one.channels[ch].truePeakDBTP, three.channels[ch].truePeakDBTP)
+            XCTAssertEqual(one.channels[ch].vu, three.channels[ch].vu)
+            XCTAssertEqual(one.channels[ch].level, three.channels[ch].level)
+        }
+        XCTAssertEqual(one.loudness.momentary, three.loudness.momentary)
+        XCTAssertEqual(one.correlations, three.correlations)
+        XCTAssertEqual(Double(one.channels[0].pitchHz), 220, accuracy: 1)
+    }
+}

@@ -27,14 +27,17 @@ public final class JackServer: @unchecked Sendable {
     /// space) to restart the same server at another rate.
     /// `driver` replaces `dummy -r RATE -p PERIOD` (e.g. `["net", "-a", "127.0.0.1"]`: a
     /// netjack2 slave, ready once its master has taken it).
+    /// `realtime`: `-R` (SCHED_FIFO process threads, as in a studio; needs the right to it,
+    /// e.g. root) instead of `--no-realtime`. `serverOptions` go before `-d` (e.g. `-p 64`).
     public init(
-        sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil, driver: [String]? = nil
+        sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil, driver: [String]? = nil,
+        realtime: Bool = false, serverOptions: [String] = []
     ) throws {
         name = "jackvu-test-\(JackServer.run)-" + (fixedName ?? "\(label)-\(sampleRate)")
         self.sampleRate = sampleRate
         self.period = period
         process = try BackgroundProcess(
-            "jackd", ["-n", name, "--no-realtime", "-d"] + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
+            "jackd", ["-n", name, realtime ? "-R" : "--no-realtime"] + serverOptions + ["-d"] + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
             environment: ["JACK_NO_AUDIO_RESERVATION": "1"], label: "jackd")
         // Ready when a client can list its ports.
         let deadline = Date().addingTimeInterval(10)

@@ -1,0 +1,71 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Many channels: 256 inputs with every meter on, on a real-time dummy server, spread over
+/// the worker threads; and a clear error where the server's port limit is lower.
+final class ScaleTests: XCTestCase {
+    /// The last /status of a text stream: (xruns, overruns, cycles).
+    private func status(_ text: String) -> (xruns: Int, overruns: Int, cycles: Int)? {
+        guard let line = completeLines(text).last(where: { $0.hasPrefix("/jackvu/status ") }) else { return nil }
+        let v = line.split(separator: " ").dropFirst(2).compactMap { Int($0) }
+        return v.count >= 5 ? (v[1], v[2], v[4]) : nil
+    }
+
+    func test256ChannelsOnARealtimeServerWithoutOverrunsOrXruns() throws {
+        let server = try JackServer(label: "ch256", realtime: true)
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440", "--freq", "3000"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let seconds: UInt32 = 20
+
+        // The server alone (with the tone and a one-channel observer that only reports status).
+        let baseline = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--name", "observer", "--channels", "1", "--text", "--send", "status", "--rate", "1"],
+            environment: server.environment, label: "observer")
+        defer { baseline.stop() }
+        _ = baseline.waitForStdout(timeout: 10) { self.status($0) != nil }
+        let before = try XCTUnwrap(status(baseline.stdout), baseline.stderr)
+        sleep(seconds)
+        let alone = try XCTUnwrap(status(baseline.stdout)).xruns - before.xruns
+        baseline.stop()
+
+        // 256 channels, every meter, the tone on every input.
+        var args = ["--channels", "256", "--text", "--rate", "1"]
+        for _ in 0..<256 { args += ["--connect", "jacktone:out"] }
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), args, environment: server.environment)
+        defer { vu.stop() }
+        _ = vu.waitForStdout(timeout: 60) { text in self.status(text).map { $0.cycles > 0 } ?? false }
+        let start = try XCTUnwrap(status(vu.stdout), "no status from 256 channels: \(vu.stderr)")
+        sleep(seconds)
+        let end = try XCTUnwrap(status(vu.stdout))
+        let updates = OSCText.updates(vu.stdout)
+        let last = try XCTUnwrap(updates.last)
+        XCTAssertEqual(last.float("/jackvu/ch/256/rms") ?? 0, -18, accuracy: 0.2, "channel 256 measures the two-tone chord (each -18 dBFS peak): \(last.messages["/jackvu/ch/256/rms"] ?? [])")
+        XCTAssertEqual(last.string("/jackvu/ch/256/peakfreq", 1).map { ["A4", "F#7"].contains($0) }, true)
+        let xruns = end.xruns - start.xruns
+        print("256 channels, \(seconds) s on jackd -R: overruns \(end.overruns - start.overruns), xruns \(xruns) (server alone: \(alone)), cycles \(end.cycles - start.cycles)")
+        XCTAssertEqual(end.overruns, 0, "the worker threads keep up with 256 channels: \(vu.stderr)")
+        XCTAssertGreaterThan(end.cycles - start.cycles, Int(Double(seconds) * 48000 / 256 * 0.9), "the server ran")
+        XCTAssertLessThanOrEqual(xruns, alone + 2, "no xruns of jackvu's making (server alone: \(alone) in \(seconds) s)")
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+    }
+
+    func testAServerWithTooFewPortsIsAClearError() throws {
+        let server = try JackServer(label: "ports", serverOptions: ["-p", "64"])
+        let result = try Executables.run(try Executables.product("jackvu"), ["--channels", "40", "--quiet"], environment: server.environment)
+        XCTAssertEqual(result.status, 70)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("jackvu needs 81 ports for --channels 40"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("jackd -p/--port-max"), result.stderr)
+    }
+
+    func testChannelAndWorkerLimits() throws {
+        for (args, message) in [(["--channels", "257"], "--channels must be from 1 to 256, got 257"),
+                                (["--workers", "0"], "--workers must be from 1 to 64, got 0")] {
+            let r = try Executables.run(try Executables.product("jackvu"), args + ["--quiet"], environment: ["JACK_DEFAULT_SERVER": "jackvu-none"])
+            XCTAssertEqual(r.status, 64, r.stderr)
+            XCTAssertTrue(r.stderr.contains(message), r.stderr)
+        }
+    }
+}
