@@ -16,6 +16,8 @@
 //                   Hummingbird and SwiftNIO stay inside this module
 //   Session       — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
+//   JackVUOptions — the command line's options (argument parser), shared with the in-process form
+//   JackVUInternal — the engine as a JACK internal client (jackvu.so for jack_load)
 //   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
@@ -29,6 +31,8 @@ let package = Package(
         .executable(name: "jackvu", targets: ["jackvu"]),
         .executable(name: "jacktone", targets: ["jacktone"]),
         .executable(name: "jackvu-bench", targets: ["jackvu-bench"]),
+        // jackvu as a JACK internal client (jack_load): install as JACK's jackvu.so.
+        .library(name: "JackVUInternal", type: .dynamic, targets: ["JackVUInternal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
@@ -67,8 +71,14 @@ let package = Package(
         .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
+        .target(name: "JackVUOptions", dependencies: ["JackVU", "Outputs", "DSP", "Version", argumentParser]),
+        // The Swift runtime linked in: jackd loads the library with no Swift of its own.
+        .target(
+            name: "JackVUInternal", dependencies: ["Jack", "JackVU", "JackVUOptions", "Realtime"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
         .executableTarget(
-            name: "jackvu", dependencies: ["JackVU", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "Version", argumentParser]),
+            name: "jackvu",
+            dependencies: ["JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "Version", argumentParser]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],

@@ -8,6 +8,8 @@
 #   PREFIX/share/bash-completion/completions/   bash, zsh and fish completions
 #   PREFIX/share/zsh/{site-functions|vendor-completions}/, PREFIX/share/fish/vendor_completions.d/
 #   PREFIX/lib/systemd/user/jackvu@.service     a user service per bus (jackvu@mixbus)
+#   PREFIX/lib/jack/jackvu.so                   the in-process form for jack_load (for /usr:
+#                                               /usr/lib/<multiarch>/jack, where jackd looks)
 #   PREFIX/share/doc/jackvu/                    README.md, jackvu.env.example
 #   PREFIX/share/jackvu/install-manifest        what was installed, for --uninstall
 #
@@ -57,7 +59,7 @@ command -v swift >/dev/null || { echo "install: swift is not on PATH (Swift 6 is
 echo "install: building release binaries (Swift runtime linked statically)" >&2
 # A build folder of its own: never waits for (or disturbs) a debug build or test run in .build.
 build=(swift build -c release --scratch-path "$root/.build-release")
-for product in jackvu jacktone generate-manual; do
+for product in jackvu jacktone JackVUInternal generate-manual; do
   "${build[@]}" --static-swift-stdlib --product "$product" >&2
 done
 bin="$("${build[@]}" --show-bin-path)"
@@ -110,6 +112,15 @@ for tool in jackvu jacktone; do
   place 644 "$stage/_$tool" "share/zsh/$zsh_dir/_$tool"
   place 644 "$stage/$tool.fish" "share/fish/vendor_completions.d/$tool.fish"
 done
+# The in-process form (jack_load): where jackd looks for internal clients. Debian's jackd
+# reads /usr/lib/<multiarch>/jack; for another prefix, start jackd with
+# JACK_INTERNAL_DIR=PREFIX/lib/jack.
+jack_dir=lib/jack
+if [ "$prefix" = /usr ] && command -v dpkg-architecture >/dev/null; then
+  jack_dir="lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/jack"
+fi
+strip --strip-unneeded -o "$stage/jackvu.so" "$bin/libJackVUInternal.so"
+place 644 "$stage/jackvu.so" "$jack_dir/jackvu.so"
 place 644 "$stage/jackvu@.service" "lib/systemd/user/jackvu@.service"
 place 644 Tools/systemd/jackvu.env.example share/doc/jackvu/jackvu.env.example
 place 644 README.md share/doc/jackvu/README.md

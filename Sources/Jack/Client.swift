@@ -58,7 +58,22 @@ public final class Client: @unchecked Sendable {
             throw .openFailed(status: status.rawValue)
         }
         handle = opened
+        adopted = false
         self.name = String(cString: jack_get_client_name(opened))
+    }
+
+    /// Whether the client was given to jackvu by the server (an internal client: `jack_load`),
+    /// not opened by it: closing it then only deactivates it; the server closes it after
+    /// `jack_finish`.
+    public let adopted: Bool
+
+    /// Wraps a client the server opened for jackvu: the `jack_client_t *` that `jack_load`
+    /// passes to an internal client's `jack_initialize`. libjack's message functions are left
+    /// as the server set them.
+    public init(adopting raw: OpaquePointer) {
+        handle = raw
+        adopted = true
+        name = String(cString: jack_get_client_name(raw))
     }
 
     deinit {
@@ -181,10 +196,57 @@ public final class Client: @unchecked Sendable {
     }
 
     /// Sets a metadata property on a port (`type` nil for plain text).
+    ///
+    /// An internal client cannot: jackd's own copy of the metadata API refuses it (jack2
+    /// 1.9.21). Its properties are kept instead and written by `writeDeferredProperties()`
+    /// through JACK's `jack_property` tool, an ordinary client of the same server.
     public func setProperty(_ port: Port, key: String, value: String, type: String? = nil) throws(JackError) {
+        if adopted {
+            deferredProperties.append((port.name, key, value, type))
+            return
+        }
         guard let handle, jack_set_property(handle, port.uuid, key, value, type) == 0 else {
             throw .metadataFailed(port: port.name, key: key)
         }
+    }
+
+    private var deferredProperties: [(port: String, key: String, value: String, type: String?)] = []
+
+    /// In process: writes the kept properties with `jack_property --port -s …`, one call each,
+    /// from a shell started in the background (about 15 ms a property; the ports exist
+    /// already). The server is the one named on jackd's command line (`-n`), else
+    /// `$JACK_DEFAULT_SERVER`, else the default. Returns at once.
+    public func writeDeferredProperties() {
+        guard adopted, !deferredProperties.isEmpty else { return }
+        func quoted(_ s: String) -> String { "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'" }
+        let script = deferredProperties.map { p in
+            (["jack_property", "--port", "-s", p.port, p.key, p.value] + (p.type.map { [$0] } ?? [])).map(quoted).joined(separator: " ")
+        }.joined(separator: " && ")
+        deferredProperties = []
+        var environment = ProcessEnvironment.current()
+        if let name = Client.serverNameOfThisProcess() { environment["JACK_DEFAULT_SERVER"] = name }
+        ProcessEnvironment.spawnDetached(["/bin/sh", "-c", script], environment: environment)
+    }
+
+    /// The server name on this process's command line (`jackd -n NAME`, `--name NAME`), if
+    /// this is a server with one.
+    static func serverNameOfThisProcess() -> String? {
+        guard let f = fopen("/proc/self/cmdline", "r") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        for (i, a) in arguments.enumerated() {
+            if (a == "-n" || a == "--name"), i + 1 < arguments.count { return arguments[i + 1] }
+            if a.hasPrefix("--name=") { return String(a.dropFirst(7)) }
+            if a == "-d" { break }  // the driver's options follow
+        }
+        return nil
     }
 
     /// Stops processing and closes the client, waiting at most `limit` seconds for libjack
@@ -201,6 +263,12 @@ public final class Client: @unchecked Sendable {
         active = false
         ports.removeAll()
         self.handle = nil
+        if adopted {
+            // The server closes an internal client itself (after jack_finish), and may still
+            // deliver a notification until then: the handlers' context stays.
+            if wasActive { jack_deactivate(handle) }
+            return
+        }
         let context = self.context
         self.context = nil
         _ = Client.closeWithin(limit, handle: handle, deactivate: wasActive, context: context)

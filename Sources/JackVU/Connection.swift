@@ -29,6 +29,13 @@ final class JackConnection {
         }
     }
 
+    /// Takes the client the server gave (in process).
+    init(adopting client: Client, configuration c: Configuration, notifications: any NotificationHandler) {
+        configuration = c
+        self.notifications = notifications
+        self.client = client
+    }
+
     /// Registers every port, with metadata; sets the handlers, with a process callback that
     /// writes into `capture`, and runs it once outside real time. Not active yet.
     func registerPorts(capture: Capture) throws(EngineError) {
@@ -53,6 +60,7 @@ final class JackConnection {
         // The client keeps the processor alive until it has closed.
         let processor = CaptureProcessor(inputs: inputs, meters: meters, capture: capture, oscPort: oscPort, notesPort: notesPort)
         describePorts(inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
+        client.writeDeferredProperties()  // in process only (see Client.setProperty)
         client.setHandlers(process: processor, notifications: notifications)
         // Warm up the process path outside real time, then forget what it produced.
         client.warmUp()

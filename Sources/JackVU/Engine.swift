@@ -23,14 +23,29 @@ public final class Engine {
     /// (An `EngineError` keeps its status; any other error exits 70.)
     public typealias DisplayFactory = (DisplayContext) throws -> any Display
 
+    /// The client the server gave jackvu (in process: `jack_load`), or nil: jackvu opens its
+    /// own, named `--name`.
+    private let adopted: Client?
+    private let events: EngineEvents
+
+    /// With `client`, the engine runs in process (inside jackd, as an internal client): on
+    /// that client, without signals (`stop()` ends it), without reconnecting (the server's
+    /// end is the process's), and without touching process-wide settings (SIGPIPE, libjack's
+    /// message functions).
     public init(
-        configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), displays: [DisplayFactory] = []
+        configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), displays: [DisplayFactory] = [],
+        client: Client? = nil
     ) throws(EngineError) {
         do { try configuration.validate() } catch { throw EngineError(.usage, error.description) }
         self.configuration = configuration
         self.sink = sink
         displayFactories = displays
+        adopted = client
+        events = EngineEvents(inProcess: client != nil)
     }
+
+    /// Ends `run()` as SIGTERM would (from any thread).
+    public func stop() { events.stop(.signal) }
 
     /// Called once, on the calling thread, when the client is active with its ports connected
     /// (a session manager is told then that jackvu is ready), with the client's real name.
@@ -51,17 +66,22 @@ public final class Engine {
         sigemptyset(&signals)
         for s in [SIGINT, SIGTERM, SIGUSR1, SIGHUP] { sigaddset(&signals, s) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
-        signal(SIGPIPE, SIG_IGN)
+        if adopted == nil { signal(SIGPIPE, SIG_IGN) }
 
         let c = configuration
         let wake = WakeSignal()
-        let events = EngineEvents()
+        let events = self.events
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
         let shared = SharedState(neededFeatures: features)
         let notifications = Notifications(shared: shared, events: events)
 
         // The first client: the server's sample rate sizes the analysis.
-        var connection: JackConnection? = try JackConnection(configuration: c, notifications: notifications)
+        var connection: JackConnection?
+        if let adopted {
+            connection = JackConnection(adopting: adopted, configuration: c, notifications: notifications)
+        } else {
+            connection = try JackConnection(configuration: c, notifications: notifications)
+        }
         let sampleRate = connection!.client.sampleRate
         // The name the server gave: jackd honours the exact name, PipeWire's JACK may not (a
         // second `--name jv` becomes `jv-39`). Every output uses the real one.
@@ -187,7 +207,11 @@ public final class Engine {
         var attempt = 0
         var received: Int32 = 0
         while true {
-            if connection == nil {
+            if adopted != nil {
+                // In process: no signals; the engine's own events wake it.
+                received = 0
+                events.waitForWake()
+            } else if connection == nil {
                 var timeout = Engine.timespec(seconds: Engine.reconnectDelays[min(attempt, Engine.reconnectDelays.count - 1)])
                 received = sigtimedwait(&signals, nil, &timeout)
             } else {
@@ -202,7 +226,7 @@ public final class Engine {
             if events.stopReason != .running { break }
 
             if events.takeServerGone(), let gone = connection {
-                guard c.reconnect else {
+                guard c.reconnect && adopted == nil else {
                     events.stop(.serverShutdown, signal: false)
                     break
                 }
@@ -287,6 +311,21 @@ public final class Engine {
 /// to the process to wake it (sigwait).
 final class EngineEvents: @unchecked Sendable {
     // @unchecked Sendable: atomics, and a mutex for the reason text.
+    /// In process there are no signals to wake the engine with (they would reach jackd): a
+    /// semaphore does.
+    private let inProcess: Bool
+    private let wakeSignal = WakeSignal()
+
+    init(inProcess: Bool = false) { self.inProcess = inProcess }
+
+    /// Wakes the engine's waiting thread.
+    private func wake() {
+        if inProcess { wakeSignal.signal() } else { kill(getpid(), SIGUSR1) }
+    }
+
+    /// In process: waits until woken (or a second passes).
+    func waitForWake() { _ = wakeSignal.wait(timeout: 1) }
+
     private let stopValue = Atomic<Int>(0)
     private let serverGone = Atomic<Bool>(false)
     private let graphChanged = Atomic<Bool>(false)
@@ -301,19 +340,19 @@ final class EngineEvents: @unchecked Sendable {
     /// Asks the run to end (the first reason wins); `signal`: wake the main thread.
     func stop(_ why: StopReason, signal: Bool = true) {
         _ = stopValue.compareExchange(expected: 0, desired: why.rawValue, ordering: .relaxed)
-        if signal { kill(getpid(), SIGUSR1) }
+        if signal { wake() }
     }
 
     func serverShutDown(reason text: String) {
         reason.withLock { $0 = text }
         serverGone.store(true, ordering: .relaxed)
-        kill(getpid(), SIGUSR1)
+        wake()
     }
 
     /// A port was registered (`--connect` may match it) or the graph changed otherwise.
     func graphChanged(portAppeared: Bool) {
         if portAppeared { portsAppeared.store(true, ordering: .relaxed) }
-        if !graphChanged.exchange(true, ordering: .relaxed) { kill(getpid(), SIGUSR1) }
+        if !graphChanged.exchange(true, ordering: .relaxed) { wake() }
     }
 
     func takeServerGone() -> Bool { serverGone.exchange(false, ordering: .relaxed) }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import JackVU
+import JackVUOptions
 import Session
 
 /// jackvu in a session manager's session (NSM API; `NSM_URL` is set): it announces itself,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import JackVU
+import JackVUOptions
 import Outputs
 import TerminalDisplay
 import WebDisplay

@@ -68,6 +68,14 @@ final class InstallTests: XCTestCase {
         tone.stop()
         vu.stop()
 
+        // The installed in-process form loads into a server told where it is.
+        let internalServer = try JackServer(label: "installed-so", serverEnvironment: ["JACK_INTERNAL_DIR": prefix + "/lib/jack"])
+        let load = try Executables.run("jack_load", ["-i", "--channels 1", "jackvu", "jackvu"], environment: internalServer.environment)
+        XCTAssertEqual(load.status, 0, load.stdout + load.stderr)
+        try waitForPortsListed(internalServer, ["jackvu:meter_1"])
+        XCTAssertEqual(try Executables.run("jack_unload", ["jackvu"], environment: internalServer.environment).status, 0)
+        internalServer.stop()
+
         // man renders both pages, with their options, exit codes and examples.
         let page = try clean(["man", "-l", prefix + "/share/man/man1/jackvu.1"], ["MANWIDTH": "100", "MAN_KEEP_FORMATTING": ""])
         XCTAssertEqual(page.status, 0, page.stderr)
@@ -125,7 +133,7 @@ final class InstallTests: XCTestCase {
         let contents = try Executables.run("dpkg-deb", ["-c", deb]).stdout
         for path in ["./usr/bin/jackvu", "./usr/bin/jacktone", "./usr/share/man/man1/jackvu.1.gz", "./usr/share/man/man1/jacktone.1.gz",
                      "./usr/share/bash-completion/completions/jackvu", "./usr/lib/systemd/user/jackvu@.service",
-                     "./usr/share/doc/jackvu/copyright"] {
+                     "./usr/share/doc/jackvu/copyright", "./usr/lib/x86_64-linux-gnu/jack/jackvu.so"] {
             XCTAssertTrue(contents.contains(path), "the package holds \(path)")
         }
         XCTAssertFalse(contents.contains("install-manifest"), "dpkg keeps the package's file list, not install.sh")

@@ -31,14 +31,14 @@ public final class JackServer: @unchecked Sendable {
     /// e.g. root) instead of `--no-realtime`. `serverOptions` go before `-d` (e.g. `-p 64`).
     public init(
         sampleRate: Int = 48000, period: Int = 256, label: String = "t", name fixedName: String? = nil, driver: [String]? = nil,
-        realtime: Bool = false, serverOptions: [String] = []
+        realtime: Bool = false, serverOptions: [String] = [], serverEnvironment: [String: String] = [:]
     ) throws {
         name = "jackvu-test-\(JackServer.run)-" + (fixedName ?? "\(label)-\(sampleRate)")
         self.sampleRate = sampleRate
         self.period = period
         process = try BackgroundProcess(
             "jackd", ["-n", name, realtime ? "-R" : "--no-realtime"] + serverOptions + ["-d"] + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
-            environment: ["JACK_NO_AUDIO_RESERVATION": "1"], label: "jackd")
+            environment: serverEnvironment.merging(["JACK_NO_AUDIO_RESERVATION": "1"]) { a, _ in a }, label: "jackd")
         // Ready when a client can list its ports.
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {

@@ -13,7 +13,9 @@ extension MeterSource: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
 
 /// Analysis options shared by the live client and `jackvu analyze`.
-struct AnalysisOptions: ParsableArguments {
+public struct AnalysisOptions: ParsableArguments {
+    public init() {}
+
     @Option(name: .customLong("fft-size"), help: ArgumentHelp("FFT size in samples: a power of two from 256 to 65536.", valueName: "n"))
     var fftSize = 4096
 
@@ -70,7 +72,7 @@ struct AnalysisOptions: ParsableArguments {
     var pitchConfidence = 0.8
 
     /// Fills the analysis settings of `c`.
-    func apply(to c: inout Configuration) throws(ConfigurationError) {
+    public func apply(to c: inout Configuration) throws(ConfigurationError) {
         c.fftSize = fftSize
         c.overlap = try JackVUCommand.parseFraction(overlap)
         c.bars = bars
@@ -93,9 +95,12 @@ struct AnalysisOptions: ParsableArguments {
     }
 }
 
-/// The `jackvu` command line: the live client, and `jackvu analyze`.
-struct JackVUCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// The `jackvu` command line: the live client, and `jackvu analyze`. A library of its own so
+/// that the in-process client (`jackvu.so`, `jack_load -i "OPTIONS"`) takes the same options.
+public struct JackVUCommand: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "jackvu",
         abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch on CV meter ports, as OSC-style text, over OSC, and on a terminal or browser display.",
         discussion: """
@@ -132,78 +137,78 @@ struct JackVUCommand: ParsableCommand {
         subcommands: [AnalyzeCommand.self])
 
     @Option(name: .long, help: ArgumentHelp("JACK client name; ports are NAME:in_N and NAME:meter_N.", valueName: "name"))
-    var name = "jackvu"
+    public var name = "jackvu"
 
     @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
-    var server: String?
+    public var server: String?
 
     @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-256; the JACK server's port limit, jackd -p, may be lower).", valueName: "n"))
-    var channels = 2
+    public var channels = 2
 
     @Option(name: .long, help: ArgumentHelp("Analysis threads sharing the channels (1-64; default: one per 64 channels, at most the cores).", valueName: "n"))
-    var workers: Int?
+    public var workers: Int?
 
     @Option(name: .long, help: ArgumentHelp(
         "Connect output ports matching this regex (as jack_lsp lists them) to the inputs, in order, now and whenever matching ports appear. Repeat for further inputs; a regex matching several ports fills successive inputs. Connections are only ever added.",
         valueName: "port-or-regex"))
-    var connect: [String] = []
+    public var connect: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output).", valueName: "Hz"))
-    var rate = 20.0
+    public var rate = 20.0
 
     @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them; the default) or json (one object per update; with analyze, summaries as one JSON array). Implies --text.", valueName: "format"))
-    var format: OutputFormat?
+    public var format: OutputFormat?
 
     /// `--format`, text when not given.
-    var outputFormat: OutputFormat { format ?? .text }
+    public var outputFormat: OutputFormat { format ?? .text }
 
     @Flag(name: .long, help: "Draw the terminal display: a note, a meter per input, the spectrum, loudness (the default when stdout is a terminal). Keys: q quit, r reset, p pause, Tab/arrows select the input, ? help.")
-    var tui = false
+    public var tui = false
 
     @Flag(name: .long, help: "Write the text stream on stdout even when it is a terminal.")
-    var text = false
+    public var text = false
 
     @Flag(name: .long, help: "No text on stdout and no terminal display: for services and session managers (the meter ports, --osc, --http and the osc port still carry every result).")
-    var quiet = false
+    public var quiet = false
 
     @Option(name: .long, help: ArgumentHelp(
         "Serve the browser display at http://ADDRESS:PORT/ (a WebSocket at /ws, the latest update as JSON at /snapshot). A bare PORT listens on 127.0.0.1 only; name an address (0.0.0.0:PORT, [::]:PORT) to serve other machines.",
         valueName: "[address:]port"))
-    var http: String?
+    public var http: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Also send every update as OSC bundles over UDP to udp://HOST:PORT (or osc.udp://HOST:PORT/). Repeatable.",
         valueName: "url"))
-    var osc: [String] = []
+    public var osc: [String] = []
 
     @Flag(name: .customLong("connect-once"), help: "Apply --connect only at the start (and after a reconnect), not to ports that appear later; a pattern that matches nothing is then an error.")
-    var connectOnce = false
+    public var connectOnce = false
 
     @Flag(name: .customLong("no-reconnect"), help: "Exit (status 69) when the JACK server goes away, instead of waiting for it to come back.")
-    var noReconnect = false
+    public var noReconnect = false
 
     @Flag(name: .customLong("no-osc-port"), help: "Do not register the osc MIDI port (OSC packets as JACK MIDI events).")
-    var noOSCPort = false
+    public var noOSCPort = false
 
     @Flag(name: .customLong("midi-notes"), help: "Register a notes MIDI port that plays the pitch of each channel as MIDI notes.")
-    var midiNotes = false
+    public var midiNotes = false
 
     @Option(name: .long, help: ArgumentHelp(
         "Accept OSC control messages (reset, rate, send, subscribe, unsubscribe) on udp://ADDRESS:PORT; a bare PORT listens on 127.0.0.1 only.",
         valueName: "url-or-port"))
-    var listen: String?
+    public var listen: String?
 
     @OptionGroup(title: "Analysis options")
-    var analysis: AnalysisOptions
+    public var analysis: AnalysisOptions
 
     @Flag(name: .customLong("rt-canary"), help: .private)
-    var realtimeCanary = false
+    public var realtimeCanary = false
 
     /// Whether the terminal display runs (`--tui`, or stdout is a terminal).
-    var usesTerminal: Bool { tui || (!quiet && !text && format == nil && isatty(1) != 0) }
+    public var usesTerminal: Bool { tui || (!quiet && !text && format == nil && isatty(1) != 0) }
 
     /// The validated configuration.
-    func makeConfiguration() throws(ConfigurationError) -> Configuration {
+    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
         var c = Configuration()
         c.clientName = name
         c.serverName = server
@@ -255,8 +260,10 @@ struct JackVUCommand: ParsableCommand {
 }
 
 /// `jackvu analyze FILE...`.
-struct AnalyzeCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct AnalyzeCommand: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "analyze",
         abstract: "Analyse audio files (WAV, FLAC, OGG and more, at any sample rate) with the live client's pipeline.",
         discussion: """
@@ -274,24 +281,24 @@ struct AnalyzeCommand: ParsableCommand {
 
     /// `--format` is jackvu's own option (text or json), shared with the live client: summaries
     /// become one JSON array, streams one JSON object per line.
-    @ParentCommand var parent: JackVUCommand
+    @ParentCommand public var parent: JackVUCommand
 
-    var format: OutputFormat { parent.outputFormat }
+    public var format: OutputFormat { parent.outputFormat }
 
     @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
-    var stream = false
+    public var stream = false
 
     @OptionGroup(title: "Analysis options")
-    var analysis: AnalysisOptions
+    public var analysis: AnalysisOptions
 
     @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
-    var files: [String]
+    public var files: [String]
 
-    func validate() throws {
+    public func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
     }
 
-    func makeConfiguration() throws(ConfigurationError) -> Configuration {
+    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
         var c = Configuration()
         try analysis.apply(to: &c)
         if let layout = c.layout { c.channels = layout.channelCount }

@@ -1,0 +1,73 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// jackvu as a JACK internal client: `jack_load -i "OPTIONS" jackvu jackvu` on a dummy server
+/// whose JACK_INTERNAL_DIR holds the built library as jackvu.so; a real jacktone into it; its
+/// OSC output (to a real oscdump) names A4; its ports carry their metadata; `jack_unload`
+/// leaves the server running and clean, and it loads again.
+final class InProcessTests: XCTestCase {
+    func testJackLoadMetersAToneAndJackUnloadLeavesTheServerClean() throws {
+        let library = Executables.productsDirectory + "/libJackVUInternal.so"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: library), "swift build builds \(library)")
+        let folder = NSTemporaryDirectory() + "jackvu-internal-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.copyItem(atPath: library, toPath: folder + "/jackvu.so")
+        let server = try JackServer(label: "inprocess", serverEnvironment: ["JACK_INTERNAL_DIR": folder])
+        let port = freeUDPPort()
+        let dump = try BackgroundProcess("oscdump", ["\(port)"], label: "oscdump")
+        defer { dump.stop() }
+        usleep(200_000)
+
+        for round in 1...2 {
+            let load = try Executables.run(
+                "jack_load", ["-i", "--channels 2 --rate 10 --osc udp://127.0.0.1:\(port)", "jackvu", "jackvu"], environment: server.environment)
+            XCTAssertEqual(load.status, 0, "round \(round): \(load.stdout) \(load.stderr)")
+            XCTAssertTrue(load.stdout.contains("jackvu is running"), load.stdout)
+            try waitForPortsListed(server, ["jackvu:in_1", "jackvu:in_2", "jackvu:meter_2", "jackvu:osc"])
+
+            let seen = dump.stdout.utf8.count  // this round's lines only
+            let tone = try BackgroundProcess(
+                try Executables.product("jacktone"), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment)
+            let heard = dump.waitForStdout(timeout: 10) { all in
+                let text = String(decoding: all.utf8.dropFirst(seen), as: UTF8.self)
+                return completeLines(text).suffix(400).contains { $0.contains("/jackvu/ch/1/pitch fsff 440.0") && $0.contains("\"A4\"") }
+                    && completeLines(text).suffix(400).contains { line in
+                        line.contains("/jackvu/ch/1/rms f ") && (Double(line.split(separator: " ").last ?? "").map { abs($0 + 15.0103) < 0.1 } ?? false)
+                    }
+            }
+            XCTAssertNotNil(heard, "round \(round): the in-process jackvu names A4 at -15.01 dBFS RMS over OSC: \(dump.stdout.suffix(600))")
+            XCTAssertEqual(tone.stop(signal: SIGTERM), 0)
+
+            // Metadata (written for the internal client by jack_property: see Client.setProperty).
+            var meter = ""
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline && !(meter.contains("signal-type value: CV") && meter.contains("pretty-name")) {
+                meter = (try? Executables.run("jack_property", ["-p", "-l", "jackvu:meter_1"], environment: server.environment).stdout) ?? ""
+                usleep(100_000)
+            }
+            XCTAssertTrue(meter.contains("key: http://jackaudio.org/metadata/signal-type value: CV"), meter)
+            XCTAssertTrue(meter.contains("pretty-name value: Meter 1"), meter)
+            let input = try Executables.run("jack_property", ["-p", "-l", "jackvu:in_2"], environment: server.environment).stdout
+            XCTAssertTrue(input.contains("signal-type value: AUDIO"), input)
+
+            let unload = try Executables.run("jack_unload", ["jackvu"], environment: server.environment)
+            XCTAssertEqual(unload.status, 0, unload.stdout + unload.stderr)
+            XCTAssertTrue(unload.stdout.contains("jackvu unloaded"), unload.stdout)
+            let listed = try server.lsp().stdout
+            XCTAssertFalse(listed.contains("jackvu"), "no port left: \(listed)")
+            XCTAssertTrue(listed.contains("system:playback_1"), "the server runs on: \(listed)")
+            XCTAssertEqual(try Executables.run("jack_property", ["-l"], environment: server.environment).stdout.contains("Meter 1"), false,
+                           "no metadata left behind")
+        }
+
+        // Bad options: jack_load fails, the server keeps running, and says why on its stderr.
+        let bad = try Executables.run("jack_load", ["-i", "--channels 0", "jackvu", "jackvu"], environment: server.environment)
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(try server.lsp().stdout.contains("system:playback_1"))
+        let noDisplay = try Executables.run("jack_load", ["-i", "--http 8080", "jackvu", "jackvu"], environment: server.environment)
+        XCTAssertNotEqual(noDisplay.status, 0)
+        XCTAssertFalse(try server.lsp().stdout.contains("jackvu"))
+    }
+}
