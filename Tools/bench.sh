@@ -10,6 +10,10 @@
 # last analysed frame to the datagram's arrival) on a real-time dummy server.
 # `bash Tools/bench.sh latency`: a level step at the input to the meter port, per --meter, on a
 # real-time dummy server at 256 frames (jackvu-bench meter-latency, 20 trials each).
+# `bash Tools/bench.sh rt`: the real-time threads' own CPU per period (schedstat: the
+# thread CPU clock) of jack_meter and of jackvu with 1, 8, 64 and 256 channels, and of jackd's
+# process thread with jackvu loaded in process, on one real-time dummy server, with jackvu's
+# own wall-time figures for its callback beside them.
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
@@ -72,6 +76,76 @@ callbacks --no-realtime
 fi
 if [ "$only" = callbacks ]; then
   callbacks -R
+  exit 0
+fi
+
+# CPU time (ns) of the SCHED_FIFO threads of process $1 so far (schedstat's first field).
+rt_ns() {
+  local total=0 t policy
+  for t in /proc/"$1"/task/*; do
+    policy=$(awk '{print $41}' "$t/stat" 2>/dev/null || echo 0)
+    [ "$policy" = 1 ] || [ "$policy" = 2 ] || continue
+    total=$((total + $(cut -d' ' -f1 "$t/schedstat")))
+  done
+  echo "$total"
+}
+# µs per period of process $1's real-time threads over $2 seconds at 48 kHz / 256 frames.
+rt_per_period() {
+  local a b
+  a=$(rt_ns "$1"); sleep "$2"; b=$(rt_ns "$1")
+  echo "$a $b $2" | awk '{printf "%.2f", ($2 - $1) / 1000 / ($3 * 48000 / 256)}'
+}
+
+if [ "$only" = rt ]; then
+  server="jackvu-bench-$$-rt"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-rt-jackd.log 2>&1 &
+  jackd_pid=$!
+  pids+=($jackd_pid)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  echo "Real-time threads' own CPU per period (thread CPU clock, schedstat), jackd -R -d dummy -r 48000 -p 256, ${seconds} s each, $(date -u +%F)"
+  echo "jackd's process thread alone (with jacktone): $(rt_per_period "$jackd_pid" "$seconds") µs"
+  jack_meter -n -f 1 jacktone:out >/dev/null 2>&1 &
+  meter=$!
+  pids+=($meter)
+  sleep 1
+  echo "jack_meter (1 port): $(rt_per_period "$meter" "$seconds") µs per period"
+  for channels in 1 8 64 256; do
+    args=()
+    for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
+    "$bin/jackvu" --name "rt$channels" --channels "$channels" --text --send callback,status --rate 1 "${args[@]}" >/tmp/jackvu-bench-rt.out 2>&1 &
+    vu=$!
+    pids+=($vu)
+    sleep 3
+    cost=$(rt_per_period "$vu" "$seconds")
+    kill -INT "$vu"; wait "$vu" || true
+    cb=$(grep '/callback ' /tmp/jackvu-bench-rt.out | tail -1)
+    echo "jackvu, $channels channels: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
+  done
+  kill "$meter"; wait "$meter" 2>/dev/null || true
+  # In process: jackd's own process thread with jackvu loaded, less jackd alone.
+  kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
+  dir=$(mktemp -d)
+  cp "$bin/libJackVUInternal.so" "$dir/jackvu.so"
+  JACK_INTERNAL_DIR="$dir" jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-rt-jackd2.log 2>&1 &
+  jackd_pid=$!
+  pids+=($jackd_pid)
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
+  pids+=($!)
+  sleep 1
+  alone=$(rt_per_period "$jackd_pid" "$seconds")
+  for channels in 8 64; do
+    jack_load -i "--channels $channels --send status --connect jacktone:out $(for _ in $(seq $((channels - 1))); do printf -- '--connect jacktone:out '; done)" jackvu jackvu >/dev/null
+    sleep 3
+    with=$(rt_per_period "$jackd_pid" "$seconds")
+    jack_unload jackvu >/dev/null
+    echo "jackvu in process, $channels channels: jackd's real-time thread $with µs per period, $alone without it: $(echo "$with $alone" | awk '{printf "%.2f", $1 - $2}') µs for jackvu"
+  done
+  rm -rf "$dir"
   exit 0
 fi
 

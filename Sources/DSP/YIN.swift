@@ -48,9 +48,12 @@ public final class YINPitch: @unchecked Sendable {
         self.window = window
         self.threshold = threshold
         minPeriod = max(2, Int(sampleRate / maxFrequency))
-        fftA = try RealFFT(size: 4 * window)
-        fftB = try RealFFT(size: 4 * window)
-        inverse = RealFFT.planInverse(size: 4 * window, from: fftB.output.baseAddress!, to: fftB.input.baseAddress!)
+        // 2w points are enough: r(τ) for τ < w sums x_j·x_{j+τ} with j + τ ≤ 2w − 2, so the
+        // circular correlation never wraps (4w, the usual zero padding for a full linear
+        // correlation, did twice the work).
+        fftA = try RealFFT(size: 2 * window)
+        fftB = try RealFFT(size: 2 * window)
+        inverse = RealFFT.planInverse(size: 2 * window, from: fftB.output.baseAddress!, to: fftB.input.baseAddress!)
         d = .allocate(capacity: window)
         prefix = .allocate(capacity: 2 * window + 1)
     }
@@ -64,7 +67,7 @@ public final class YINPitch: @unchecked Sendable {
     /// Estimates the fundamental of `frame` (its first `2 × window` samples; zero-padded if
     /// shorter); nil for silence. Real-time safe.
     public func estimate(_ frame: UnsafeBufferPointer<Float>) -> YINEstimate? {
-        let w = window, n = 4 * w
+        let w = window, n = 2 * w
         let count = min(frame.count, 2 * w)
         // Energy prefix sums.
         prefix[0] = 0
@@ -73,8 +76,8 @@ public final class YINPitch: @unchecked Sendable {
             prefix[j + 1] = prefix[j] + x * x
         }
         guard prefix[2 * w] > 1e-10 else { return nil }
-        // r(τ) = Σ_{j<w} x_j·x_{j+τ}: FFT of a = x[0..<w] and b = x[0..<2w], zero-padded to 4w;
-        // r = IFFT(conj(A)·B).
+        // r(τ) = Σ_{j<w} x_j·x_{j+τ}: FFT of a = x[0..<w] (zero-padded) and b = x[0..<2w], both
+        // 2w points; r = IFFT(conj(A)·B).
         let a = fftA.input, b = fftB.input
         for j in 0..<n {
             a[j] = j < w && j < count ? frame[j] : 0

@@ -211,10 +211,12 @@ public final class Client: @unchecked Sendable {
     }
 
     private var deferredProperties: [(port: String, key: String, value: String, type: String?)] = []
+    /// The metadata helpers started (in process); ended and reaped by `close`.
+    private var helpers: [pid_t] = []
 
     /// In process: writes the kept properties with `jack_property --port -s …`, one call each,
     /// from a shell started in the background (about 15 ms a property; the ports exist
-    /// already). The server is the one named on jackd's command line (`-n`), else
+    /// already; `close` ends it if it still runs). The server is the one named on jackd's command line (`-n`), else
     /// `$JACK_DEFAULT_SERVER`, else the default. Returns at once.
     public func writeDeferredProperties() {
         guard adopted, !deferredProperties.isEmpty else { return }
@@ -225,7 +227,7 @@ public final class Client: @unchecked Sendable {
         deferredProperties = []
         var environment = ProcessEnvironment.current()
         if let name = Client.serverNameOfThisProcess() { environment["JACK_DEFAULT_SERVER"] = name }
-        ProcessEnvironment.spawnDetached(["/bin/sh", "-c", script], environment: environment)
+        if let pid = ProcessEnvironment.spawn(["/bin/sh", "-c", script], environment: environment) { helpers.append(pid) }
     }
 
     /// The server name on this process's command line (`jackd -n NAME`, `--name NAME`), if
@@ -267,6 +269,8 @@ public final class Client: @unchecked Sendable {
             // The server closes an internal client itself (after jack_finish), and may still
             // deliver a notification until then: the handlers' context stays.
             if wasActive { jack_deactivate(handle) }
+            for pid in helpers { ProcessEnvironment.stop(pid) }
+            helpers = []
             return
         }
         let context = self.context

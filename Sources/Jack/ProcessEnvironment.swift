@@ -16,9 +16,11 @@ enum ProcessEnvironment {
         return out
     }
 
-    /// Starts `arguments` (an absolute path first) with `environment`, and reaps it on a
-    /// detached thread so that it leaves no zombie.
-    static func spawnDetached(_ arguments: [String], environment: [String: String]) {
+    /// Starts `arguments` (an absolute path first) with `environment` in a process group of
+    /// its own; returns its pid (the caller reaps it: `stop(_:)`), or nil. No thread is left
+    /// waiting for it: inside jackd, code of jackvu.so still running after `jack_unload`
+    /// unmapped the library would crash the server.
+    static func spawn(_ arguments: [String], environment: [String: String]) -> pid_t? {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -35,17 +37,20 @@ enum ProcessEnvironment {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         jackvu_spawn_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var pid: pid_t = 0
-        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return }
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        defer { pthread_attr_destroy(&attributes) }
-        _ = pthread_create(&thread, &attributes, { arg in
-            var status: Int32 = 0
-            waitpid(pid_t(Int(bitPattern: arg)), &status, 0)
-            return nil
-        }, UnsafeMutableRawPointer(bitPattern: Int(pid)))
+        guard posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { return nil }
+        return pid
+    }
+
+    /// Ends the process group `pid` leads (if it still runs) and reaps `pid`.
+    static func stop(_ pid: pid_t) {
+        kill(-pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }

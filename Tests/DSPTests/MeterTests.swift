@@ -236,6 +236,34 @@ final class MeterTests: XCTestCase {
         XCTAssertGreaterThan(estimate.confidence, 0.8)
     }
 
+    /// The FFT path's correlation is exact: the estimate equals the one from the difference
+    /// function computed directly, d(τ) = Σ_{j<w} (x_j − x_{j+τ})², for a chord with noise.
+    func testYINMatchesTheDirectDifferenceFunction() throws {
+        let w = 1024
+        var seed: UInt64 = 7
+        let x = (0..<(2 * w)).map { i -> Float in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let noise = Double(Int64(bitPattern: seed) >> 11) / Double(1 << 52) * 0.05
+            let t = Double(i) / fs
+            return Float(0.4 * sin(2 * Double.pi * 196 * t) + 0.2 * sin(2 * Double.pi * 392.5 * t + 1) + noise)
+        }
+        // The direct difference function, cumulative-mean normalised, as YIN defines it.
+        var d = [Double](repeating: 1, count: w)
+        var running = 0.0
+        for tau in 1..<w {
+            var sum = 0.0
+            for j in 0..<w { let e = Double(x[j]) - Double(x[j + tau]); sum += e * e }
+            running += sum
+            d[tau] = sum * Double(tau) / running
+        }
+        let yin = try YINPitch(sampleRate: fs, window: w)
+        let estimate = try XCTUnwrap(x.withUnsafeBufferPointer { yin.estimate($0) })
+        let period = fs / estimate.frequency
+        let nearest = Int(period.rounded())
+        XCTAssertEqual(1 - estimate.confidence, d[nearest], accuracy: 2e-3, "d'(τ) at the chosen period matches the direct sum")
+        XCTAssertEqual(estimate.frequency, 196, accuracy: 1)
+    }
+
     func testYINOnPureTonesAndSilence() throws {
         let yin = try YINPitch(sampleRate: fs, window: 2048)
         for f in [55.0, 110, 261.63, 440, 1000, 1760, 3000] {
