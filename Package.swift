@@ -72,10 +72,12 @@ let package = Package(
         .target(name: "Version"),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
         .target(name: "JackVUOptions", dependencies: ["JackVU", "Outputs", "DSP", "Version", argumentParser]),
-        // The Swift runtime linked in: jackd loads the library with no Swift of its own.
+        // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
+        // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
+        // threads, which ran into an unloaded library when jackd exited.
         .target(
             name: "JackVUInternal", dependencies: ["Jack", "JackVU", "JackVUOptions", "Realtime"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(
             name: "jackvu",
             dependencies: ["JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "Version", argumentParser]),

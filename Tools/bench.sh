@@ -14,6 +14,8 @@
 # thread CPU clock) of jack_meter and of jackvu with 1, 8, 64 and 256 channels, and of jackd's
 # process thread with jackvu loaded in process, on one real-time dummy server, with jackvu's
 # own wall-time figures for its callback beside them.
+# `bash Tools/bench.sh capacity`: jackvu with every meter on at 64 … 256 channels for
+# BENCH_SECONDS each, on one worker thread (--workers 1) and on all cores: overruns, xruns.
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
@@ -79,20 +81,26 @@ if [ "$only" = callbacks ]; then
   exit 0
 fi
 
-# CPU time (ns) of the SCHED_FIFO threads of process $1 so far (schedstat's first field).
+# CPU time (ns) of the SCHED_FIFO threads of process $1 so far (schedstat's first field);
+# with $2, only threads whose name is (=NAME) or is not (!NAME) that.
 rt_ns() {
-  local total=0 t policy
+  local total=0 t policy name
   for t in /proc/"$1"/task/*; do
     policy=$(awk '{print $41}' "$t/stat" 2>/dev/null || echo 0)
     [ "$policy" = 1 ] || [ "$policy" = 2 ] || continue
+    name=$(cat "$t/comm" 2>/dev/null)
+    case "${2:-}" in
+      =*) [ "$name" = "${2#=}" ] || continue ;;
+      !*) [ "$name" != "${2#!}" ] || continue ;;
+    esac
     total=$((total + $(cut -d' ' -f1 "$t/schedstat")))
   done
   echo "$total"
 }
-# µs per period of process $1's real-time threads over $2 seconds at 48 kHz / 256 frames.
+# µs per period of process $1's real-time threads (filter $3) over $2 seconds at 48 kHz / 256.
 rt_per_period() {
   local a b
-  a=$(rt_ns "$1"); sleep "$2"; b=$(rt_ns "$1")
+  a=$(rt_ns "$1" "${3:-}"); sleep "$2"; b=$(rt_ns "$1" "${3:-}")
   echo "$a $b $2" | awk '{printf "%.2f", ($2 - $1) / 1000 / ($3 * 48000 / 256)}'
 }
 
@@ -137,15 +145,51 @@ if [ "$only" = rt ]; then
   "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
   pids+=($!)
   sleep 1
-  alone=$(rt_per_period "$jackd_pid" "$seconds")
-  for channels in 8 64; do
-    jack_load -i "--channels $channels --send status --connect jacktone:out $(for _ in $(seq $((channels - 1))); do printf -- '--connect jacktone:out '; done)" jackvu jackvu >/dev/null
+  alone=$(rt_per_period "$jackd_pid" "$seconds" '=jackd')
+  echo "jackd's process thread alone (with jacktone): $alone µs per period"
+  for channels in 1 8 64; do
+    # (jack_load's -i string is at most 1023 bytes: the tone goes to every input by regex.)
+    jack_load -i "--channels $channels --send status" jackvu jackvu >/dev/null
+    jack_connect jacktone:out jackvu:in_1 2>/dev/null || true
+    for n in $(seq 2 "$channels"); do jack_connect jacktone:out "jackvu:in_$n" 2>/dev/null || true; done
     sleep 3
-    with=$(rt_per_period "$jackd_pid" "$seconds")
+    # jack2 gives an internal client a real-time thread of its own inside jackd (named after
+    # the thread that activated it, jackvu-engine): the server's own thread is measured apart.
+    a_own=$(rt_ns "$jackd_pid" '!jackd'); a_srv=$(rt_ns "$jackd_pid" '=jackd'); sleep "$seconds"
+    b_own=$(rt_ns "$jackd_pid" '!jackd'); b_srv=$(rt_ns "$jackd_pid" '=jackd')
     jack_unload jackvu >/dev/null
-    echo "jackvu in process, $channels channels: jackd's real-time thread $with µs per period, $alone without it: $(echo "$with $alone" | awk '{printf "%.2f", $1 - $2}') µs for jackvu"
+    echo "$a_own $b_own $a_srv $b_srv $seconds $channels" | awk '{p = $5 * 48000 / 256; printf "jackvu in process, %d channels: its real-time thread %.2f µs per period; jackd'"'"'s own %.2f\n", $6, ($2 - $1) / 1000 / p, ($4 - $3) / 1000 / p}'
   done
   rm -rf "$dir"
+  exit 0
+fi
+
+if [ "$only" = capacity ]; then
+  server="jackvu-bench-$$-capacity"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-capacity-jackd.log 2>&1 &
+  pids+=($!)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  echo "Every meter on, a chord on every input, jackd -R -d dummy -r 48000 -p 256, ${seconds} s each ($(nproc) cores)"
+  echo "channels  workers  overruns  xruns  cycles"
+  for workers in 1 "$(nproc)"; do
+    for channels in 64 128 192 256; do
+      args=()
+      for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
+      "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >/tmp/jackvu-bench-capacity.out 2>&1 &
+      vu=$!
+      pids+=($vu)
+      sleep 3
+      first=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1)
+      sleep "$seconds"
+      last=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1)
+      kill -INT "$vu"; wait "$vu" || true
+      echo "$first" "$last" | awk -v c="$channels" -v w="$workers" '{printf "%-9s %-8s %-9d %-6d %d\n", c, w, $19 - $5, $18 - $4, $21 - $7}'
+    done
+  done
   exit 0
 fi
 

@@ -78,5 +78,7 @@ final class InProcessTests: XCTestCase {
         let noDisplay = try Executables.run("jack_load", ["-i", "--http 8080", "jackvu", "jackvu"], environment: server.environment)
         XCTAssertNotEqual(noDisplay.status, 0)
         XCTAssertFalse(try server.lsp().stdout.contains("jackvu"))
+        // And the server, which loaded and unloaded jackvu three times, ends cleanly.
+        XCTAssertEqual(server.stopReturningStatus(), 0, "jackd's exit status")
     }
 }

@@ -59,6 +59,15 @@ public final class JackServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Stops the server (SIGTERM) and returns its exit status (nil if it had to be killed).
+    public func stopReturningStatus() -> Int32? {
+        guard !killed else { return nil }
+        killed = true
+        let status = process.stop(signal: SIGTERM, timeout: 5)
+        removeLeftovers()
+        return process.process.terminationReason == .exit ? status : 128 + status
+    }
+
     public func stop() {
         guard !killed else { return }
         process.stop(signal: SIGTERM, timeout: 5)
