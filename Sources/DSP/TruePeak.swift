@@ -88,7 +88,9 @@ public final class TruePeakMeter: @unchecked Sendable {
         let stride = history + TruePeakMeter.chunk
         do {
             let buffer = scratch + c * stride
-            var peak: Float = 0
+            // Blocks that cannot beat the peak so far are skipped (`oversampledPeak`): with the
+            // latest call's own peak wanted (the meter ports), "so far" starts at this call.
+            var peak: Float = tracksLatest ? 0 : recentPeaks[c]
             var samplePeak = samplePeaks[c]
             var done = 0
             while done < frames {
@@ -165,8 +167,13 @@ public final class TruePeakMeter: @unchecked Sendable {
 
     /// Largest true peak of channel `c` since the last call (linear), and starts a new
     /// interval. Real-time safe.
-    /// Largest |oversampled value| of channel `c` in the frames of the latest `process` call.
+    /// Largest |oversampled value| of channel `c` in the frames of the latest `process` call
+    /// (with `tracksLatest`; else at least that).
     public func latestPeak(channel c: Int) -> Float { latestPeaks[c] }
+
+    /// Whether `latestPeak` must be exact (the live meter ports), which costs the skipping of
+    /// quiet blocks across calls; a file summary leaves it off.
+    public var tracksLatest = false
 
     public func takeRecentPeak(channel c: Int) -> Float {
         let p = recentPeaks[c]

@@ -129,6 +129,7 @@ public final class Analyzer: @unchecked Sendable {
         pitchConfidenceThreshold = configuration.pitchConfidence
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
         truePeak = TruePeakMeter(sampleRate: sampleRate, channels: configuration.channels)
+        truePeak.tracksLatest = features.contains(.live)
         correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
 
