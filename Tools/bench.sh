@@ -182,10 +182,11 @@ if [ "$only" = capacity ]; then
       "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >/tmp/jackvu-bench-capacity.out 2>&1 &
       vu=$!
       pids+=($vu)
-      sleep 3
-      first=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1)
+      for _ in $(seq 100); do grep -aq '/status ' /tmp/jackvu-bench-capacity.out && break; sleep 0.3; done
+      sleep 2
+      first=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1 || true)
       sleep "$seconds"
-      last=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1)
+      last=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1 || true)
       kill -INT "$vu"; wait "$vu" || true
       echo "$first" "$last" | awk -v c="$channels" -v w="$workers" '{printf "%-9s %-8s %-9d %-6d %d\n", c, w, $19 - $5, $18 - $4, $21 - $7}'
     done
