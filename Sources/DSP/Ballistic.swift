@@ -68,8 +68,8 @@ public struct VUMeter: Sendable {
     public static let scale: ClosedRange<Double> = -20...3
 
     /// The average rectified value of the reference sine, 2/π·A_ref.
-    private let referenceAverage: Double
-    private var movement: SecondOrderMovement
+    let referenceAverage: Double
+    var movement: SecondOrderMovement
 
     public init(sampleRate: Double, referenceDBFS: Double = -18) {
         let lnOvershoot = log(VUMeter.overshoot)
@@ -105,7 +105,7 @@ public struct KMeter: Sendable {
     public static let riseTime = 0.26
 
     public let headroom: Double
-    private var movement: SecondOrderMovement
+    var movement: SecondOrderMovement
 
     public init(sampleRate: Double, headroom: Int = 20) {
         self.headroom = Double(headroom)
@@ -178,11 +178,11 @@ public enum PPMType: String, CaseIterable, Sendable {
 public struct PPMMeter: Sendable {
     public let type: PPMType
     /// Charge coefficient per sample (one-pole attack).
-    private let attack: Float
+    let attack: Float
     /// Fall factor per sample (linear in dB).
-    private let release: Float
+    let release: Float
     /// Gain that makes a steady 1 kHz sine read its peak.
-    private let gain: Float
+    let gain: Float
     /// Alignment level, dBFS (reads 0 dB relative).
     public let alignmentDBFS: Double
     /// The envelope, linear.
@@ -318,5 +318,94 @@ public struct CorrelationMeter: Sendable {
     public var correlation: Double {
         let d = (ll * rr).squareRoot()
         return d > 1e-20 ? max(-1, min(1, lr / d)) : 0
+    }
+}
+
+/// The VU, PPM and K meters of up to 8 channels at once, each channel in a SIMD lane: the
+/// samples of the channels side by side, every recursion advancing 8 channels per step. Each
+/// lane computes exactly what the one-channel meter computes (the same operations in the same
+/// order, lane by lane). Real-time safe after init.
+public struct MeterLanes: Sendable {
+    public static let width = 8
+    public let channels: Int
+    private let vu: VUMeter?, ppm: PPMMeter?, k: KMeter?
+    // The movements' and envelope's state, a lane per channel.
+    private var vuY = SIMD8<Double>(), vuV = SIMD8<Double>()
+    private var kY = SIMD8<Double>(), kV = SIMD8<Double>()
+    private var ppmEnvelope = SIMD8<Float>()
+
+    /// Lanes for `channels` (1…8) channels, with the meters given (nil: not computed); every
+    /// lane uses the given meter's settings.
+    public init(channels: Int, vu: VUMeter?, ppm: PPMMeter?, k: KMeter?) {
+        precondition((1...MeterLanes.width).contains(channels))
+        self.channels = channels
+        self.vu = vu
+        self.ppm = ppm
+        self.k = k
+    }
+
+    /// Feeds `frames` frames; `source(lane)` points at that channel's samples.
+    public mutating func process(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        // The channels' addresses in a SIMD vector: no array, no allocation.
+        var bases = SIMD8<Int>()
+        for lane in 0..<MeterLanes.width {
+            bases[lane] = lane < channels ? Int(bitPattern: source(lane)) : 0
+        }
+        var x = SIMD8<Float>()
+        let hasVU = vu != nil, hasPPM = ppm != nil, hasK = k != nil
+        // VU: v += ω²·(|x| − y) − d·v; y += v. K: the same with x². PPM: attack or release.
+        let vuW2 = SIMD8<Double>(repeating: vu.map { $0.movement.omegaDt * $0.movement.omegaDt } ?? 0)
+        let vuD = SIMD8<Double>(repeating: vu?.movement.dampingDt ?? 0)
+        let kW2 = SIMD8<Double>(repeating: k.map { $0.movement.omegaDt * $0.movement.omegaDt } ?? 0)
+        let kD = SIMD8<Double>(repeating: k?.movement.dampingDt ?? 0)
+        let attack = SIMD8<Float>(repeating: ppm?.attack ?? 0), release = SIMD8<Float>(repeating: ppm?.release ?? 0)
+        var vy = vuY, vv = vuV, ky = kY, kv = kV, env = ppmEnvelope
+        for i in 0..<frames {
+            for lane in 0..<channels {
+                x[lane] = UnsafePointer<Float>(bitPattern: bases[lane])![i]
+            }
+            let a = unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)  // |x|, exactly
+            if hasVU {
+                let u = SIMD8<Double>(a)
+                vv += vuW2 * (u - vy) - vuD * vv
+                vy += vv
+            }
+            if hasK {
+                let xd = SIMD8<Double>(x)
+                let u = xd * xd
+                kv += kW2 * (u - ky) - kD * kv
+                ky += kv
+            }
+            if hasPPM {
+                let rising = env + attack * (a - env)
+                env = (env * release).replacing(with: rising, where: a .> env)
+            }
+        }
+        // The one-channel meters' flushing of silence, lane by lane.
+        let quietVU = (vy .< 1e-20) .& (vy .> -1e-20), quietK = (ky .< 1e-30) .& (ky .> -1e-30)
+        vuY = vy.replacing(with: 0, where: quietVU)
+        vuV = vv.replacing(with: 0, where: quietVU)
+        kY = ky.replacing(with: 0, where: quietK)
+        kV = kv.replacing(with: 0, where: quietK)
+        ppmEnvelope = env.replacing(with: 0, where: env .< 1e-12)
+    }
+
+    /// Channel `lane`'s VU reading (as `VUMeter.reading`); -60 without a VU meter.
+    public func vuReading(lane: Int) -> Double {
+        guard let vu else { return -60 }
+        return max(-60, 20 * log10(max(1e-9, vuY[lane] / vu.referenceAverage)))
+    }
+
+    /// Channel `lane`'s PPM reading (as `PPMMeter.reading`); -60 without a PPM.
+    public func ppmReading(lane: Int) -> Double {
+        guard let ppm else { return -60 }
+        let level = max(-150, 20 * log10(max(1e-12, Double(ppmEnvelope[lane] * ppm.gain))))
+        return ppm.type.scaleValue(relativeToAlignment: level - ppm.alignmentDBFS)
+    }
+
+    /// Channel `lane`'s K-System reading (as `KMeter.reading`); -60 without a K meter.
+    public func kReading(lane: Int) -> Double {
+        guard let k else { return -60 }
+        return 10 * log10(max(1e-14, 2 * kY[lane])) + k.headroom
     }
 }

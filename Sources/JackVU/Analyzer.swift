@@ -101,6 +101,8 @@ public final class Analyzer: @unchecked Sendable {
     public let bandCount: Int
 
     private let channels: [ChannelAnalysis]
+    /// VU, PPM and K of eight channels at a time, in SIMD lanes (`MeterLanes`).
+    private let meterGroups: [MeterLaneGroup]
     private let loudness: LoudnessMeter
     private let truePeak: TruePeakMeter
     private var correlations: [CorrelationMeter]
@@ -125,6 +127,18 @@ public final class Analyzer: @unchecked Sendable {
             made.append(try ChannelAnalysis(spectrum: spectrum, configuration: configuration, features: features))
         }
         channels = made
+        let c = configuration, fs = Double(sampleRate)
+        if !features.isDisjoint(with: [.vu, .ppm, .k]) {
+            meterGroups = stride(from: 0, to: c.channels, by: MeterLanes.width).map { first in
+                MeterLaneGroup(MeterLanes(
+                    channels: min(MeterLanes.width, c.channels - first),
+                    vu: features.contains(.vu) ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil,
+                    ppm: features.contains(.ppm) ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil,
+                    k: features.contains(.k) ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil))
+            }
+        } else {
+            meterGroups = []
+        }
         bandCount = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: Double(sampleRate)).bandCount : 0
         pitchConfidenceThreshold = configuration.pitchConfidence
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
@@ -155,6 +169,10 @@ public final class Analyzer: @unchecked Sendable {
             pool.forEach(channels.count) { c in
                 if truePeakNow { truePeak.process(frames: n, from: source(c) + offset, channel: c) }
                 channels[c].store(source(c) + offset, count: n, at: at, hopSize: hopSize)
+            }
+            let groups = meterGroups
+            pool.forEach(groups.count) { g in
+                groups[g].lanes.process(frames: n, from: { source(MeterLanes.width * g + $0) + offset })
             }
             if features.contains(.correlation) {
                 for p in correlations.indices {
@@ -221,11 +239,27 @@ public final class Analyzer: @unchecked Sendable {
         for p in correlations.indices where p < snapshot.correlations.count {
             snapshot.correlations[p] = Float(correlations[p].correlation)
         }
+        for c in channels.indices {
+            snapshot.channels[c].vu = Float(vuReading(channel: c))
+            snapshot.channels[c].ppm = Float(ppmReading(channel: c))
+            snapshot.channels[c].k = Float(kReading(channel: c))
+        }
         let l = loudnessReadings()
         snapshot.loudness = l
         for c in channels.indices {
             snapshot.channels[c].meter = meterValue(channel: c, loudness: l)
         }
+    }
+
+    /// Channel `c`'s VU, PPM and K readings (-60 when not computed).
+    private func vuReading(channel c: Int) -> Double {
+        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.vuReading(lane: c % MeterLanes.width)
+    }
+    private func ppmReading(channel c: Int) -> Double {
+        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.ppmReading(lane: c % MeterLanes.width)
+    }
+    private func kReading(channel c: Int) -> Double {
+        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.kReading(lane: c % MeterLanes.width)
     }
 
     /// Channel `c`'s meter port value 0 … 1 (per `--meter`).
@@ -253,11 +287,11 @@ public final class Analyzer: @unchecked Sendable {
         case .rms: return ch.displayLevel
         case .peak: return map(ch.heldPeak, floor, 0)
         case .truepeak: return map(ch.displayTruePeak, floor, 0)
-        case .vu: return map(ch.vu?.reading ?? -60, VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
+        case .vu: return map(vuReading(channel: c), VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
         case .ppm:
             let scale = configuration.ppmType.scale
-            return map(ch.ppm?.reading ?? -60, scale.lowerBound, scale.upperBound)
-        case .k: return map(ch.k?.reading ?? -60, -40, Double(configuration.kHeadroom))
+            return map(ppmReading(channel: c), scale.lowerBound, scale.upperBound)
+        case .k: return map(kReading(channel: c), -40, Double(configuration.kHeadroom))
         case .momentary: return map(l.momentary, -59, -5)
         case .shortterm: return map(l.shortTerm, -59, -5)
         }
@@ -344,10 +378,6 @@ final class ChannelAnalysis {
     private var displayHold: Float = 0
     /// Last YIN estimate.
     private var pitch: YINEstimate?
-    /// Sample-accurate meters (with `.meters`).
-    var vu: VUMeter?
-    var ppm: PPMMeter?
-    var k: KMeter?
     private var digitalPeak: DigitalPeakMeter
     private(set) var heldPeak = Double(Decibels.floor)
     private var thirds: ThirdOctaveBank?
@@ -369,9 +399,6 @@ final class ChannelAnalysis {
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         truePeakBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
-        vu = features.contains(.vu) ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil
-        ppm = features.contains(.ppm) ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil
-        k = features.contains(.k) ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil
         digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         thirds = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: fs) : nil
         thirdLevels = [Float](repeating: Decibels.floor, count: thirds?.bandCount ?? 0)
@@ -394,9 +421,6 @@ final class ChannelAnalysis {
             windowSquares += squares
             windowCount += count
         }
-        vu?.process(buffer)
-        ppm?.process(buffer)
-        k?.process(buffer)
         if features.contains(.dpeak) { digitalPeak.process(buffer) }
         thirds?.process(buffer)
     }
@@ -457,9 +481,6 @@ final class ChannelAnalysis {
         s.maxTruePeakDBTP = max(s.truePeakDBTP, Decibels.fromAmplitude(maxTruePeak))
         s.heldPeakDBFS = Float(heldPeak)
         s.clips = digitalPeak.clips
-        s.vu = Float(vu?.reading ?? -60)
-        s.ppm = Float(ppm?.reading ?? -60)
-        s.k = Float(k?.reading ?? -60)
         for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
     }
 
@@ -478,4 +499,12 @@ final class ChannelAnalysis {
         digitalPeak.reset()
         heldPeak = Double(Decibels.floor)
     }
+}
+
+/// One `MeterLanes` (eight channels), shared by reference so that the worker threads each
+/// advance their own group.
+final class MeterLaneGroup: @unchecked Sendable {
+    // @unchecked Sendable: one worker thread at a time advances a group (`ChannelPool`).
+    var lanes: MeterLanes
+    init(_ lanes: MeterLanes) { self.lanes = lanes }
 }

@@ -83,8 +83,8 @@ public final class Engine {
             connection = try JackConnection(configuration: c, notifications: notifications)
         }
         let sampleRate = connection!.client.sampleRate
-        // The name the server gave: jackd honours the exact name, PipeWire's JACK may not (a
-        // second `--name jv` becomes `jv-39`). Every output uses the real one.
+        // The client's real name: under PipeWire a name in use becomes NAME-2 (see
+        // `Client.init`). Every output uses the real one.
         let clientName = connection!.client.name
         Engine.reportName(clientName, asked: c.clientName)
         let analyzer: Analyzer

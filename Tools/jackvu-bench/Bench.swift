@@ -15,7 +15,7 @@ enum Bench {
         case "simd": simd()
         case "worker": worker(seconds: args.count > 1 ? Double(args[1]) ?? 60 : 60)
         case "send": send(seconds: args.count > 1 ? Double(args[1]) ?? 30 : 30)
-        case "meters": meters(seconds: args.count > 1 ? Double(args[1]) ?? 10 : 10)
+        case "meters": meters(seconds: args.count > 1 ? Double(args[1]) ?? 10 : 10, channels: args.count > 2 ? Int(args[2]) ?? 2 : 2)
         case "osc-latency":
             oscLatency(port: args.count > 1 ? UInt16(args[1]) ?? 9000 : 9000, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         case "bad-audio": badAudio(seconds: args.count > 1 ? Double(args[1]) ?? 20 : 20)
@@ -26,7 +26,7 @@ enum Bench {
         case "threads":
             threadCPU(pid: args.count > 1 ? Int32(args[1]) ?? 0 : 0, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | send [SECONDS] | meters [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | send [SECONDS] | meters [SECONDS [CHANNELS]] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
             exit(args.isEmpty ? 0 : 64)
         }
     }
@@ -80,8 +80,8 @@ enum Bench {
     // MARK: Worker CPU time per second of audio
 
     /// CPU time of the analysis for `kinds` (what `--send` computes), 2 channels.
-    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double) -> Double {
-        let rate = 48000, channels = 2, chunk = 256
+    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double, channels: Int = 2) -> Double {
+        let rate = 48000, chunk = 256
         var c = Configuration()
         c.channels = channels
         c.send = kinds
@@ -120,13 +120,13 @@ enum Bench {
 
     /// Each meter alone (`--send rms,KIND`: the block levels plus that meter) and all of
     /// them, best of 3 runs alternating: where the worker's time goes.
-    static func meters(seconds: Double) {
-        print("Worker CPU per second of audio per channel, each meter alone (--send rms,KIND) and all, 2 channels, 48 kHz, 256-frame chunks, \(Int(seconds)) s of audio per run, best of 3 alternating")
+    static func meters(seconds: Double, channels: Int) {
+        print("Worker CPU per second of audio per channel, each meter alone (--send rms,KIND) and all, \(channels) channels, 48 kHz, 256-frame chunks, \(Int(seconds)) s of audio per run, best of 3 alternating")
         let kinds = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak", "rms,correlation", "all"]
         let selections = kinds.map { ($0, try! MessageKinds.parse($0)) }
         var best = [Double](repeating: .infinity, count: selections.count)
         for _ in 0..<3 {
-            for (i, s) in selections.enumerated() { best[i] = min(best[i], cpuPerChannelSecond(kinds: s.1, seconds: seconds)) }
+            for (i, s) in selections.enumerated() { best[i] = min(best[i], cpuPerChannelSecond(kinds: s.1, seconds: seconds, channels: channels)) }
         }
         print("--send              ms CPU per s per channel")
         for (i, s) in selections.enumerated() { print(pad(s.0, 20), fmt(best[i])) }
