@@ -33,6 +33,24 @@ echo
 pids=()
 cleanup() { stop_all "${pids[@]}"; }
 trap cleanup EXIT
+# A real-time dummy server for one measurement, jackd -R -d dummy -r 48000 -p 256, named for
+# it, as the default server from here on; its pid in $jackd_pid. (Extra environment before
+# the call, e.g. JACK_INTERNAL_DIR=….)
+start_server() {
+  server="jackvu-bench-$$-$1"
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >"/tmp/jackvu-bench-$1-jackd.log" 2>&1 &
+  jackd_pid=$!
+  pids+=($jackd_pid)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+}
+# jacktone playing a 440 + 1000 Hz chord on the current server, once its port exists.
+start_chord() {
+  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+}
+
 # mode: "-R" (real-time scheduling, as in a studio; needs rtprio, e.g. root) or "--no-realtime"
 callbacks() {
   local mode="$1" server="jackvu-bench-$$-${1//-/}"
@@ -105,15 +123,8 @@ rt_per_period() {
 }
 
 if [ "$only" = rt ]; then
-  server="jackvu-bench-$$-rt"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-rt-jackd.log 2>&1 &
-  jackd_pid=$!
-  pids+=($jackd_pid)
-  export JACK_DEFAULT_SERVER="$server"
-  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
-  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
-  pids+=($!)
-  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  start_server rt
+  start_chord
   echo "Real-time threads' own CPU per period (thread CPU clock, schedstat), jackd -R -d dummy -r 48000 -p 256, ${seconds} s each, $(date -u +%F)"
   echo "jackd's process thread alone (with jacktone): $(rt_per_period "$jackd_pid" "$seconds") µs"
   jack_meter -n -f 1 jacktone:out >/dev/null 2>&1 &
@@ -165,14 +176,8 @@ if [ "$only" = rt ]; then
 fi
 
 if [ "$only" = capacity ]; then
-  server="jackvu-bench-$$-capacity"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-capacity-jackd.log 2>&1 &
-  pids+=($!)
-  export JACK_DEFAULT_SERVER="$server"
-  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
-  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
-  pids+=($!)
-  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  start_server capacity
+  start_chord
   echo "Every meter on, a chord on every input, jackd -R -d dummy -r 48000 -p 256, ${seconds} s each ($(nproc) cores)"
   echo "channels  workers  overruns  xruns  cycles"
   for workers in 1 "$(nproc)"; do
@@ -195,11 +200,7 @@ if [ "$only" = capacity ]; then
 fi
 
 if [ "$only" = latency ]; then
-  server="jackvu-bench-$$-latency"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-latency-jackd.log 2>&1 &
-  pids+=($!)
-  export JACK_DEFAULT_SERVER="$server"
-  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  start_server latency
   echo "Level step at in_1 to meter_1, jackd -R -d dummy -r 48000 -p 256, 20 trials per --meter"
   for meter in rms peak truepeak vu ppm k momentary shortterm; do
     "$bin/jackvu" --channels 1 --quiet --fall 1000 --meter "$meter" >/tmp/jackvu-bench-latency.log 2>&1 &
@@ -231,14 +232,8 @@ if [ "$only" = outputs ]; then
 fi
 
 if [ "$only" = displays ]; then
-  server="jackvu-bench-$$-displays"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-displays-jackd.log 2>&1 &
-  pids+=($!)
-  export JACK_DEFAULT_SERVER="$server"
-  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
-  "$bin/jacktone" --freq 440 --freq 1000 >/dev/null 2>&1 &
-  pids+=($!)
-  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  start_server displays
+  start_chord
   connect=(); for _ in $(seq 8); do connect+=(--connect jacktone:out); done
   sock="jackvu-bench-$$"
   trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"; cleanup' EXIT
