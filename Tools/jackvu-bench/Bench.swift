@@ -118,32 +118,37 @@ enum Bench {
 
     static func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
 
+    /// Worker CPU (ms per second of audio per channel) of each `--send` list, best of 3 runs
+    /// alternating between the lists.
+    static func bestOfThree(_ lists: [String], seconds: Double, channels: Int) -> [Double] {
+        let selections = lists.map { try! MessageKinds.parse($0) }
+        var best = [Double](repeating: .infinity, count: selections.count)
+        for _ in 0..<3 {
+            for (i, kinds) in selections.enumerated() {
+                best[i] = min(best[i], cpuPerChannelSecond(kinds: kinds, seconds: seconds, channels: channels))
+            }
+        }
+        return best
+    }
+
     /// Each meter alone (`--send rms,KIND`: the block levels plus that meter) and all of
     /// them, best of 3 runs alternating: where the worker's time goes.
     static func meters(seconds: Double, channels: Int) {
         print("Worker CPU per second of audio per channel, each meter alone (--send rms,KIND) and all, \(channels) channels, 48 kHz, 256-frame chunks, \(Int(seconds)) s of audio per run, best of 3 alternating")
-        let kinds = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak", "rms,correlation", "all"]
-        let selections = kinds.map { ($0, try! MessageKinds.parse($0)) }
-        var best = [Double](repeating: .infinity, count: selections.count)
-        for _ in 0..<3 {
-            for (i, s) in selections.enumerated() { best[i] = min(best[i], cpuPerChannelSecond(kinds: s.1, seconds: seconds, channels: channels)) }
-        }
+        let lists = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak", "rms,correlation", "all"]
+        let best = bestOfThree(lists, seconds: seconds, channels: channels)
         print("--send              ms CPU per s per channel")
-        for (i, s) in selections.enumerated() { print(pad(s.0, 20), fmt(best[i])) }
+        for (i, list) in lists.enumerated() { print(pad(list, 20), fmt(best[i])) }
     }
 
     /// `--send peak,rms` against every message, alternating, best of 3 each.
     static func send(seconds: Double) {
         print("Worker CPU per second of audio per channel by --send, 2 channels, 48 kHz, \(Int(seconds)) s of audio per run, best of 3 alternating")
-        let selections = [("peak,rms", try! MessageKinds.parse("peak,rms")), ("all", MessageKinds.all),
-                          ("rms,pitch", try! MessageKinds.parse("rms,pitch")), ("peak,rms,loudness", try! MessageKinds.parse("peak,rms,loudness"))]
-        var best = [Double](repeating: .infinity, count: selections.count)
-        for _ in 0..<3 {
-            for (i, s) in selections.enumerated() { best[i] = min(best[i], cpuPerChannelSecond(kinds: s.1, seconds: seconds)) }
-        }
+        let lists = ["peak,rms", "all", "rms,pitch", "peak,rms,loudness"]
+        let best = bestOfThree(lists, seconds: seconds, channels: 2)
         print("--send              ms CPU per s per channel   vs all")
-        for (i, s) in selections.enumerated() {
-            print(pad(s.0, 20), pad(fmt(best[i]), 27), fmt(best[1] / best[i]) + "× less")
+        for (i, list) in lists.enumerated() {
+            print(pad(list, 20), pad(fmt(best[i]), 27), fmt(best[1] / best[i]) + "× less")
         }
     }
 
