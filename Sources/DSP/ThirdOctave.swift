@@ -74,20 +74,7 @@ public struct ThirdOctaveBank: Sendable {
 
     public init(sampleRate: Double) {
         self.sampleRate = sampleRate
-        var centres: [Double] = []
-        var stageOf: [Int] = []
-        for x in -16...13 {
-            let fm = 1000 * pow(10, Double(x) / 10)
-            let f2 = fm * pow(10, 0.05)
-            guard f2 < sampleRate / 2 * 0.999 else { continue }
-            centres.append(fm)
-            // The lowest rate that still carries the band without aliasing.
-            var k = 0
-            while f2 <= ThirdOctaveBank.stageLimit * sampleRate / Double(1 << (k + 1)) && (ThirdOctaveBank.blockSize >> (k + 1)) >= 2 {
-                k += 1
-            }
-            stageOf.append(k)
-        }
+        let (centres, stageOf) = ThirdOctaveBank.plan(sampleRate: sampleRate)
         self.centres = centres
         let stageCount = (stageOf.max() ?? 0) + 1
         var stages: [Stage] = []
@@ -109,6 +96,25 @@ public struct ThirdOctaveBank: Sendable {
         }
         self.stages = stages
         inputs = (0..<stageCount).map { [Double](repeating: 0, count: max(1, ThirdOctaveBank.blockSize >> $0)) }
+    }
+
+    /// The bands kept at `sampleRate` (exact centres, Hz) and the stage each runs in: the
+    /// lowest rate `sampleRate / 2^k` whose 0.22 still holds the band's upper edge.
+    static func plan(sampleRate: Double) -> (centres: [Double], stageOf: [Int]) {
+        var centres: [Double] = []
+        var stageOf: [Int] = []
+        for x in -16...13 {
+            let fm = 1000 * pow(10, Double(x) / 10)
+            let f2 = fm * pow(10, 0.05)
+            guard f2 < sampleRate / 2 * 0.999 else { continue }
+            centres.append(fm)
+            var k = 0
+            while f2 <= ThirdOctaveBank.stageLimit * sampleRate / Double(1 << (k + 1)) && (ThirdOctaveBank.blockSize >> (k + 1)) >= 2 {
+                k += 1
+            }
+            stageOf.append(k)
+        }
+        return (centres, stageOf)
     }
 
     /// An 8th-order Butterworth low-pass as four biquads (bilinear, pre-warped cutoff).
@@ -135,6 +141,9 @@ public struct ThirdOctaveBank: Sendable {
 
     /// Number of bands kept.
     public var bandCount: Int { centres.count }
+
+    /// Number of bands kept at `sampleRate`.
+    public static func bandCount(sampleRate: Double) -> Int { plan(sampleRate: sampleRate).centres.count }
 
     /// A 6th-order Butterworth band-pass from `low` to `high` Hz as three biquads, each
     /// normalised to unit gain at the centre.

@@ -101,8 +101,9 @@ public final class Analyzer: @unchecked Sendable {
     public let bandCount: Int
 
     private let channels: [ChannelAnalysis]
-    /// VU, PPM and K of eight channels at a time, in SIMD lanes (`MeterLanes`).
-    private let meterGroups: [MeterLaneGroup]
+    /// VU, PPM, K and 1/3 octaves of eight channels at a time, in SIMD lanes (`MeterLanes`,
+    /// `ThirdOctaveLanes`).
+    private let laneGroups: [LaneGroup]
     private let loudness: LoudnessMeter
     private let truePeak: TruePeakMeter
     private var correlations: [CorrelationMeter]
@@ -128,18 +129,19 @@ public final class Analyzer: @unchecked Sendable {
         }
         channels = made
         let c = configuration, fs = Double(sampleRate)
-        if !features.isDisjoint(with: [.vu, .ppm, .k]) {
-            meterGroups = stride(from: 0, to: c.channels, by: MeterLanes.width).map { first in
-                MeterLaneGroup(MeterLanes(
-                    channels: min(MeterLanes.width, c.channels - first),
+        let meters = !features.isDisjoint(with: [.vu, .ppm, .k]), thirds = features.contains(.thirds)
+        laneGroups = stride(from: 0, to: meters || thirds ? c.channels : 0, by: MeterLanes.width).map { first in
+            let count = min(MeterLanes.width, c.channels - first)
+            return LaneGroup(
+                first: first,
+                meters: meters ? MeterLanes(
+                    channels: count,
                     vu: features.contains(.vu) ? VUMeter(sampleRate: fs, referenceDBFS: c.vuReferenceDBFS) : nil,
                     ppm: features.contains(.ppm) ? PPMMeter(type: c.ppmType, sampleRate: fs, alignmentDBFS: c.ppmAlignmentDBFS) : nil,
-                    k: features.contains(.k) ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil))
-            }
-        } else {
-            meterGroups = []
+                    k: features.contains(.k) ? KMeter(sampleRate: fs, headroom: c.kHeadroom) : nil) : nil,
+                thirds: thirds ? ThirdOctaveLanes(channels: count, sampleRate: fs) : nil)
         }
-        bandCount = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: Double(sampleRate)).bandCount : 0
+        bandCount = thirds ? ThirdOctaveBank.bandCount(sampleRate: fs) : 0
         pitchConfidenceThreshold = configuration.pitchConfidence
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
         truePeak = TruePeakMeter(sampleRate: sampleRate, channels: configuration.channels)
@@ -170,9 +172,9 @@ public final class Analyzer: @unchecked Sendable {
                 if truePeakNow { truePeak.process(frames: n, from: source(c) + offset, channel: c) }
                 channels[c].store(source(c) + offset, count: n, at: at, hopSize: hopSize)
             }
-            let groups = meterGroups
+            let groups = laneGroups
             pool.forEach(groups.count) { g in
-                groups[g].lanes.process(frames: n, from: { source(MeterLanes.width * g + $0) + offset })
+                groups[g].process(frames: n, from: { source(groups[g].first + $0) + offset })
             }
             if features.contains(.correlation) {
                 for p in correlations.indices {
@@ -196,6 +198,11 @@ public final class Analyzer: @unchecked Sendable {
                 if features.contains(.live) {
                     pool.forEach(channels.count) { c in
                         channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
+                    }
+                    if features.contains(.thirds) {
+                        for group in laneGroups {
+                            group.thirds?.takeLevels { c, band, level in channels[group.first + c].thirdLevels[band] = level }
+                        }
                     }
                     updateGatedReadings(force: false)
                 }
@@ -253,13 +260,13 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Channel `c`'s VU, PPM and K readings (-60 when not computed).
     private func vuReading(channel c: Int) -> Double {
-        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.vuReading(lane: c % MeterLanes.width)
+        laneGroups.isEmpty ? -60 : laneGroups[c / MeterLanes.width].meters?.vuReading(lane: c % MeterLanes.width) ?? -60
     }
     private func ppmReading(channel c: Int) -> Double {
-        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.ppmReading(lane: c % MeterLanes.width)
+        laneGroups.isEmpty ? -60 : laneGroups[c / MeterLanes.width].meters?.ppmReading(lane: c % MeterLanes.width) ?? -60
     }
     private func kReading(channel c: Int) -> Double {
-        meterGroups.isEmpty ? -60 : meterGroups[c / MeterLanes.width].lanes.kReading(lane: c % MeterLanes.width)
+        laneGroups.isEmpty ? -60 : laneGroups[c / MeterLanes.width].meters?.kReading(lane: c % MeterLanes.width) ?? -60
     }
 
     /// Channel `c`'s meter port value 0 … 1 (per `--meter`).
@@ -380,8 +387,8 @@ final class ChannelAnalysis {
     private var pitch: YINEstimate?
     private var digitalPeak: DigitalPeakMeter
     private(set) var heldPeak = Double(Decibels.floor)
-    private var thirds: ThirdOctaveBank?
-    private var thirdLevels: [Float]
+    /// The 1/3-octave levels of the last hop (dBFS; the analyser's `ThirdOctaveLanes` write them).
+    var thirdLevels: [Float]
     /// True peak since the previous hop (linear).
     private(set) var recentTruePeak: Float = 0
     /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
@@ -400,8 +407,7 @@ final class ChannelAnalysis {
         truePeakBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
-        thirds = features.contains(.thirds) ? ThirdOctaveBank(sampleRate: fs) : nil
-        thirdLevels = [Float](repeating: Decibels.floor, count: thirds?.bandCount ?? 0)
+        thirdLevels = [Float](repeating: Decibels.floor, count: features.contains(.thirds) ? ThirdOctaveBank.bandCount(sampleRate: Double(fs)) : 0)
     }
 
     deinit { block.deallocate() }
@@ -422,7 +428,6 @@ final class ChannelAnalysis {
             windowCount += count
         }
         if features.contains(.dpeak) { digitalPeak.process(buffer) }
-        thirds?.process(buffer)
     }
 
     /// Moves the display readings on by `elapsed` seconds of new samples (already stored):
@@ -449,9 +454,6 @@ final class ChannelAnalysis {
         let peak = Double(level.peakDBFS)
         let elapsed = Double(hopSize) / sampleRate
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
-        if thirds != nil {
-            thirdLevels.withUnsafeMutableBufferPointer { thirds!.takeLevels(into: $0) }
-        }
         let base = block.baseAddress!
         base.update(from: base + hopSize, count: block.count - hopSize)
         // The window keeps the samples still in the block, summed afresh (no drift).
@@ -501,10 +503,22 @@ final class ChannelAnalysis {
     }
 }
 
-/// One `MeterLanes` (eight channels), shared by reference so that the worker threads each
-/// advance their own group.
-final class MeterLaneGroup: @unchecked Sendable {
+/// The lanes of up to eight channels from `first` on (`MeterLanes`, `ThirdOctaveLanes`),
+/// shared by reference so that the worker threads each advance their own group.
+final class LaneGroup: @unchecked Sendable {
     // @unchecked Sendable: one worker thread at a time advances a group (`ChannelPool`).
-    var lanes: MeterLanes
-    init(_ lanes: MeterLanes) { self.lanes = lanes }
+    let first: Int
+    var meters: MeterLanes?
+    var thirds: ThirdOctaveLanes?
+
+    init(first: Int, meters: MeterLanes?, thirds: ThirdOctaveLanes?) {
+        self.first = first
+        self.meters = meters
+        self.thirds = thirds
+    }
+
+    func process(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        meters?.process(frames: frames, from: source)
+        thirds?.process(frames: frames, from: source)
+    }
 }

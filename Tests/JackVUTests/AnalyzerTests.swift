@@ -377,4 +377,32 @@ final class ChannelPoolTests: XCTestCase {
         XCTAssertEqual(one.correlations, three.correlations)
         XCTAssertEqual(Double(one.channels[0].pitchHz), 220, accuracy: 1)
     }
+
+    /// The 1/3 octaves of many channels run in lane groups of eight (here 8 + 3): each
+    /// channel's levels reach its own place in the snapshot.
+    func testThirdsOfElevenChannelsEachInTheirPlace() throws {
+        var c = Configuration()
+        c.channels = 11
+        c.send = MessageKinds([.thirds])
+        let rate = 48000
+        let analyzer = try Analyzer(configuration: c, sampleRate: rate, features: Analyzer.Features.needed(for: c))
+        let centres = ThirdOctaveBank(sampleRate: Double(rate)).centres
+        let bandOf = (0..<11).map { 6 + 2 * $0 }  // 100 Hz, 160 Hz, … 10 kHz
+        let signals: [[Float]] = (0..<11).map { ch in
+            (0..<rate).map { i in Float(0.5 * sin(2 * Double.pi * centres[bandOf[ch]] * Double(i) / Double(rate))) }
+        }
+        var s = Snapshot(channels: 11, barCount: c.bars, bandCount: analyzer.bandCount)
+        var offset = 0
+        while offset < rate {
+            let n = min(256, rate - offset)
+            let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+            analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
+            offset += n
+        }
+        for ch in 0..<11 {
+            let loudest = s.channels[ch].thirds.indices.max { s.channels[ch].thirds[$0] < s.channels[ch].thirds[$1] }
+            XCTAssertEqual(loudest, bandOf[ch], "channel \(ch + 1)")
+            XCTAssertEqual(Double(s.channels[ch].thirds[bandOf[ch]]), -9.03, accuracy: 0.5, "channel \(ch + 1)")
+        }
+    }
 }
