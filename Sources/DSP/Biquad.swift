@@ -58,28 +58,30 @@ public struct Biquad: Sendable {
 
 }
 
-/// Two biquads with the same coefficients run side by side in SIMD2 lanes (two channels
-/// through the same filter), in direct form I (state is kept per form, so a filter is
-/// either a `Biquad` or a lane of a `Biquad2` for its whole life): `y = b0·x + b1·x1 + b2·x2 − a1·y1 − a2·y2`.
-/// Only `a1·y1` sits on the loop-carried path (a multiply and an add), so it runs about a
-/// third faster than the transposed form, whose recursion passes through two adds and a
-/// multiply. Real-time safe.
-struct Biquad2 {
-    let b0, b1, b2, a1, a2: SIMD2<Double>
+/// Biquads with the same coefficients run side by side in SIMD lanes (a channel per lane
+/// through the same filter: 2, 4 or 8 of them), in direct form I (state is kept per form, so a
+/// filter is either a `Biquad` or a lane of a `BiquadLanes` for its whole life):
+/// `y = b0·x + b1·x1 + b2·x2 − a1·y1 − a2·y2`. Only `a1·y1` sits on the loop-carried path (a
+/// multiply and an add), so it runs about a third faster than the transposed form, whose
+/// recursion passes through two adds and a multiply; and the lanes' recursions are
+/// independent, so a vector wider than the machine's runs as several chains at once.
+/// Real-time safe.
+struct BiquadLanes<V: SIMD & Sendable>: Sendable where V.Scalar == Double {
+    let b0, b1, b2, a1, a2: V
     /// Previous inputs and outputs.
-    var x1 = SIMD2<Double>(), x2 = SIMD2<Double>(), y1 = SIMD2<Double>(), y2 = SIMD2<Double>()
+    var x1 = V(), x2 = V(), y1 = V(), y2 = V()
 
-    /// Both lanes with coefficients `c`, at rest.
+    /// Every lane with coefficients `c`, at rest.
     init(_ c: BiquadCoefficients) {
-        b0 = SIMD2(repeating: c.b0)
-        b1 = SIMD2(repeating: c.b1)
-        b2 = SIMD2(repeating: c.b2)
-        a1 = SIMD2(repeating: c.a1)
-        a2 = SIMD2(repeating: c.a2)
+        b0 = V(repeating: c.b0)
+        b1 = V(repeating: c.b1)
+        b2 = V(repeating: c.b2)
+        a1 = V(repeating: c.a1)
+        a2 = V(repeating: c.a2)
     }
 
     @inline(__always)
-    mutating func process(_ x: SIMD2<Double>) -> SIMD2<Double> {
+    mutating func process(_ x: V) -> V {
         let partial = b0 * x + b1 * x1 + b2 * x2 - a2 * y2  // off the recursion's critical path
         return recurse(partial, x)
     }
@@ -87,13 +89,13 @@ struct Biquad2 {
     /// The same for a numerator of exactly (1, −2, 1), as the RLB high-pass has: three
     /// multiplies fewer.
     @inline(__always)
-    mutating func processHighPass(_ x: SIMD2<Double>) -> SIMD2<Double> {
+    mutating func processHighPass(_ x: V) -> V {
         let partial = (x - x1) - (x1 - x2) - a2 * y2
         return recurse(partial, x)
     }
 
     @inline(__always)
-    private mutating func recurse(_ partial: SIMD2<Double>, _ x: SIMD2<Double>) -> SIMD2<Double> {
+    private mutating func recurse(_ partial: V, _ x: V) -> V {
         let y = partial - a1 * y1
         x2 = x1
         x1 = x
@@ -104,8 +106,8 @@ struct Biquad2 {
 
     /// Flushes tiny state values to zero, so silence does not leave denormals behind.
     mutating func flushDenormals() {
-        func flushed(_ v: SIMD2<Double>) -> SIMD2<Double> {
-            let tiny = SIMD2<Double>(repeating: 1e-30)
+        func flushed(_ v: V) -> V {
+            let tiny = V(repeating: 1e-30)
             return v.replacing(with: 0, where: v .< tiny .& v .> -tiny)
         }
         (x1, x2, y1, y2) = (flushed(x1), flushed(x2), flushed(y1), flushed(y2))

@@ -68,11 +68,12 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Samples per 10 ms step.
     public let stepSamples: Int
 
-    /// Channels with a weight, two by two, and the one left over.
-    private let pairs: [(Int, Int)]
+    /// The K-weighting of the channels with a weight, in SIMD lanes: eight at a time, then
+    /// what is left in one group of 8, 4 or 2 (padding lanes weigh 0), or one channel alone.
+    private var lanes8: [KWeightingLanes<SIMD8<Double>>] = []
+    private var lanes4: [KWeightingLanes<SIMD4<Double>>] = []
+    private var lanes2: [KWeightingLanes<SIMD2<Double>>] = []
     private let single: Int?
-    /// The two K-weighting sections of each pair (SIMD2 lanes) and of the single channel.
-    private var pairFilters: [(shelf: Biquad2, highPass: Biquad2)]
     private var singleFilter: (shelf: Biquad, highPass: Biquad)
     /// Weighted sum of squares of the step being filled.
     private var stepEnergy = 0.0
@@ -135,9 +136,20 @@ public final class LoudnessMeter: @unchecked Sendable {
         let highPass = KWeighting.highPass(sampleRate: Double(sampleRate))
         precondition(highPass.b0 == 1 && highPass.b1 == -2 && highPass.b2 == 1, "RLB numerator is (1, -2, 1)")
         let active = weights.indices.filter { weights[$0] != 0 }
-        pairs = stride(from: 0, to: active.count - 1, by: 2).map { (active[$0], active[$0 + 1]) }
-        single = active.count % 2 == 1 ? active.last : nil
-        pairFilters = Array(repeating: (Biquad2(shelf), Biquad2(highPass)), count: pairs.count)
+        var first = 0
+        while active.count - first > 4 {
+            lanes8.append(KWeightingLanes(channels: active[first...].prefix(8), weights: weights, shelf: shelf, highPass: highPass))
+            first += 8
+        }
+        if active.count - first > 2 {
+            lanes4.append(KWeightingLanes(channels: active[first...].prefix(4), weights: weights, shelf: shelf, highPass: highPass))
+            first += 4
+        }
+        if active.count - first == 2 {
+            lanes2.append(KWeightingLanes(channels: active[first...].prefix(2), weights: weights, shelf: shelf, highPass: highPass))
+            first += 2
+        }
+        single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
@@ -162,13 +174,12 @@ public final class LoudnessMeter: @unchecked Sendable {
         while offset < frames {
             let n = min(frames - offset, stepSamples - stepFill)
             var energy = 0.0
-            // Channels two at a time in SIMD2 lanes: the filters are a serial dependency chain,
-            // so two independent channels cost about as much as one.
-            for p in pairs.indices {
-                let (i, j) = pairs[p]
-                let (ei, ej) = filterPair(p, source(i) + offset, source(j) + offset, n)
-                energy += weights[i] * ei + weights[j] * ej
-            }
+            // Channels side by side in SIMD lanes: each filter is a serial dependency chain, so
+            // independent channels in the lanes (and in the halves of a vector wider than the
+            // machine's) cost about as much as one.
+            for g in lanes8.indices { energy += lanes8[g].filter(frames: n, offset: offset, from: source) }
+            for g in lanes4.indices { energy += lanes4[g].filter(frames: n, offset: offset, from: source) }
+            for g in lanes2.indices { energy += lanes2[g].filter(frames: n, offset: offset, from: source) }
             if let single {
                 energy += weights[single] * filterSingle(source(single) + offset, n)
             }
@@ -180,23 +191,6 @@ public final class LoudnessMeter: @unchecked Sendable {
                 step()
             }
         }
-    }
-
-    /// K-weights `n` samples of pair `p`'s two channels together; returns their sums of squares.
-    @inline(__always)
-    private func filterPair(_ p: Int, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int)
-        -> (Double, Double)
-    {
-        var (shelf, highPass) = pairFilters[p]
-        var sum = SIMD2<Double>()
-        for k in 0..<n {
-            let out = highPass.processHighPass(shelf.process(SIMD2(Double(x[k]), Double(y[k]))))
-            sum += out * out
-        }
-        shelf.flushDenormals()
-        highPass.flushDenormals()
-        pairFilters[p] = (shelf, highPass)
-        return (sum[0], sum[1])
     }
 
     @inline(__always)
@@ -326,4 +320,48 @@ public final class LoudnessMeter: @unchecked Sendable {
     static func power(ofLUFS lufs: Double) -> Double { pow(10, (lufs - offset) / 10) }
     /// The power ratio of `lu` loudness units.
     static func power(ofLU lu: Double) -> Double { pow(10, lu / 10) }
+}
+
+/// The K-weighting of 2, 4 or 8 channels in the SIMD lanes of `V`, and their weighted sum of
+/// squares. Real-time safe.
+struct KWeightingLanes<V: SIMD & Sendable>: Sendable where V.Scalar == Double {
+    private var shelf: BiquadLanes<V>
+    private var highPass: BiquadLanes<V>
+    /// The channel of each lane (a padding lane repeats the first, with weight 0).
+    private let channels: SIMD8<Int>
+    private let weights: V
+
+    /// Lanes for `channels` (at most `V.scalarCount`), weighted by `weights[channel]`.
+    init(channels: ArraySlice<Int>, weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
+        precondition(!channels.isEmpty && channels.count <= V.scalarCount)
+        var lanes = SIMD8<Int>(repeating: channels.first!)
+        var w = V()
+        for (l, c) in channels.enumerated() {
+            lanes[l] = c
+            w[l] = weights[c]
+        }
+        self.channels = lanes
+        self.weights = w
+        self.shelf = BiquadLanes(shelf)
+        self.highPass = BiquadLanes(highPass)
+    }
+
+    /// K-weights `n` samples from `offset` on of each lane's channel; returns Σ G_i·Σ y².
+    @inline(__always)
+    mutating func filter(frames n: Int, offset: Int, from source: (Int) -> UnsafePointer<Float>) -> Double {
+        var bases = SIMD8<Int>()
+        for l in 0..<V.scalarCount { bases[l] = Int(bitPattern: source(channels[l]) + offset) }
+        var s = shelf, h = highPass
+        var sum = V()
+        for k in 0..<n {
+            var x = V()
+            for l in 0..<V.scalarCount { x[l] = Double(UnsafePointer<Float>(bitPattern: bases[l])![k]) }
+            let y = h.processHighPass(s.process(x))
+            sum += y * y
+        }
+        s.flushDenormals()
+        h.flushDenormals()
+        (shelf, highPass) = (s, h)
+        return (weights * sum).sum()
+    }
 }
