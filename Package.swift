@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
-        .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs"]),
+        .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo"]),

@@ -151,7 +151,7 @@ public final class TruePeakMeter: @unchecked Sendable {
                     acc.replace(with: -acc, where: acc .< 0)
                     best.replace(with: acc, where: acc .> best)
                 }
-                peak = max(peak, factor == 2 ? max(best[0], best[2]) : best.max())
+                peak = max(peak, factor == 2 ? max(best[0], best[2]) : Vector.largest(best))
             }
             previousMax = blockMax
             start += n

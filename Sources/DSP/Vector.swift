@@ -108,6 +108,24 @@ public enum Vector {
         return s
     }
 
+    /// The largest lane of `v` (none NaN), by halves: the standard library's `max()` on a
+    /// SIMD vector is a generic call, not inlined, that cost more than the scan it ended.
+    @inlinable @inline(__always)
+    public static func largest(_ v: SIMD8<Float>) -> Float {
+        var a = v.lowHalf
+        let b = v.highHalf
+        a.replace(with: b, where: b .> a)
+        return largest(a)
+    }
+
+    @inlinable @inline(__always)
+    public static func largest(_ v: SIMD4<Float>) -> Float {
+        var a = v.lowHalf
+        let b = v.highHalf
+        a.replace(with: b, where: b .> a)
+        return Swift.max(a[0], a[1])
+    }
+
     /// `var m: Float = 0; for x in a { m = max(m, abs(x)) }; return m`. Real-time safe.
     @inlinable
     public static func maxMagnitude(_ a: UnsafeBufferPointer<Float>) -> Float {
@@ -122,7 +140,7 @@ public enum Vector {
             acc.replace(with: x, where: x .> acc)
             i += 8
         }
-        var m = acc.max()
+        var m = largest(acc)
         while i < n {
             m = Swift.max(m, Swift.abs(p[i]))
             i += 1

@@ -15,8 +15,9 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     case json
 }
 
-/// An audio file opened with libsndfile for reading as float frames. One thread at a time
-/// (the `ChunkReader`'s once reading starts).
+/// An audio file opened with libsndfile for reading as float frames — a plain WAV file's
+/// samples straight from a memory map (`MappedWave`). One thread at a time (the
+/// `ChunkReader`'s once reading starts).
 final class AudioFile: @unchecked Sendable {
     let path: String
     private let handle: OpaquePointer
@@ -24,9 +25,14 @@ final class AudioFile: @unchecked Sendable {
     let channels: Int
     let frames: Int
     let formatName: String
+    /// The samples of a plain WAV file, mapped (nil: read through libsndfile).
+    let mapped: MappedWave?
+    /// The next frame `read` returns from the mapping.
+    private var position = 0
 
-    /// Opens `path`; throws the one-line reason (libsndfile's) on failure.
-    init(path: String) throws(EngineError) {
+    /// Opens `path`; throws the one-line reason (libsndfile's) on failure. With `mapping`
+    /// false, always reads through libsndfile.
+    init(path: String, mapping: Bool = true) throws(EngineError) {
         self.path = path
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
@@ -43,19 +49,54 @@ final class AudioFile: @unchecked Sendable {
         channels = Int(info.channels)
         frames = Int(info.frames)
         formatName = String(cString: jackvu_sf_format_name(info.format))
+        mapped = mapping ? MappedWave(path: path, channels: channels, frames: frames, bits: Int(jackvu_sf_plain_wav_bits(info.format))) : nil
     }
 
     deinit { sf_close(handle) }
 
-    /// Reads up to `count` frames, interleaved, into `buffer`; returns the frames read.
-    func read(into buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
-        Int(sf_readf_float(handle, buffer, sf_count_t(count)))
+    /// Reads up to `count` frames into `planar` (channel c at `c·stride`); returns the frames
+    /// read (0 at the end, negative on an error). `scratch` holds `count` interleaved frames.
+    func read(planar: UnsafeMutablePointer<Float>, stride: Int, count: Int, scratch: UnsafeMutablePointer<Float>) -> Int {
+        if let mapped {
+            let n = min(count, frames - position)
+            mapped.decode(from: position, count: n, into: planar, stride: stride)
+            position += n
+            return n
+        }
+        let n = Int(sf_readf_float(handle, scratch, sf_count_t(count)))
+        AudioFile.deinterleave(scratch, into: planar, frames: max(0, n), channels: channels, stride: stride)
+        return n
+    }
+
+    static func deinterleave(_ x: UnsafeMutablePointer<Float>, into planar: UnsafeMutablePointer<Float>,
+                             frames n: Int, channels: Int, stride: Int)
+    {
+        if channels == 2 {
+            let l = planar, r = planar + stride
+            var i = 0
+            while i + 8 <= n {
+                let v = UnsafeRawPointer(x + 2 * i).loadUnaligned(as: SIMD16<Float>.self)
+                UnsafeMutableRawPointer(l + i).storeBytes(of: v.evenHalf, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(r + i).storeBytes(of: v.oddHalf, as: SIMD8<Float>.self)
+                i += 8
+            }
+            while i < n {
+                l[i] = x[2 * i]
+                r[i] = x[2 * i + 1]
+                i += 1
+            }
+            return
+        }
+        for ch in 0..<channels {
+            let dst = planar + ch * stride
+            for i in 0..<n { dst[i] = x[i * channels + ch] }
+        }
     }
 }
 
 /// Reads a file on its own thread, one chunk ahead: while the analysis works on one chunk
-/// (planar float channels), the reader fills the other with libsndfile's decoding and the
-/// de-interleaving. Two buffers handed back and forth with two semaphores.
+/// (planar float channels), the reader fills the other (`AudioFile.read`: decoding and
+/// de-interleaving). Two buffers handed back and forth with two semaphores.
 final class ChunkReader: @unchecked Sendable {
     // @unchecked Sendable: each buffer belongs either to the reader or to the consumer, as
     // handed over by `filled`/`free` (a semaphore post/wait orders the memory accesses).
@@ -86,8 +127,7 @@ final class ChunkReader: @unchecked Sendable {
             while true {
                 while !free.wait(timeout: 1) {}
                 if stop.load(ordering: .relaxed) { counts[i] = 0; filled.signal(); return }
-                let n = file.read(into: interleaved, count: chunk)
-                ChunkReader.deinterleave(interleaved, into: planar[i], frames: max(0, n), channels: channels, stride: chunk)
+                let n = file.read(planar: planar[i], stride: chunk, count: chunk, scratch: interleaved)
                 if n > 0 { alongside?(planar[i], n) }
                 counts[i] = max(0, n)
                 filled.signal()
@@ -124,30 +164,6 @@ final class ChunkReader: @unchecked Sendable {
         thread = nil
     }
 
-    static func deinterleave(_ x: UnsafeMutablePointer<Float>, into planar: UnsafeMutablePointer<Float>,
-                             frames n: Int, channels: Int, stride: Int)
-    {
-        if channels == 2 {
-            let l = planar, r = planar + stride
-            var i = 0
-            while i + 8 <= n {
-                let v = UnsafeRawPointer(x + 2 * i).loadUnaligned(as: SIMD16<Float>.self)
-                UnsafeMutableRawPointer(l + i).storeBytes(of: v.evenHalf, as: SIMD8<Float>.self)
-                UnsafeMutableRawPointer(r + i).storeBytes(of: v.oddHalf, as: SIMD8<Float>.self)
-                i += 8
-            }
-            while i < n {
-                l[i] = x[2 * i]
-                r[i] = x[2 * i + 1]
-                i += 1
-            }
-            return
-        }
-        for ch in 0..<channels {
-            let dst = planar + ch * stride
-            for i in 0..<n { dst[i] = x[i * channels + ch] }
-        }
-    }
 }
 
 extension String {

@@ -1,0 +1,130 @@
+import Foundation
+@testable import JackVU
+import TestSupport
+import XCTest
+
+/// Plain WAV files read from a memory map give exactly libsndfile's samples: 16-, 24- and
+/// 32-bit integers and 32-bit floats, WAVE_FORMAT_PCM/IEEE_FLOAT and _EXTENSIBLE headers,
+/// other chunks (odd-sized, padded) before the data, 1, 2 and 3 channels, chunk boundaries
+/// anywhere; and what the parser does not take goes to libsndfile.
+final class MappedWaveTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-mapped-\(getpid())-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Frames with the extremes of every format, silence, and noise.
+    private func signal(channels: Int, frames: Int) -> [[Float]] {
+        var seed: UInt64 = 7
+        return (0..<channels).map { ch in
+            (0..<frames).map { i in
+                if i < 6 { return [1, -1, 0, 0.99999, -0.99999, Float.ulpOfOne][i] * (ch % 2 == 0 ? 1 : -1) }
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52) * 0.9
+            }
+        }
+    }
+
+    /// A WAV file of `bits` (negative: float) written here, extensible or not, with an
+    /// odd-sized LIST chunk before the data when `extra`.
+    private func write(_ name: String, _ x: [[Float]], bits: Int, extensible: Bool, extra: Bool) throws -> String {
+        let c = x.count, frames = x[0].count, bytes = abs(bits) / 8
+        var d = Data()
+        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { d.append(contentsOf: $0) } }
+        func u16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { d.append(contentsOf: $0) } }
+        var body = Data()
+        for i in 0..<frames {
+            for ch in 0..<c {
+                let v = Double(x[ch][i])
+                switch bits {
+                case -32: withUnsafeBytes(of: Float(v).bitPattern.littleEndian) { body.append(contentsOf: $0) }
+                default:
+                    let full = Double(1 << (bits - 1))
+                    let q = Int64(max(-full, min(full - 1, (v * full).rounded())))
+                    for b in 0..<bytes { body.append(UInt8(truncatingIfNeeded: q >> (8 * b))) }
+                }
+            }
+        }
+        let code = bits < 0 ? 3 : 1
+        d.append(contentsOf: Array("RIFF".utf8)); u32(0)
+        d.append(contentsOf: Array("WAVE".utf8))
+        if extra { d.append(contentsOf: Array("LIST".utf8)); u32(5); d.append(contentsOf: Array("INFOx\0".utf8)) }
+        d.append(contentsOf: Array("fmt ".utf8)); u32(extensible ? 40 : 16); u16(extensible ? 0xFFFE : code); u16(c)
+        u32(48000); u32(48000 * c * bytes); u16(c * bytes); u16(abs(bits))
+        if extensible {
+            u16(22); u16(abs(bits)); u32(0)
+            u16(code); d.append(contentsOf: [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
+        }
+        if bits < 0 && !extensible { d.append(contentsOf: Array("fact".utf8)); u32(4); u32(frames) }
+        d.append(contentsOf: Array("data".utf8)); u32(body.count)
+        d.append(body)
+        d.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(d.count - 8).littleEndian) { Data($0) })
+        let path = directory.appendingPathComponent(name).path
+        try d.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// All of a file's samples, read in pieces of `chunk` frames.
+    private func read(_ file: AudioFile, chunk: Int) -> [[Float]] {
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
+        defer { planar.deallocate(); scratch.deallocate() }
+        var out = [[Float]](repeating: [], count: file.channels)
+        while true {
+            let n = file.read(planar: planar, stride: chunk, count: chunk, scratch: scratch)
+            guard n > 0 else { break }
+            for c in 0..<file.channels { out[c] += UnsafeBufferPointer(start: planar + c * chunk, count: n) }
+        }
+        return out
+    }
+
+    func testMappedSamplesAreLibsndfilesExactly() throws {
+        var files: [String] = []
+        for bits in [16, 24, 32, -32] {
+            for channels in [1, 2, 3] {
+                for (extensible, extra) in [(false, false), (true, true), (false, true)] {
+                    files.append(try write("\(bits)-\(channels)-\(extensible)-\(extra).wav", signal(channels: channels, frames: 1001 + channels),
+                                           bits: bits, extensible: extensible, extra: extra))
+                }
+            }
+        }
+        // And files from a real writer: sox's 24-bit (WAVE_FORMAT_EXTENSIBLE) and 16-bit.
+        for (bits, name) in [("24", "sox24.wav"), ("16", "sox16.wav")] {
+            let path = directory.appendingPathComponent(name).path
+            let r = try Executables.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", bits, path, "synth", "0.5", "pinknoise", "vol", "0.9"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            files.append(path)
+        }
+        for path in files {
+            let mapped = try AudioFile(path: path), libsndfile = try AudioFile(path: path, mapping: false)
+            XCTAssertNotNil(mapped.mapped, "\(path) is read from the map")
+            XCTAssertNil(libsndfile.mapped)
+            let reference = read(libsndfile, chunk: 4096)
+            XCTAssertEqual(reference[0].count, libsndfile.frames)
+            for chunk in [4096, 100, 1] where chunk > 1 || mapped.frames < 2000 {
+                let samples = read(try AudioFile(path: path), chunk: chunk)
+                XCTAssertEqual(samples.map { $0.map(\.bitPattern) }, reference.map { $0.map(\.bitPattern) }, "\(path), pieces of \(chunk)")
+            }
+        }
+    }
+
+    /// Files the parser does not take are read through libsndfile, as before.
+    func testOtherFilesGoThroughLibsndfile() throws {
+        let flac = directory.appendingPathComponent("tone.flac").path, u8 = directory.appendingPathComponent("u8.wav").path
+        XCTAssertEqual(try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", flac, "synth", "0.2", "sine", "440"]).status, 0)
+        XCTAssertEqual(try Executables.run("sox", ["-n", "-r", "48000", "-c", "1", "-b", "8", u8, "synth", "0.2", "sine", "440"]).status, 0)
+        for path in [flac, u8] {
+            let file = try AudioFile(path: path)
+            XCTAssertNil(file.mapped, path)
+            let samples = read(file, chunk: 512)
+            XCTAssertEqual(samples[0].count, file.frames)
+            XCTAssertGreaterThan(samples[0].map(abs).max() ?? 0, 0.5, path)
+        }
+    }
+}
