@@ -11,6 +11,10 @@ final class Capture: Sendable {
     let ring: AudioRing
     /// Each channel's display level 0 ... 1, written by the worker.
     let meterValues: AtomicFloatArray
+    /// 1 for each meter port that has a connection (or may have: all start at 1), set when
+    /// the graph changes: a port nobody reads is not filled (each `jack_port_get_buffer` is a
+    /// walk through the server's graph that costs more than the fill).
+    let meterConnected: AtomicCounterArray
     /// Wakes the worker early (never from the real-time callback: only a freewheeling one,
     /// which is not real time, signals it).
     let wake: WakeSignal
@@ -41,6 +45,8 @@ final class Capture: Sendable {
     {
         self.ring = ring
         self.meterValues = meterValues
+        meterConnected = AtomicCounterArray(count: meterValues.count)
+        for c in 0..<meterValues.count { meterConnected.store(1, at: c) }
         self.wake = wake
         self.canary = canary
         self.oscQueue = oscQueue
@@ -75,7 +81,8 @@ final class Capture: Sendable {
 /// Per cycle, and nothing else: copy each input port's frames into the ring and publish them
 /// with the cycle's start time (`clock`); fill each meter port with its channel's latest
 /// display level; copy the OSC packets and MIDI notes that other threads queued into the
-/// MIDI ports' buffers; count the cycle and its duration. It does not wake the worker: waking
+/// MIDI ports' buffers; count the cycle and its duration. (A meter port with no connection is
+/// left as it is: nobody reads it.) It does not wake the worker: waking
 /// is a futex system call (tens of microseconds on a virtual machine); the worker paces
 /// itself, once per period. Everything it touches is allocated before activation and every
 /// field is a `let`, so there is no allocation, no lock, no system call, no exclusivity
@@ -121,7 +128,7 @@ final class CaptureProcessor: ProcessHandler {
             }
             ring.commit(frames: frames)
         }
-        for c in 0..<meters.count {
+        for c in 0..<meters.count where capture.meterConnected[c] != 0 {
             Vector.fill(scope.output(meters[c]), with: capture.meterValues[c])
         }
         if let oscPort, let oscQueue = capture.oscQueue {

@@ -12,6 +12,7 @@ import Realtime
 final class JackConnection {
     let client: Client
     private(set) var inputs: [Port] = []
+    private(set) var meters: [Port] = []
     private let configuration: Configuration
     private let notifications: any NotificationHandler
 
@@ -40,7 +41,6 @@ final class JackConnection {
     /// writes into `capture`, and runs it once outside real time. Not active yet.
     func registerPorts(capture: Capture) throws(EngineError) {
         let c = configuration
-        var meters: [Port] = []
         var oscPort: Port?
         var notesPort: Port?
         do {
@@ -65,6 +65,12 @@ final class JackConnection {
         // Warm up the process path outside real time, then forget what it produced.
         client.warmUp()
         capture.ring.discardReadable()
+    }
+
+    /// Tells the process callback which meter ports have a connection now (the others need
+    /// no filling). After every change of the graph.
+    func updateMeterConnections(_ capture: Capture) {
+        for (c, port) in meters.enumerated() { capture.meterConnected.store(port.connectionCount > 0 ? 1 : 0, at: c) }
     }
 
     /// Inputs with at least one connection now.

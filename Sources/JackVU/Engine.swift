@@ -197,6 +197,7 @@ public final class Engine {
         try connection!.activate()
         let unmatched = try connection!.connectInputs(strict: !c.followGraph, announce: true)
         shared.inputsConnected.store(connection!.connectedInputs)
+        connection!.updateMeterConnections(capture)
         for pattern in unmatched {
             printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
         }
@@ -257,6 +258,7 @@ public final class Engine {
                         _ = events.takeGraphChanged()
                         _ = events.takePortsAppeared()
                         shared.inputsConnected.store(fresh.connectedInputs)
+                        fresh.updateMeterConnections(capture)
                         printError(
                             "connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
                         Engine.reportName(fresh.client.name, asked: c.clientName)
@@ -272,6 +274,7 @@ public final class Engine {
                     _ = try? connection.connectInputs(strict: false, announce: false, onlyNew: true)
                 }
                 shared.inputsConnected.store(connection.connectedInputs)
+                connection.updateMeterConnections(capture)
             }
         }
         switch events.stopReason {
