@@ -161,8 +161,11 @@ public final class Analyzer: @unchecked Sendable {
                        hop: () -> Void)
     {
         var offset = 0
+        let live = features.contains(.live)
         while offset < frames {
-            let n = min(frames - offset, hopSize - filled)
+            // Live, a hop at a time (its block is analysed); for a summary, all at once (the
+            // meters run sample by sample either way, and a piece costs its calls).
+            let n = live ? min(frames - offset, hopSize - filled) : frames - offset
             if features.contains(.loudness) { loudness.process(frames: n, from: { source($0) + offset }) }
             let truePeakNow = withTruePeak && features.contains(.truePeak)
             let at = filled
@@ -194,8 +197,8 @@ public final class Analyzer: @unchecked Sendable {
                     channel.advance(elapsed: elapsed, truePeak: truePeakNow ? truePeak.latestPeak(channel: c) : nil)
                 }
             }
-            if filled == hopSize {
-                if features.contains(.live) {
+            while filled >= hopSize {
+                if live {
                     pool.forEach(channels.count) { c in
                         channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
                     }
@@ -206,7 +209,7 @@ public final class Analyzer: @unchecked Sendable {
                     }
                     updateGatedReadings(force: false)
                 }
-                filled = 0
+                filled -= hopSize
                 hops += 1
                 blockHops += 1
                 hop()
