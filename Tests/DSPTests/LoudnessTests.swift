@@ -203,6 +203,49 @@ final class LoudnessTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(value, expected - 0.4, label, file: file, line: line)
     }
 
+    /// Channel-parallel true peak: channels fed eight at a time in SIMD lanes read exactly
+    /// what they read fed one at a time (latest, recent, maximum and sample peaks), at 4×, 2×
+    /// and 1× oversampling, for 8 + 3 channels in pieces of varying size.
+    func testTruePeakLanesReadAsOneChannelAtATime() {
+        for rate in [48000, 96000, 192000] {
+            let channels = 11, n = rate / 2
+            let signals: [[Float]] = (0..<channels).map { ch in
+                var seed = UInt64(ch + 9)
+                return (0..<n).map { i in
+                    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                    let noise = Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52) * 0.1
+                    let f = Double(rate) / 4 * (0.3 + 0.05 * Double(ch))  // near fs/4: inter-sample peaks
+                    return Float(0.5 * sin(2 * Double.pi * f * Double(i) / Double(rate) + Double(ch))) + noise
+                }
+            }
+            let lanes = TruePeakMeter(sampleRate: rate, channels: channels), alone = TruePeakMeter(sampleRate: rate, channels: channels)
+            lanes.tracksLatest = true
+            alone.tracksLatest = true
+            var offset = 0, step = 0
+            let pieces = [256, 1, 1000, 64, 3000, 333]
+            while offset < n {
+                let m = min(pieces[step % pieces.count], n - offset)
+                step += 1
+                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+                lanes.process(frames: m, channels: 0, count: 8, from: { pointers[$0] })
+                lanes.process(frames: m, channels: 8, count: 3, from: { pointers[8 + $0] })
+                for c in 0..<channels { alone.process(frames: m, from: pointers[c], channel: c) }
+                offset += m
+                for c in 0..<channels {
+                    XCTAssertEqual(lanes.latestPeak(channel: c), alone.latestPeak(channel: c), "\(rate) Hz, channel \(c), piece \(step)")
+                    if step % 4 == 0 { XCTAssertEqual(lanes.takeRecentPeak(channel: c), alone.takeRecentPeak(channel: c)) }
+                }
+            }
+            for c in 0..<channels {
+                XCTAssertEqual(lanes.maxPeak(channel: c), alone.maxPeak(channel: c), "\(rate) Hz, channel \(c)")
+                XCTAssertEqual(lanes.samplePeak(channel: c), alone.samplePeak(channel: c), "\(rate) Hz, channel \(c)")
+                if rate < 192000 {
+                    XCTAssertGreaterThan(lanes.maxPeak(channel: c), lanes.samplePeak(channel: c), "inter-sample peaks found at \(rate) Hz")
+                }
+            }
+        }
+    }
+
     func testCases15To19TruePeakOfSines() {
         let fs = 48000.0
         assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 0)), -6, "case 15")

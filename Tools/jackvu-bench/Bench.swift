@@ -19,6 +19,7 @@ enum Bench {
         case "osc-latency":
             oscLatency(port: args.count > 1 ? UInt16(args[1]) ?? 9000 : 9000, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         case "bad-audio": badAudio(seconds: args.count > 1 ? Double(args[1]) ?? 20 : 20)
+        case "truepeak-lanes": truePeakLanes(seconds: args.count > 1 ? Double(args[1]) ?? 10 : 10, channels: args.count > 2 ? Int(args[2]) ?? 8 : 8)
         case "ws-read":
             webSocketRead(port: args.count > 1 ? UInt16(args[1]) ?? 8080 : 8080, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         case "meter-latency":
@@ -26,7 +27,7 @@ enum Bench {
         case "threads":
             threadCPU(pid: args.count > 1 ? Int32(args[1]) ?? 0 : 0, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | send [SECONDS] | meters [SECONDS [CHANNELS]] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | truepeak-lanes [SECONDS [CHANNELS]] | send [SECONDS] | meters [SECONDS [CHANNELS]] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
             exit(args.isEmpty ? 0 : 64)
         }
     }
