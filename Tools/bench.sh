@@ -144,6 +144,20 @@ if [ "$only" = rt ]; then
     cb=$(grep '/callback ' /tmp/jackvu-bench-rt.out | tail -1)
     echo "jackvu, $channels channels: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
   done
+  # 64 channels again with every meter port connected (to system:playback_1): a connected
+  # meter port is filled every period, an unconnected one is not.
+  args=()
+  for _ in $(seq 64); do args+=(--connect jacktone:out); done
+  "$bin/jackvu" --name rt64m --channels 64 --text --send callback,status --rate 1 "${args[@]}" >/tmp/jackvu-bench-rt.out 2>&1 &
+  vu=$!
+  pids+=($vu)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^rt64m:meter_64$' && break; sleep 0.1; done
+  for n in $(seq 64); do jack_connect "rt64m:meter_$n" system:playback_1; done
+  sleep 3
+  cost=$(rt_per_period "$vu" "$seconds")
+  kill -INT "$vu"; wait "$vu" || true
+  cb=$(grep '/callback ' /tmp/jackvu-bench-rt.out | tail -1)
+  echo "jackvu, 64 channels, every meter port connected: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
   kill "$meter"; wait "$meter" 2>/dev/null || true
   # In process: jackd's own process thread with jackvu loaded, less jackd alone.
   kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
