@@ -228,4 +228,9 @@ public struct ThirdOctaveLanes: Sendable {
             stages[k].count = 0
         }
     }
+
+    /// `takeLevels` into `levels`: channel c's band b at `c·stride + b`. Real-time safe.
+    public mutating func takeLevels(into levels: UnsafeMutablePointer<Float>, stride: Int) {
+        takeLevels { c, b, level in levels[c * stride + b] = level }
+    }
 }

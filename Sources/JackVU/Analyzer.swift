@@ -101,6 +101,9 @@ public final class Analyzer: @unchecked Sendable {
     public let bandCount: Int
 
     private let channels: [ChannelAnalysis]
+    /// The 1/3-octave levels of the last hop (dBFS), `bandCount` per channel: the lane groups
+    /// write them, the snapshot reads them.
+    private let thirdLevels: UnsafeMutablePointer<Float>
     /// VU, PPM, K, 1/3 octaves and the live true peak of eight channels at a time, in SIMD
     /// lanes (`MeterLanes`, `ThirdOctaveLanes`, `TruePeakMeter.process(frames:channels:…)`).
     private let laneGroups: [LaneGroup]
@@ -153,10 +156,14 @@ public final class Analyzer: @unchecked Sendable {
                 thirds: thirds ? ThirdOctaveLanes(channels: count, sampleRate: fs) : nil)
         }
         bandCount = thirds ? ThirdOctaveBank.bandCount(sampleRate: fs) : 0
+        thirdLevels = .allocate(capacity: max(1, c.channels * bandCount))
+        thirdLevels.initialize(repeating: Decibels.floor, count: max(1, c.channels * bandCount))
         pitchConfidenceThreshold = configuration.pitchConfidence
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
         correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
+
+    deinit { thirdLevels.deallocate() }
 
     /// The threads the per-channel work runs on (`--workers`); one by default.
     public var pool = ChannelPool(threads: 1)
@@ -214,7 +221,7 @@ public final class Analyzer: @unchecked Sendable {
                     }
                     if features.contains(.thirds) {
                         for group in laneGroups {
-                            group.thirds?.takeLevels { c, band, level in channels[group.first + c].thirdLevels[band] = level }
+                            group.thirds?.takeLevels(into: thirdLevels + group.first * bandCount, stride: bandCount)
                         }
                     }
                     updateGatedReadings(force: false)
@@ -254,7 +261,8 @@ public final class Analyzer: @unchecked Sendable {
         for c in channels.indices {
             channels[c].write(
                 into: &snapshot.channels[c], maxTruePeak: truePeak.maxPeak(channel: c),
-                pitchThreshold: pitchConfidenceThreshold)
+                pitchThreshold: pitchConfidenceThreshold,
+                thirds: UnsafeBufferPointer(start: thirdLevels + c * bandCount, count: bandCount))
         }
         for p in correlations.indices where p < snapshot.correlations.count {
             snapshot.correlations[p] = Float(correlations[p].correlation)
@@ -400,8 +408,6 @@ final class ChannelAnalysis {
     private var pitch: YINEstimate?
     private var digitalPeak: DigitalPeakMeter
     private(set) var heldPeak = Double(Decibels.floor)
-    /// The 1/3-octave levels of the last hop (dBFS; the analyser's `ThirdOctaveLanes` write them).
-    var thirdLevels: [Float]
     /// True peak since the previous hop (linear).
     private(set) var recentTruePeak: Float = 0
     /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
@@ -420,7 +426,6 @@ final class ChannelAnalysis {
         truePeakBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         holdBallistics = Ballistics(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
         digitalPeak = DigitalPeakMeter(holdTime: c.holdSeconds, fallRate: c.fallDBPerSecond)
-        thirdLevels = [Float](repeating: Decibels.floor, count: features.contains(.thirds) ? ThirdOctaveBank.bandCount(sampleRate: Double(fs)) : 0)
     }
 
     deinit { block.deallocate() }
@@ -475,7 +480,7 @@ final class ChannelAnalysis {
         windowCount = min(windowCount, kept)
     }
 
-    func write(into s: inout ChannelSnapshot, maxTruePeak: Float, pitchThreshold: Double) {
+    func write(into s: inout ChannelSnapshot, maxTruePeak: Float, pitchThreshold: Double, thirds: UnsafeBufferPointer<Float>) {
         s.peakDBFS = level.peakDBFS
         s.rmsDBFS = level.rmsDBFS
         s.level = displayLevel
@@ -496,7 +501,7 @@ final class ChannelAnalysis {
         s.maxTruePeakDBTP = max(s.truePeakDBTP, Decibels.fromAmplitude(maxTruePeak))
         s.heldPeakDBFS = Float(heldPeak)
         s.clips = digitalPeak.clips
-        for i in 0..<min(thirdLevels.count, s.thirds.count) { s.thirds[i] = thirdLevels[i] }
+        for i in 0..<min(thirds.count, s.thirds.count) { s.thirds[i] = thirds[i] }
     }
 
     func clearBlock() {
