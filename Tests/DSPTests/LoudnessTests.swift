@@ -50,16 +50,11 @@ final class LoudnessTests: XCTestCase {
             let meter = LoudnessMeter(sampleRate: rate, weights: weights)
             let alone = (0..<channels).map { _ in LoudnessMeter(sampleRate: rate, weights: [1]) }
             func power(_ lufs: Double) -> Double { pow(10, (lufs + 0.691) / 10) }
-            var offset = 0, step = 0, compared = 0
-            let pieces = [256, 1, 1000, 64, 4096, 333]
-            while offset < n {
-                let m = min(pieces[step % pieces.count], n - offset)
-                step += 1
-                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+            var compared = 0
+            TestSignals.inPieces(signals, sizes: [256, 1, 1000, 64, 4096, 333]) { pointers, m, step in
                 meter.process(frames: m, from: { pointers[$0] })
                 for c in 0..<channels { alone[c].process(frames: m, from: { _ in pointers[c] }) }
-                offset += m
-                guard meter.stepCount >= 40 else { continue }
+                guard meter.stepCount >= 40 else { return }
                 let momentary = (0..<channels).reduce(0.0) { $0 + weights[$1] * power(alone[$1].momentary) }
                 let shortTerm = (0..<channels).reduce(0.0) { $0 + weights[$1] * power(alone[$1].shortTerm) }
                 XCTAssertEqual(power(meter.momentary) / momentary, 1, accuracy: 1e-5, "\(channels) channels \(weights): momentary")
@@ -221,16 +216,10 @@ final class LoudnessTests: XCTestCase {
             let lanes = TruePeakMeter(sampleRate: rate, channels: channels), alone = TruePeakMeter(sampleRate: rate, channels: channels)
             lanes.tracksLatest = true
             alone.tracksLatest = true
-            var offset = 0, step = 0
-            let pieces = [256, 1, 1000, 64, 3000, 333]
-            while offset < n {
-                let m = min(pieces[step % pieces.count], n - offset)
-                step += 1
-                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+            TestSignals.inPieces(signals, sizes: [256, 1, 1000, 64, 3000, 333]) { pointers, m, step in
                 lanes.process(frames: m, channels: 0, count: 8, from: { pointers[$0] })
                 lanes.process(frames: m, channels: 8, count: 3, from: { pointers[8 + $0] })
                 for c in 0..<channels { alone.process(frames: m, from: pointers[c], channel: c) }
-                offset += m
                 for c in 0..<channels {
                     XCTAssertEqual(lanes.latestPeak(channel: c), alone.latestPeak(channel: c), "\(rate) Hz, channel \(c), piece \(step)")
                     if step % 4 == 0 { XCTAssertEqual(lanes.takeRecentPeak(channel: c), alone.takeRecentPeak(channel: c)) }

@@ -260,20 +260,15 @@ final class MeterTests: XCTestCase {
             let empty = [Float](repeating: .nan, count: lanes.bandCount)
             var laneLevels = [[Float]](repeating: empty, count: channels)
             var aloneLevels = laneLevels, bankLevels = laneLevels
-            var offset = 0, step = 0, compared = 0
+            var compared = 0
             var worst = 0.0
-            let pieces = [256, 1, 1000, 64, 4096, 333, 2048]
-            while offset < n {
-                let m = min(pieces[step % pieces.count], n - offset)
-                step += 1
-                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+            TestSignals.inPieces(signals, sizes: [256, 1, 1000, 64, 4096, 333, 2048]) { pointers, m, step in
                 lanes.process(frames: m, from: { pointers[$0] })
                 for c in 0..<channels {
                     alone[c].process(frames: m, from: { _ in pointers[c] })
                     banks[c].process(UnsafeBufferPointer(start: pointers[c], count: m))
                 }
-                offset += m
-                guard step % 3 == 0 else { continue }
+                guard step % 3 == 0 else { return }
                 lanes.takeLevels { c, b, level in laneLevels[c][b] = level }
                 for c in 0..<channels {
                     alone[c].takeLevels { _, b, level in aloneLevels[c][b] = level }
@@ -316,12 +311,7 @@ final class MeterTests: XCTestCase {
                 var vus = (0..<channels).map { _ in VUMeter(sampleRate: fs, referenceDBFS: -20) }
                 var ppms = (0..<channels).map { _ in PPMMeter(type: type, sampleRate: fs, alignmentDBFS: -18) }
                 var ks = (0..<channels).map { _ in KMeter(sampleRate: fs, headroom: 14) }
-                var offset = 0, step = 0
-                let pieces = [256, 1, 1000, 64, 4096, 333]
-                while offset < n {
-                    let m = min(pieces[step % pieces.count], n - offset)
-                    step += 1
-                    let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+                TestSignals.inPieces(signals, sizes: [256, 1, 1000, 64, 4096, 333]) { pointers, m, step in
                     lanes.process(frames: m, from: { pointers[$0] })
                     for c in 0..<channels {
                         let piece = UnsafeBufferPointer(start: pointers[c], count: m)
@@ -329,7 +319,6 @@ final class MeterTests: XCTestCase {
                         ppms[c].process(piece)
                         ks[c].process(piece)
                     }
-                    offset += m
                     if step % 7 == 0 {
                         for c in 0..<channels {
                             XCTAssertEqual(lanes.vuReading(lane: c), vus[c].reading, accuracy: 1e-5 * max(1, abs(vus[c].reading)))

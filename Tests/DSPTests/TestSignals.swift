@@ -11,4 +11,19 @@ enum TestSignals {
             Float(amplitude * sin(2 * Double.pi * frequency * Double(i) / sampleRate + phase))
         }
     }
+
+    /// Feeds `signals` (of the same length) in pieces of the sizes given, in turn:
+    /// `body(pointers, frames, step)` with each channel's samples at the piece and the piece's
+    /// number (from 1).
+    static func inPieces(_ signals: [[Float]], sizes: [Int], _ body: (_ pointers: [UnsafePointer<Float>], _ frames: Int, _ step: Int) -> Void) {
+        let n = signals[0].count
+        var offset = 0, step = 0
+        while offset < n {
+            let m = min(sizes[step % sizes.count], n - offset)
+            step += 1
+            let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
+            body(pointers, m, step)
+            offset += m
+        }
+    }
 }
