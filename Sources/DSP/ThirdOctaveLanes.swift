@@ -14,8 +14,11 @@ import Glibc
 /// band pairs; the multirate stages keep every band between 0.11 and 0.22 of its stage's rate
 /// (0.45 at the full rate), where single-precision poles stay well inside the unit circle.
 /// The sums of squares are carried in double precision (single precision for 64 samples at a
-/// time). The readings agree with the double-precision bank's within 1e-5 relative in power
-/// (tested), well below what a display shows. Real-time safe after init.
+/// time). N channels read exactly what each channel alone reads in lanes (tested); against
+/// the double-precision bank the readings differ by single precision's rounding, which sits
+/// far below the input: measured at most 0.0004 dB at 48 kHz and 0.002 dB in bands 80 dB
+/// below the input at 96 kHz, tested within 0.005 dB — far below what a display shows or
+/// IEC 61260's tolerances. Real-time safe after init.
 public struct ThirdOctaveLanes: Sendable {
     public static let width = 8
     /// Samples summed in single precision before they are added to the double-precision sums.
