@@ -217,6 +217,14 @@ public struct Configuration: Equatable, Sendable {
         }
     }
 
+    /// The pretty name of meter port `number` (1-based) in JACK's metadata: the quantity and
+    /// the scale its 0 … 1 value spans, e.g. "Meter 1 (VU, 0..1 = -20..3 VU)".
+    public func meterPortPrettyName(_ number: Int) -> String {
+        let scale = meterScale
+        func text(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+        return "Meter \(number) (\(scale.name), 0..1 = \(text(scale.range.lowerBound))..\(text(scale.range.upperBound)) \(scale.unit))"
+    }
+
     /// Loudness weights for the configured channels.
     public var loudnessWeights: [Double] {
         (layout ?? ChannelLayout.forChannelCount(channels))?.weights ?? Array(repeating: 1, count: channels)

@@ -128,7 +128,6 @@ final class JackConnection {
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
     /// (qjackctl) show the meters as CV. A server without metadata support only gets a warning.
     private func describePorts(inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
-        let floor = Int(configuration.meterFloorDBFS.rounded())
         do {
             for (i, port) in inputs.enumerated() {
                 try client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
@@ -137,9 +136,7 @@ final class JackConnection {
             }
             for (i, port) in meters.enumerated() {
                 try client.setProperty(port, key: MetadataKey.signalType, value: "CV")
-                try client.setProperty(
-                    port, key: MetadataKey.prettyName,
-                    value: "Meter \(i + 1) (RMS, 0..1 = \(floor)..0 dBFS)")
+                try client.setProperty(port, key: MetadataKey.prettyName, value: configuration.meterPortPrettyName(i + 1))
                 try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
             }
             if let osc {

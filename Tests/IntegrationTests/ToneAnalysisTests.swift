@@ -56,7 +56,9 @@ final class ToneAnalysisTests: XCTestCase {
         XCTAssertEqual(property.status, 0, property.stderr)
         XCTAssertTrue(
             property.stdout.contains("key: http://jackaudio.org/metadata/signal-type value: CV"), property.stdout)
-        XCTAssertTrue(property.stdout.contains("http://jackaudio.org/metadata/pretty-name"), property.stdout)
+        XCTAssertTrue(
+            property.stdout.contains("key: http://jackaudio.org/metadata/pretty-name value: Meter 1 (RMS, 0..1 = -60..0 dBFS)"),
+            property.stdout)
         XCTAssertTrue(property.stdout.contains("key: http://jackaudio.org/metadata/order value: 1"), property.stdout)
         let input = try Executables.run("jack_property", ["-p", "-l", "jackvu:in_1"], environment: server.environment)
         XCTAssertTrue(input.stdout.contains("signal-type value: AUDIO"), input.stdout)

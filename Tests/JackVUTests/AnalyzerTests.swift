@@ -322,6 +322,35 @@ final class AnalyzerTests: XCTestCase {
         c.barsFromHz = 20000
         XCTAssertThrowsError(try c.validate())
     }
+
+    /// The meter ports' pretty names say what `--meter` puts on them and the scale their
+    /// 0 … 1 spans (the ranges `meterValue` maps), whatever the source.
+    func testMeterPortPrettyNamesFollowTheMeterSource() {
+        var c = Configuration()
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (RMS, 0..1 = -60..0 dBFS)")
+        c.meterFloorDBFS = -90
+        c.meterSource = .peak
+        XCTAssertEqual(c.meterPortPrettyName(2), "Meter 2 (Peak, 0..1 = -90..0 dBFS)")
+        c.meterSource = .truepeak
+        XCTAssertEqual(c.meterPortPrettyName(3), "Meter 3 (True peak, 0..1 = -90..0 dBTP)")
+        c.meterSource = .vu
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (VU, 0..1 = -20..3 VU)")
+        c.meterSource = .ppm
+        c.ppmType = .bbc
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (PPM BBC, 0..1 = 1..7 mark)")
+        c.ppmType = .din
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (PPM DIN, 0..1 = -50..5 dB)")
+        c.meterSource = .k
+        c.kHeadroom = 14
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (K-14, 0..1 = -40..14 dB)")
+        c.meterSource = .shortterm
+        XCTAssertEqual(c.meterPortPrettyName(8), "Meter 8 (Short-term, 0..1 = -59..-5 LUFS)")
+        c.meterSource = .momentary
+        c.meterFloorDBFS = -47.5
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (Momentary, 0..1 = -59..-5 LUFS)")
+        c.meterSource = .rms
+        XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (RMS, 0..1 = -47.5..0 dBFS)")
+    }
 }
 
 /// `--workers`: the per-channel work spread over threads gives exactly the one-thread results.
