@@ -56,6 +56,8 @@ final class WebDisplayTests: XCTestCase {
     /// every page is served beside another browser: Chromium's virtual clock runs a page's 3 s
     /// in about one second of wall time, and the two Chromiums' connections (launched together)
     /// usually overlap but not surely — one CI run under load saw them never connected at once.
+    /// For the same reason a page whose virtual time ran out before its first update (it logged
+    /// nothing at all) runs again, at most twice.
     func testTwoChromiumPagesShowA4WithoutConsoleErrors() throws {
         _ = try Executables.resolve("chromium")
         let server = try JackServer(label: "web")
@@ -97,7 +99,7 @@ final class WebDisplayTests: XCTestCase {
 
         // A desktop window and a phone at once.
         let sizes = ["1280,800", "390,844"]
-        let pages = try (0..<2).map {
+        var pages = try (0..<2).map {
             try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page\($0).png", size: sizes[$0])
         }
         var most = 0, allThree = 0
@@ -122,13 +124,28 @@ final class WebDisplayTests: XCTestCase {
         // And a 4K screen.
         let large = try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page2.png", size: "3840,2160")
         XCTAssertTrue(large.waitForExit(timeout: 30), "chromium did not finish")
+        pages.append(large)
+        // A page that logged nothing at all had its 3 s of virtual time run out before the
+        // first update arrived (Chromium's virtual clock does not wait for a WebSocket; seen in
+        // about one run in ten under load): that page runs again, at most twice. A page that
+        // logged anything else (an error, another note) is judged as it is.
+        var reruns = 0
+        for i in pages.indices {
+            for _ in 0..<2 where consoleLines(pages[i].stderr).isEmpty {
+                reruns += 1
+                pages[i] = try chromium(
+                    "http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page\(i).png", size: (sizes + ["3840,2160"])[i])
+                XCTAssertTrue(pages[i].waitForExit(timeout: 30), "chromium did not finish")
+            }
+        }
+        print("pages run again after their virtual time ran out before the first update: \(reruns)")
         var blankSizes: [Int] = []
         for (i, size) in (sizes + ["3840,2160"]).enumerated() {
             let blank = try chromium("about:blank", screenshot: folder + "/blank\(i).png", size: size)
             XCTAssertTrue(blank.waitForExit(timeout: 30))
             blankSizes.append(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: folder + "/blank\(i).png")[.size] as? Int))
         }
-        for (i, page) in (pages + [large]).enumerated() {
+        for (i, page) in pages.enumerated() {
             let blankSize = blankSizes[i]
             let console = consoleLines(page.stderr)
             XCTAssertTrue(console.contains { $0.contains("\"jackvu note A4\"") }, "page \(i) did not show A4: \(console)")
