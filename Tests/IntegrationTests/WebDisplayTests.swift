@@ -69,24 +69,8 @@ final class WebDisplayTests: XCTestCase {
         defer { vu.stop() }
         XCTAssertTrue(vu.stderr.contains("browser display at http://127.0.0.1:\(port)/"), vu.stderr)
 
-        // The reader, draining its socket on a thread.
-        let reader = try XCTUnwrap(openWebSocket(port: port), "WebSocket upgrade")
-        let readerDone = Atomic(false)
-        let readBytes = Atomic(0)
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while !readerDone.value {
-                let n = recv(reader, &buffer, buffer.count, 0)
-                if n <= 0 { break }
-                readBytes.value += n
-            }
-        }
-        thread.start()
-        defer {
-            readerDone.value = true
-            shutdown(reader, Int32(SHUT_RDWR))
-            close(reader)
-        }
+        let reader = try XCTUnwrap(WebSocketReader(port: port), "WebSocket upgrade")
+        defer { reader.stop() }
         func clients() -> Int? {
             guard let body = httpGet(port: port, path: "/status")?.body,
                 let range = body.range(of: "\"clients\": ")
@@ -117,10 +101,10 @@ final class WebDisplayTests: XCTestCase {
         deadline = Date().addingTimeInterval(10)
         while Date() < deadline && clients() != 1 { usleep(20_000) }
         XCTAssertEqual(clients(), 1, "the pages' connections closed, the reader's open")
-        let received = readBytes.value
+        let received = reader.bytes
         deadline = Date().addingTimeInterval(5)
-        while Date() < deadline && readBytes.value == received { usleep(20_000) }
-        XCTAssertGreaterThan(readBytes.value, received, "the reader still receives updates after the pages")
+        while Date() < deadline && reader.bytes == received { usleep(20_000) }
+        XCTAssertGreaterThan(reader.bytes, received, "the reader still receives updates after the pages")
         // And a 4K screen.
         let large = try chromium("http://127.0.0.1:\(port)/?log=1", screenshot: folder + "/page2.png", size: "3840,2160")
         XCTAssertTrue(large.waitForExit(timeout: 30), "chromium did not finish")
@@ -218,24 +202,9 @@ final class WebDisplayTests: XCTestCase {
 
         let stalled = try XCTUnwrap(openWebSocket(port: port, receiveBuffer: 4096), "WebSocket upgrade")
         defer { close(stalled) }
-        // A reader alongside, draining its socket on a thread.
-        let reader = try XCTUnwrap(openWebSocket(port: port))
-        let readerDone = Atomic(false)
-        let readBytes = Atomic(0)
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while !readerDone.value {
-                let n = recv(reader, &buffer, buffer.count, 0)
-                if n <= 0 { break }
-                readBytes.value += n
-            }
-        }
-        thread.start()
-        defer {
-            readerDone.value = true
-            shutdown(reader, Int32(SHUT_RDWR))
-            close(reader)
-        }
+        // A reader alongside.
+        let reader = try XCTUnwrap(WebSocketReader(port: port))
+        defer { reader.stop() }
         sleep(2)  // let the stalled client's buffers fill
         let before = residentBytes(pid: vu.process.processIdentifier)
         var dropped = false
@@ -261,9 +230,9 @@ final class WebDisplayTests: XCTestCase {
             + "after connecting; jackvu's RSS \(before >> 10) KiB before, peak \(peak >> 10) KiB")
         let status = httpGet(port: port, path: "/status")?.body ?? ""
         XCTAssertTrue(status.contains("\"clients\": 1"), "the reading client stays: \(status)")
-        let read1 = readBytes.value
+        let read1 = reader.bytes
         usleep(500_000)
-        XCTAssertGreaterThan(readBytes.value, read1, "the reading client still receives updates")
+        XCTAssertGreaterThan(reader.bytes, read1, "the reading client still receives updates")
         XCTAssertTrue(vu.isRunning)
     }
 
@@ -299,6 +268,37 @@ final class WebDisplayTests: XCTestCase {
 }
 
 /// A value shared with a thread (a lock around it).
+/// A WebSocket client that drains its socket on a thread of its own, counting the bytes.
+final class WebSocketReader: @unchecked Sendable {
+    private let socket: Int32
+    private let done = Atomic(false)
+    private let count = Atomic(0)
+
+    /// Connects to jackvu's `/ws` on 127.0.0.1:`port` (nil when refused) and starts reading.
+    init?(port: Int) {
+        guard let socket = openWebSocket(port: port) else { return nil }
+        self.socket = socket
+        let (done, count) = (done, count)
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while !done.value {
+                let n = recv(socket, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                count.value += n
+            }
+        }.start()
+    }
+
+    /// Bytes received so far.
+    var bytes: Int { count.value }
+
+    func stop() {
+        done.value = true
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+    }
+}
+
 final class Atomic<T>: @unchecked Sendable {
     private var stored: T
     private let lock = NSLock()
