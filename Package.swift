@@ -4,7 +4,9 @@
 // Module graph (see README.md, "Architecture"):
 //   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
-//   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization)
+//   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC
+//   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization);
+//                   the one semaphore wait with a deadline (monotonic)
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
 //   CLiblo        — liblo (OSC), found by pkg-config
 //   Outputs       — the snapshot every output reads, the OSC address space, oscdump-style
@@ -56,8 +58,10 @@ let package = Package(
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
         // unoptimised, and the tests push hours of audio through them.
         .target(name: "DSP", dependencies: ["CFFTW"], swiftSettings: [.unsafeFlags(["-O"])]),
-        .target(name: "Realtime"),
-        .target(name: "Jack", dependencies: ["CJack"]),
+        // sem_clockwait (monotonic deadlines), which Swift's Glibc module does not show.
+        .target(name: "CRealtime"),
+        .target(name: "Realtime", dependencies: ["CRealtime"]),
+        .target(name: "Jack", dependencies: ["CJack", "Realtime"]),
         .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo"]),
         .target(name: "TerminalDisplay", dependencies: ["Outputs", "Realtime"]),
         .target(

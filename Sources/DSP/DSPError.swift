@@ -12,6 +12,8 @@ public enum DSPError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidSampleRate(Double)
     /// FFTW could not allocate or plan.
     case fftwFailure(String)
+    /// The sample rate is outside `SampleRates.supported`.
+    case unsupportedSampleRate(Int)
 
     public var description: String {
         switch self {
@@ -27,6 +29,9 @@ public enum DSPError: Error, Equatable, Sendable, CustomStringConvertible {
             return "sample rate \(sr) Hz is not positive"
         case .fftwFailure(let what):
             return "FFTW failed: \(what)"
+        case .unsupportedSampleRate(let sr):
+            return "sample rate \(sr) Hz is not supported: jackvu meters "
+                + "\(SampleRates.supported.lowerBound) to \(SampleRates.supported.upperBound) Hz (\(SampleRates.why))"
         }
     }
 }
@@ -41,5 +46,21 @@ public enum FFTSize {
     /// Throws unless `n` is a power of two in `range`.
     public static func validate(_ n: Int) throws(DSPError) {
         guard range.contains(n), n & (n - 1) == 0 else { throw .invalidFFTSize(n) }
+    }
+}
+
+/// Sample rates the meters honour.
+public enum SampleRates {
+    /// 8 kHz to 768 kHz. Below 8 kHz, BS.1770's K-weighting (a high shelf near 1.7 kHz,
+    /// redesigned for each rate by the bilinear transform) loses its shape and, below about
+    /// 3.4 kHz, its stability, and the PPM's 5 kHz calibration burst is past Nyquist; above
+    /// 768 kHz (the highest rate of audio interfaces) the meters' set-up grows with the rate
+    /// for no use (a header claiming 100 MHz would keep the PPM's calibration busy for minutes).
+    public static let supported: ClosedRange<Int> = 8_000...768_000
+    static let why = "the K-weighting filter and the PPM's calibration need at least 8 kHz; 768 kHz is the highest audio rate"
+
+    /// Throws unless `rate` is in `supported`.
+    public static func validate(_ rate: Int) throws(DSPError) {
+        guard supported.contains(rate) else { throw .unsupportedSampleRate(rate) }
     }
 }

@@ -222,22 +222,27 @@ public enum Vector {
         }
     }
 
-    /// Replaces NaN and ±infinity in `a` with 0 and returns how many there were; flushes
-    /// subnormal samples to 0 (they are not counted: they are inaudible, but slow every IIR
-    /// filter that meets them). Real-time safe; about one compare per sample when nothing is
-    /// wrong.
+    /// The largest sample magnitude the meters take: 10^4, +80 dBFS. Float audio may go past
+    /// full scale, but not by this much: such a sample is damage, not audio (and a meter's
+    /// sum of squares could overflow Float: a sample of 10^20 made every reading infinite).
+    public static let sampleLimit: Float = 10_000
+
+    /// Replaces NaN, ±infinity and samples beyond ±`sampleLimit` in `a` with 0 and returns
+    /// how many it replaced; flushes subnormal samples to 0 (they are not
+    /// counted: they are inaudible, but slow every IIR filter that meets them). Real-time
+    /// safe; about one compare per sample when nothing is wrong.
     @inlinable
     public static func sanitize(_ a: UnsafeMutableBufferPointer<Float>) -> Int {
         guard let p = a.baseAddress else { return 0 }
         let n = a.count
-        let largest = V8(repeating: .greatestFiniteMagnitude), smallest = V8(repeating: .leastNormalMagnitude)
+        let largest = V8(repeating: sampleLimit), smallest = V8(repeating: .leastNormalMagnitude)
         let zero = V8()
         var replaced = 0
         var i = 0
         while i + 8 <= n {
             let x = load(p, i)
             let m = x.replacing(with: -x, where: x .< zero)
-            // NaN fails every comparison, so `.!(m .<= largest)` is NaN or infinity.
+            // NaN fails every comparison, so `.!(m .<= largest)` is NaN, infinity or too large.
             let bad = .!(m .<= largest) .| ((m .< smallest) .& (m .> zero))
             if any(bad) {
                 for j in i..<(i + 8) { replaced += fix(&p[j]) }
@@ -251,10 +256,11 @@ public enum Vector {
         return replaced
     }
 
-    /// Sets a non-finite or subnormal `x` to 0; returns 1 for a non-finite one.
+    /// Sets a non-finite, out-of-range (beyond ±`sampleLimit`) or subnormal `x` to 0; returns
+    /// 1 for a non-finite or out-of-range one.
     @inlinable
     static func fix(_ x: inout Float) -> Int {
-        if !x.isFinite {
+        if !(x >= -sampleLimit && x <= sampleLimit) {  // NaN fails both
             x = 0
             return 1
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CJack
+import Realtime
 
 /// A JACK client: a connection to one JACK server, with ports and callbacks.
 ///
@@ -292,20 +293,18 @@ public final class Client: @unchecked Sendable {
             let handle: OpaquePointer
             let deactivate: Bool
             let context: Unmanaged<CallbackContext>?
-            var done = sem_t()
+            let done = WakeSignal()
             init(handle: OpaquePointer, deactivate: Bool, context: Unmanaged<CallbackContext>?) {
                 self.handle = handle
                 self.deactivate = deactivate
                 self.context = context
-                sem_init(&done, 0, 0)
             }
             func run() {
                 if deactivate { jack_deactivate(handle) }
                 jack_client_close(handle)
                 context?.release()
-                sem_post(&done)
+                done.signal()
             }
-            deinit { sem_destroy(&done) }
         }
         let closing = Closing(handle: handle, deactivate: deactivate, context: context)
         let retained = Unmanaged.passRetained(closing)
@@ -325,15 +324,7 @@ public final class Client: @unchecked Sendable {
             return true
         }
         if seconds <= 0 { return false }
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
-        deadline.tv_sec += nanoseconds / 1_000_000_000
-        deadline.tv_nsec = nanoseconds % 1_000_000_000
-        while sem_timedwait(&closing.done, &deadline) != 0 {
-            if errno != EINTR { return false }
-        }
-        return true
+        return closing.done.wait(timeout: seconds)
     }
 
     /// Whether libjack is PipeWire's (`pw-jack`, or pipewire-jack installed as the system's).

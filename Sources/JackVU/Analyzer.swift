@@ -124,6 +124,7 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
     public init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
+        try SampleRates.validate(sampleRate)
         self.configuration = configuration
         self.features = features
         self.sampleRate = sampleRate

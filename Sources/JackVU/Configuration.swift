@@ -83,6 +83,10 @@ public struct Configuration: Equatable, Sendable {
     public var midiNotes = false
     /// Where the OSC control input listens (`--listen`), nil for none.
     public var listen: String?
+    /// Sources the control input reads (`--control-from`); empty: loopback only.
+    public var controlFrom: [AddressRange] = []
+    /// How long a `subscribe` lasts unless renewed, seconds (`--subscribe-timeout`).
+    public var subscribeTimeout = Subscriptions.defaultLifetime
     /// Whether stdout carries the text or JSON stream (false when the terminal display draws
     /// there).
     public var stdoutStream = true
@@ -130,7 +134,9 @@ public struct Configuration: Equatable, Sendable {
         try check((1...1024).contains(bars), "--bars", "must be from 1 to 1024, got \(bars)")
         try check(barsFromHz > 0 && barsFromHz < barsToHz, "--bars-from",
                   "must be above 0 Hz and below --bars-to (\(barsToHz) Hz)")
-        try check(rate > 0 && rate <= 1000, "--rate", "must be above 0 and at most 1000 updates per second")
+        let rates = ControlCommand.rateRange
+        try check(rates.contains(rate), "--rate",
+                  "must be from \(fixed(rates.lowerBound, 2)) to \(fixed(rates.upperBound, 0)) updates per second, got \(rate)")
         if let problem = OSCAddress.problem(withPrefix: prefix) {
             throw ConfigurationError(option: "--prefix", message: problem)
         }
@@ -150,6 +156,9 @@ public struct Configuration: Equatable, Sendable {
         for url in oscDestinations {
             do { _ = try OSCEndpoint(url: url) } catch { throw ConfigurationError(option: "--osc", message: error.description) }
         }
+        let lifetimes = Subscriptions.lifetimeRange
+        try check(lifetimes.contains(subscribeTimeout), "--subscribe-timeout",
+                  "must be from \(Int(lifetimes.lowerBound)) to \(Int(lifetimes.upperBound)) s, got \(subscribeTimeout)")
         if let listen {
             do { _ = try OSCEndpoint(url: Configuration.listenURL(listen)) } catch {
                 throw ConfigurationError(option: "--listen", message: error.description)

@@ -114,7 +114,9 @@ public final class Engine {
         var controlInput: ControlInput?
         if let listen = c.listen {
             do {
-                controlInput = try ControlInput(endpoint: try OSCEndpoint(url: Configuration.listenURL(listen)), prefix: c.prefix)
+                controlInput = try ControlInput(
+                    endpoint: try OSCEndpoint(url: Configuration.listenURL(listen)), prefix: c.prefix,
+                    allowed: c.controlFrom.isEmpty ? AddressRange.loopback : c.controlFrom)
             } catch {
                 throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
             }
@@ -157,7 +159,8 @@ public final class Engine {
         let control = OutputControl(rate: c.rate)
         let output = OutputLoop(
             snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: capture.oscQueue,
-            oscPortMaxEvent: capture.oscMaxEvent, displays: displays, shared: shared, control: control)
+            oscPortMaxEvent: capture.oscMaxEvent, displays: displays, shared: shared, control: control,
+            controlRejected: controlInput?.rejected)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected)
@@ -303,7 +306,7 @@ public final class Engine {
     /// The exit status for a bad OSC address.
     static func status(for error: OSCAddressError) -> ExitStatus {
         switch error {
-        case .malformed: return .usage
+        case .malformed, .badRange: return .usage
         case .unresolvable: return .noHost
         case .socket: return .osError
         }

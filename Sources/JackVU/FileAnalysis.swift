@@ -16,7 +16,8 @@ public enum OutputFormat: String, CaseIterable, Sendable {
 }
 
 /// An audio file opened with libsndfile for reading as float frames — a plain WAV file's
-/// samples straight from a memory map (`MappedWave`). One thread at a time (the
+/// samples read and converted in one pass (`PlainWave`). Only regular files: a pipe or a
+/// device is refused (opening a FIFO would wait for a writer). One thread at a time (the
 /// `ChunkReader`'s once reading starts).
 final class AudioFile: @unchecked Sendable {
     let path: String
@@ -25,8 +26,8 @@ final class AudioFile: @unchecked Sendable {
     let channels: Int
     let frames: Int
     let formatName: String
-    /// The samples of a plain WAV file, mapped (nil: read through libsndfile).
-    let mapped: MappedWave?
+    /// The samples of a plain WAV file, read by jackvu (nil: read through libsndfile).
+    let plain: PlainWave?
     /// The next frame `read` returns from the mapping.
     private var position = 0
 
@@ -34,11 +35,21 @@ final class AudioFile: @unchecked Sendable {
     /// false, always reads through libsndfile.
     init(path: String, mapping: Bool = true) throws(EngineError) {
         self.path = path
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw EngineError(.noInput, "cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw EngineError(.noInput, "cannot read '\(path)': it is a directory")
+        case S_IFIFO, S_IFSOCK:
+            throw EngineError(.noInput, "cannot read '\(path)': it is a pipe or socket; jackvu analyze reads files (save the stream to a file first)")
+        default:
+            throw EngineError(.noInput, "cannot read '\(path)': it is a device, not a file")
+        }
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
-            var reason = String(cString: sf_strerror(nil)).trimmingCharacters(in: [" ", "."])
-            if reason.hasPrefix("System error : ") { reason = String(reason.dropFirst("System error : ".count)) }
-            throw EngineError(.noInput, "cannot read '\(path)': \(reason)")
+            throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(String(cString: sf_strerror(nil))))")
         }
         guard info.channels >= 1, info.channels <= 64, info.samplerate > 0 else {
             sf_close(h)
@@ -49,17 +60,32 @@ final class AudioFile: @unchecked Sendable {
         channels = Int(info.channels)
         frames = Int(info.frames)
         formatName = String(cString: jackvu_sf_format_name(info.format))
-        mapped = mapping ? MappedWave(path: path, channels: channels, frames: frames, bits: Int(jackvu_sf_plain_wav_bits(info.format))) : nil
+        plain = mapping ? PlainWave(path: path, channels: channels, frames: frames, bits: Int(jackvu_sf_plain_wav_bits(info.format))) : nil
     }
+
+    /// libsndfile's reason for refusing a file, said as what is wrong with the file: its
+    /// internal messages ("Internal error : SF_INFO struct incomplete", "Unspecified
+    /// internal error") mean a header it could not make sense of.
+    static func reason(_ message: String) -> String {
+        var reason = message.trimmingCharacters(in: [" ", "."])
+        if reason.hasPrefix("System error : ") { reason = String(reason.dropFirst("System error : ".count)) }
+        if reason.lowercased().contains("internal error") {
+            return "its header is damaged or describes no audio libsndfile can read (libsndfile: \(reason))"
+        }
+        return reason
+    }
+
+    /// Whether fewer frames could be read than the header promised (the file shrank while it
+    /// was read).
+    var shrank: Bool { plain?.shrank ?? false }
 
     deinit { sf_close(handle) }
 
     /// Reads up to `count` frames into `planar` (channel c at `c·stride`); returns the frames
     /// read (0 at the end, negative on an error). `scratch` holds `count` interleaved frames.
     func read(planar: UnsafeMutablePointer<Float>, stride: Int, count: Int, scratch: UnsafeMutablePointer<Float>) -> Int {
-        if let mapped {
-            let n = min(count, frames - position)
-            mapped.decode(from: position, count: n, into: planar, stride: stride)
+        if let plain {
+            let n = plain.decode(from: position, count: min(count, frames - position), into: planar, stride: stride)
             position += n
             return n
         }
@@ -109,6 +135,9 @@ final class ChunkReader: @unchecked Sendable {
     private let stop = Atomic<Bool>(false)
     private var thread: PosixThread?
     private var current = 0
+    /// Samples replaced as the live client replaces them (`Vector.sanitize`: not finite, or
+    /// beyond ±`Vector.sampleLimit`), counted.
+    let replacedSamples = Counter()
 
     /// `alongside`, if given, runs on the reader thread for every chunk after it is read (the
     /// summary puts the loudness meter there, so the two cores share the work).
@@ -128,7 +157,14 @@ final class ChunkReader: @unchecked Sendable {
                 while !free.wait(timeout: 1) {}
                 if stop.load(ordering: .relaxed) { counts[i] = 0; filled.signal(); return }
                 let n = file.read(planar: planar[i], stride: chunk, count: chunk, scratch: interleaved)
-                if n > 0 { alongside?(planar[i], n) }
+                if n > 0 {
+                    var replaced = 0
+                    for c in 0..<channels {
+                        replaced += Vector.sanitize(UnsafeMutableBufferPointer(start: planar[i] + c * chunk, count: n))
+                    }
+                    if replaced > 0 { replacedSamples.add(replaced) }
+                    alongside?(planar[i], n)
+                }
                 counts[i] = max(0, n)
                 filled.signal()
                 if n <= 0 { return }
@@ -239,7 +275,9 @@ public struct FileAnalysis {
         do {
             analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: stream ? Analyzer.Features.needed(for: c) : .summary)
         } catch {
-            throw EngineError(.usage, "cannot analyse '\(path)': \(error.description)")
+            // A rate the meters cannot honour is the file's problem, not the command's.
+            let status: ExitStatus = if case .unsupportedSampleRate = error { .noInput } else { .usage }
+            throw EngineError(status, "cannot analyse '\(path)': \(error.description)")
         }
         var snapshot = Snapshot(channels: file.channels, barCount: c.bars, bandCount: analyzer.bandCount)
         let addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
@@ -292,14 +330,17 @@ public struct FileAnalysis {
         reader.finish()
         if showProgress { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
         if let writeError { throw EngineError.writing(writeError) }
+        if file.shrank {
+            throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
+        }
         if stream {
             do { try sink.write(output) } catch { throw EngineError.writing(error) }
             return nil
         }
-        return summary(analyzer, file: file, configuration: c)
+        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count)
     }
 
-    private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration) -> String {
+    private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration, replaced: Int) -> String {
         let l = a.finalLoudness()
         let totals = (0..<file.channels).map { a.totals(channel: $0) }
         let truePeak = totals.map(\.truePeakDBTP).max() ?? Double(Decibels.floor)
@@ -316,7 +357,7 @@ public struct FileAnalysis {
                 + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), "
                 + "\"loudness_range_lu\": \(format3(l.range)), \"max_momentary_lufs\": \(n(l.maxMomentary)), "
                 + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
-                + "\"sample_peak_dbfs\": \(n(samplePeak)), \"per_channel\": [\(perChannel)]}"
+                + "\"sample_peak_dbfs\": \(n(samplePeak)), \"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
         var text = "\(file.path)\n"
@@ -327,6 +368,9 @@ public struct FileAnalysis {
         text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
         text += "  true peak         \(db(truePeak, "dBTP"))\n"
         text += "  sample peak       \(db(samplePeak, "dBFS"))\n"
+        if replaced > 0 {
+            text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
+        }
         for (i, t) in totals.enumerated() {
             text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))\n"
         }

@@ -37,7 +37,9 @@ struct NoteFollower {
             let status = UInt8(c % 16)
             if let old = playing[c] { emit([0x80 | status, UInt8(old), 64]) }
             if let new = candidate[c] {
-                let velocity = max(1, min(127, Int(((Double(ch.rmsDBFS) + 60) / 60 * 127).rounded())))
+                // Clamped before the conversion: a level of any size (or -inf) gives 1...127.
+                let scaled = ((Double(ch.rmsDBFS) + 60) / 60 * 127).rounded()
+                let velocity = scaled >= 1 ? Int(min(127, scaled)) : 1
                 emit([0x90 | status, UInt8(new), UInt8(velocity)])
             }
             playing[c] = candidate[c]

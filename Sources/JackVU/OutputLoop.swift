@@ -86,7 +86,13 @@ final class OutputLoop: @unchecked Sendable {
     private var json: JSONLines
     private let format: OutputFormat
     private let stdout: StdoutWriter?
-    private var senders: [OSCSender]
+    /// The destinations given (`--osc`): never removed.
+    private let senders: [OSCSender]
+    /// Those added by `subscribe`, in the order of `subscriptions.endpoints`.
+    private var subscribers: [OSCSender] = []
+    private var subscriptions: Subscriptions
+    /// Where a refused subscription is counted (the control input's rejections).
+    private let controlRejected: Counter?
     private let oscPort: PacketQueue?
     /// The largest event the `osc` port took in its last cycle, bytes (0: not known yet).
     private let oscPortMaxEvent: Counter
@@ -102,9 +108,11 @@ final class OutputLoop: @unchecked Sendable {
 
     init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, stdout: StdoutWriter?,
          senders: [OSCSender], oscPort: PacketQueue?, oscPortMaxEvent: Counter, displays: [any Display] = [],
-         shared: SharedState, control: OutputControl)
+         shared: SharedState, control: OutputControl, controlRejected: Counter? = nil)
     {
         self.snapshots = snapshots
+        subscriptions = Subscriptions(lifetime: c.subscribeTimeout)
+        self.controlRejected = controlRejected
         addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
         json = JSONLines(kinds: c.send)
         format = c.format
@@ -164,30 +172,48 @@ final class OutputLoop: @unchecked Sendable {
             json.kinds = kinds
         }
         let changes = control.subscriptions.withLock { s in defer { s = [] }; return s }
+        let now = monotonicNanoseconds()
         for (endpoint, add) in changes {
-            senders.removeAll { $0.endpoint == endpoint }
-            if add && senders.count < OutputLoop.maxDestinations, let sender = try? OSCSender(endpoint: endpoint) {
-                senders.append(sender)
+            // A destination given on the command line is neither added twice nor removed.
+            if senders.contains(where: { $0.endpoint.host == endpoint.host && $0.endpoint.port == endpoint.port }) { continue }
+            if add {
+                switch subscriptions.subscribe(endpoint, now: now, capacity: OutputLoop.maxDestinations - senders.count) {
+                case .added:
+                    if let sender = try? OSCSender(endpoint: endpoint) {
+                        subscribers.append(sender)
+                    } else {
+                        _ = subscriptions.unsubscribe(endpoint)
+                        controlRejected?.add()
+                    }
+                case .renewed: break
+                case .refused: controlRejected?.add()
+                }
+            } else if subscriptions.unsubscribe(endpoint) {
+                subscribers.removeAll { $0.endpoint == endpoint }
             }
         }
+        for endpoint in subscriptions.expire(now: now) { subscribers.removeAll { $0.endpoint == endpoint } }
     }
 
     private func emit(_ snapshot: Snapshot) {
         for display in displays { display.show(snapshot) }
         if let stdout, format == .json { stdout.offer(json.line(for: snapshot)) }
-        guard stdout != nil && format == .text || !senders.isEmpty || oscPort != nil else { return }
+        guard stdout != nil && format == .text || !senders.isEmpty || !subscribers.isEmpty || oscPort != nil else { return }
         let messages = addressSpace.messages(for: snapshot)
         if let stdout, format == .text {
             var text = ""
             for m in messages { text += m.text }
             stdout.offer(text)
         }
-        guard !senders.isEmpty || oscPort != nil else { return }
+        guard !senders.isEmpty || !subscribers.isEmpty || oscPort != nil else { return }
         let timeTag = snapshot.timeTag != 0 ? snapshot.timeTag : OSCBundle.timeTagNow()
         var udp: [[UInt8]] = []
-        if !senders.isEmpty {
+        if !senders.isEmpty || !subscribers.isEmpty {
             udp = OSCBundle.encode(messages, timeTag: timeTag)
             for sender in senders {
+                for packet in udp where !sender.send(packet) { shared.oscSendFailures.add() }
+            }
+            for sender in subscribers {
                 for packet in udp where !sender.send(packet) { shared.oscSendFailures.add() }
             }
         }

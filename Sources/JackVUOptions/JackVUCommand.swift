@@ -153,7 +153,7 @@ public struct JackVUCommand: ParsableCommand {
         valueName: "port-or-regex"))
     public var connect: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output).", valueName: "Hz"))
+    @Option(name: .long, help: ArgumentHelp("Updates per second, at most (every output): 0.01 (one every 100 s) to 1000.", valueName: "Hz"))
     public var rate = 20.0
 
     @Option(name: .long, help: ArgumentHelp("What stdout carries: text (OSC-style lines, as oscdump prints them; the default) or json (one object per update; with analyze, summaries as one JSON array). Implies --text.", valueName: "format"))
@@ -198,6 +198,15 @@ public struct JackVUCommand: ParsableCommand {
         valueName: "url-or-port"))
     public var listen: String?
 
+    @Option(name: .customLong("control-from"), help: ArgumentHelp(
+        "Read --listen's commands from these sources only (repeatable; ADDRESS or ADDRESS/BITS, e.g. 192.168.1.0/24). Default: loopback (127.0.0.0/8, ::1) only; naming any replaces that default. Packets from elsewhere are counted and ignored.",
+        valueName: "range"))
+    public var controlFrom: [AddressRange] = []
+
+    @Option(name: .customLong("subscribe-timeout"), help: ArgumentHelp(
+        "How long a /subscribe lasts unless the subscriber sends it again, in seconds (1 to 3600).", valueName: "s"))
+    public var subscribeTimeout = Subscriptions.defaultLifetime
+
     @OptionGroup(title: "Analysis options")
     public var analysis: AnalysisOptions
 
@@ -238,6 +247,8 @@ public struct JackVUCommand: ParsableCommand {
         c.oscPort = !noOSCPort
         c.midiNotes = midiNotes
         c.listen = listen
+        c.controlFrom = controlFrom
+        c.subscribeTimeout = subscribeTimeout
         try analysis.apply(to: &c)
         c.realtimeCanary = realtimeCanary
         try c.validate()
@@ -311,4 +322,8 @@ extension String {
     fileprivate func trimmingSuffix(_ suffix: String) -> (text: String, hadSuffix: Bool) {
         hasSuffix(suffix) ? (String(dropLast(suffix.count)), true) : (self, false)
     }
+}
+
+extension AddressRange: ExpressibleByArgument {
+    public init?(argument: String) { try? self.init(parsing: argument) }
 }

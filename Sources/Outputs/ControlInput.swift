@@ -21,6 +21,12 @@ public enum ControlCommand: Equatable, Sendable {
     /// Largest packet accepted, bytes: commands are small; anything larger is refused unread.
     public static let maxPacketSize = 1024
 
+    /// Updates per second that `--rate` and `PREFIX/rate` accept: from one update every
+    /// 100 s to 1000 a second. Anything else (0, negative, not a number, infinite, out of
+    /// range) is refused — on the command line with one line and status 64, on the control
+    /// input counted as rejected — and the current rate stays.
+    public static let rateRange: ClosedRange<Double> = 0.01...1000
+
     /// The command a message asks for, or nil if it is not one of the documented commands
     /// with the documented arguments. `sender` is where the message came from (host, port).
     public static func parse(_ m: OSCMessage, prefix: String, sender: (host: String, port: UInt16)?) -> ControlCommand? {
@@ -37,7 +43,7 @@ public enum ControlCommand: Equatable, Sendable {
         case ("reset", 0):
             return .reset
         case ("rate", 1):
-            guard let r = number(m.arguments[0]), r > 0, r <= 1000 else { return nil }
+            guard let r = number(m.arguments[0]), ControlCommand.rateRange.contains(r) else { return nil }
             return .rate(r)
         case ("send", 1):
             guard case .string(let list) = m.arguments[0], let kinds = try? MessageKinds.parse(list), !kinds.isEmpty
@@ -62,7 +68,9 @@ public enum ControlCommand: Equatable, Sendable {
 /// The OSC control input: a UDP socket bound where `--listen` says (loopback unless an
 /// address is named) and a thread that reads packets, decodes them with liblo and hands each
 /// documented command to `handler`. Everything else — malformed, unknown, oversized, wrong
-/// arguments — is counted in `rejected` and ignored. Not real-time safe.
+/// arguments, from a source outside `allowed` (loopback unless `--control-from` names
+/// others), or past the rate limit (`CommandBucket.control`) — is counted in `rejected` and
+/// ignored. Not real-time safe.
 public final class ControlInput: @unchecked Sendable {
     // @unchecked Sendable: the socket is used by the input's thread only after `start`.
     public let endpoint: OSCEndpoint
@@ -72,13 +80,17 @@ public final class ControlInput: @unchecked Sendable {
     public let rejected = Counter()
     private let fd: Int32
     private let prefix: String
+    /// Sources whose packets are read.
+    public let allowed: [AddressRange]
+    private var bucket = CommandBucket.control
     private let stopping = Atomic<Bool>(false)
     private var thread: PosixThread?
 
     /// Binds the socket. Throws when the address is malformed, unresolvable or in use.
-    public init(endpoint: OSCEndpoint, prefix: String) throws(OSCAddressError) {
+    public init(endpoint: OSCEndpoint, prefix: String, allowed: [AddressRange] = AddressRange.loopback) throws(OSCAddressError) {
         self.endpoint = endpoint
         self.prefix = prefix
+        self.allowed = allowed
         let fd = try endpoint.udpSocket(bind: true, nonBlocking: false)
         var local = sockaddr_storage()
         var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -121,6 +133,14 @@ public final class ControlInput: @unchecked Sendable {
                 }
             }
             guard n >= 0 else { continue }
+            // A source not allowed (subscribe would answer it: a spoofed source makes jackvu
+            // an amplifier), or a flood: dropped unread.
+            guard let source = AddressRange.bytes(of: from), allowed.contains(where: { $0.contains(source) }),
+                  bucket.take(at: monotonicNanoseconds())
+            else {
+                rejected.add()
+                continue
+            }
             guard n <= buffer.count else {
                 rejected.add()
                 continue

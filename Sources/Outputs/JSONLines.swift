@@ -79,8 +79,12 @@ public struct JSONLines: Sendable {
 /// `x` with three decimals, as JSON and text print it.
 public func format3(_ x: Double) -> String { fixed(x, 3) }
 
-/// `x` rounded to `decimals` places, without exponent notation.
+/// `x` rounded to `decimals` places, without exponent notation. A value that is not finite
+/// prints as `nan`, `inf` or `-inf`, and one too large for exact digits (|x| ≥ 10^15) in
+/// Swift's shortest form: no value traps.
 public func fixed(_ x: Double, _ decimals: Int) -> String {
+    guard x.isFinite else { return x.isNaN ? "nan" : x < 0 ? "-inf" : "inf" }
+    guard abs(x) < 1e15 else { return String(x) }
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let r = (x * scale).rounded() / scale

@@ -11,12 +11,15 @@ public enum OSCAddressError: Error, Equatable, Sendable, CustomStringConvertible
     case unresolvable(String, reason: String)
     /// A socket could not be made or bound.
     case socket(String, reason: String)
+    /// Not an address range (`--control-from`).
+    case badRange(String, String)
 
     public var description: String {
         switch self {
         case .malformed(let url): return "'\(url)' is not an OSC URL (udp://HOST:PORT or osc.udp://HOST:PORT/)"
         case .unresolvable(let url, let reason): return "cannot resolve the host of '\(url)': \(reason)"
         case .socket(let url, let reason): return "cannot use '\(url)': \(reason)"
+        case .badRange(let text, let reason): return "'\(text)' is not an address range (ADDRESS or ADDRESS/BITS): \(reason)"
         }
     }
 }

@@ -105,7 +105,7 @@ public struct Snapshot: Sendable {
         public var serverConnected = true
         /// Times jackvu reconnected to a server that had gone away.
         public var reconnects = 0
-        /// NaN and infinite input samples, replaced by silence before analysis.
+        /// NaN, infinite and absurd (beyond ±10⁴) input samples, replaced by silence before analysis.
         public var nonFiniteSamples = 0
         /// Inputs with at least one connection (a source that went away leaves its input
         /// unconnected).

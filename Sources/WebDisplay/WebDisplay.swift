@@ -157,13 +157,10 @@ public final class WebDisplay: Display, @unchecked Sendable {
 
 /// Hands "started on port N" or "failed" from the server task to the thread that waits.
 private final class StartSignal: @unchecked Sendable {
-    // @unchecked Sendable: `state` is a Mutex; the semaphore is thread-safe.
+    // @unchecked Sendable: `state` is a Mutex; the wake signal is thread-safe.
     enum Outcome { case success(Int), failure(String) }
     private let state = Mutex<Outcome?>(nil)
-    private var semaphore = sem_t()
-
-    init() { sem_init(&semaphore, 0, 0) }
-    deinit { sem_destroy(&semaphore) }
+    private let settled = WakeSignal()
 
     func succeed(port: Int) { settle(.success(port)) }
     func fail(_ message: String) { settle(.failure(message)) }
@@ -174,14 +171,11 @@ private final class StartSignal: @unchecked Sendable {
             s = outcome
             return true
         }
-        if first { sem_post(&semaphore) }
+        if first { settled.signal() }
     }
 
     func wait(seconds: Int) -> Outcome {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += seconds
-        while sem_timedwait(&semaphore, &deadline) != 0 && errno == EINTR {}
+        settled.wait(timeout: Double(seconds))
         return state.withLock { $0 } ?? .failure("timed out")
     }
 }

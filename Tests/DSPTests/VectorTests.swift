@@ -76,4 +76,26 @@ final class VectorTests: XCTestCase {
         XCTAssertEqual(fft.output[18], 0, accuracy: 1e-3)
         XCTAssertThrowsError(try RealFFT(size: 300))
     }
+
+    /// `sanitize` replaces NaN, ±∞ and samples beyond ±10^4 with 0 and counts them, flushes
+    /// subnormals uncounted, and leaves everything else (loud float audio included) alone —
+    /// in the SIMD body and the scalar tail alike.
+    func testSanitize() {
+        let bad: [Float] = [.nan, .infinity, -.infinity, 1e20, -1e20, 10_000.5, -3e4]
+        let kept: [Float] = [0, 1, -1, 0.5, 8, -9_999.5, 10_000, -10_000, .leastNormalMagnitude]
+        for length in [7, 8, 19, 64] {
+            var x = (0..<length).map { kept[$0 % kept.count] }
+            var expected = x
+            for (j, i) in stride(from: 1, to: length, by: 3).enumerated() {
+                x[i] = bad[j % bad.count]
+                expected[i] = 0
+            }
+            let replaced = (length - 1 + 2) / 3  // indices 1, 4, 7, … below length
+            x[0] = .leastNonzeroMagnitude  // subnormal: flushed, not counted
+            expected[0] = 0
+            let n = x.withUnsafeMutableBufferPointer { (b: inout UnsafeMutableBufferPointer<Float>) -> Int in Vector.sanitize(b) }
+            XCTAssertEqual(n, replaced, "length \(length)")
+            XCTAssertEqual(x.map(\.bitPattern), expected.map(\.bitPattern), "length \(length)")
+        }
+    }
 }

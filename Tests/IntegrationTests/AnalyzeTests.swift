@@ -160,6 +160,53 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("integrated        -20.0 LUFS"), r.stdout)
     }
 
+    /// The damaged-file catalogue, as one batch with the bad files in the middle: samples of
+    /// +Inf, NaN and 10^20 are replaced by silence and counted (the loudness is the clean
+    /// tone's), a 2 kHz file, a header claiming 100 MHz and a FIFO each get one line at once;
+    /// the good files keep their summaries and the status says some failed.
+    func testDamagedFilesOneByOne() throws {
+        let tone = EBUSignals.tones([S(seconds: 10, dBFS: -20)])
+        func spoiled(_ name: String, _ value: Float) throws -> String {
+            var x = tone
+            x[0][240_000] = value
+            return try file(name, x)
+        }
+        let inf = try spoiled("inf.wav", .infinity), nan = try spoiled("nan.wav", .nan), huge = try spoiled("huge.wav", 1e20)
+        let low = try file("2k.wav", [[Float](repeating: 0.1, count: 4000)], sampleRate: 2000)
+        let fast = try file("100M.wav", [[Float](repeating: 0.1, count: 4000)], sampleRate: 100_000_000)
+        let fifo = directory.appendingPathComponent("fifo.wav").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json", inf, low, fifo, nan, fast, huge], timeout: 60)
+        XCTAssertEqual(r.status, 66, r.stderr)
+        let errors = r.stderr.split(separator: "\n")
+        XCTAssertEqual(errors.count, 3, r.stderr)
+        if errors.count == 3 {
+            XCTAssertTrue(errors[0].hasPrefix("jackvu: cannot analyse '\(low)': sample rate 2000 Hz is not supported"), r.stderr)
+            XCTAssertTrue(errors[1].hasPrefix("jackvu: cannot read '\(fifo)': it is a pipe"), r.stderr)
+            XCTAssertTrue(errors[2].hasPrefix("jackvu: cannot analyse '\(fast)': sample rate 100000000 Hz is not supported"), r.stderr)
+        }
+        let results = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
+        XCTAssertEqual(results.map { $0["file"] as? String }, [inf, nan, huge])
+        for summary in results {
+            XCTAssertEqual(summary["replaced_samples"] as? Int, 1, "\(summary)")
+            XCTAssertEqual(summary["integrated_lufs"] as? Double ?? 0, -20, accuracy: 0.1, "\(summary)")
+            XCTAssertEqual(summary["sample_peak_dbfs"] as? Double ?? 0, -20, accuracy: 0.01, "\(summary)")
+        }
+        // The text summary says so too; a clean file says nothing of it.
+        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", nan], timeout: 60)
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.contains("replaced samples  1 (not finite"), text.stdout)
+    }
+
+    /// The lowest supported rate works: a −20 dBFS 1 kHz sine at 8 kHz reads as at 48 kHz
+    /// (within the bilinear K-weighting's warping at 1 kHz of an 8 kHz design).
+    func testLowestSupportedRate() throws {
+        let at8k = try file("8k.wav", EBUSignals.tones([S(seconds: 5, dBFS: -20)], sampleRate: 8000), sampleRate: 8000)
+        let summary = try XCTUnwrap(try summaries([at8k]).first)
+        XCTAssertEqual(summary["integrated_lufs"] as? Double ?? 0, -20, accuracy: 0.3, "\(summary)")
+        XCTAssertEqual(summary["replaced_samples"] as? Int, 0)
+    }
+
     /// The text stream is the live client's address space, led by the audio time.
     func testTextStreamAndProgressBar() throws {
         let path = try file("long.wav", EBUSignals.tones([S(seconds: 31, dBFS: -18)]))

@@ -35,6 +35,7 @@ final class ErrorTests: XCTestCase {
         assertOneLine(try jackvu(["--overlap", "75"]), status: 64, contains: "--overlap")
         assertOneLine(try jackvu(["--prefix", "no-slash"]), status: 64, contains: "--prefix")
         assertOneLine(try jackvu(["--rate", "0"]), status: 64, contains: "--rate")
+        assertOneLine(try jackvu(["--rate", "1e-12"]), status: 64, contains: "--rate must be from 0.01 to 1000")
         assertOneLine(try jackvu(["--meter-floor", "5"]), status: 64, contains: "--meter-floor")
         // A choice gets its choices on the same line.
         assertOneLine(try jackvu(["--meter", "loud"]), status: 64, contains: "one of the following: rms, peak, truepeak, vu, ppm, k, momentary, shortterm")

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The samples of a plain WAV file (little-endian 16-, 24- or 32-bit integers, or 32-bit
+/// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE) read with `pread` into one buffer
+/// and converted to floats in the same pass as the de-interleaving. The values are exactly
+/// libsndfile's (`sf_readf_float`: integers scaled by 1/2^(bits−1), floats as they are;
+/// tested). Anything else — other formats, 8-bit, a header this parser does not follow, a
+/// second `data` chunk (libsndfile decides what such a file holds) — is read through
+/// libsndfile.
+///
+/// Not a memory map: a file that shrinks while it is read (another program truncating or
+/// rewriting it) would raise SIGBUS on a mapped page past its new end. A read just comes
+/// back short, and `shrank` says so. One thread at a time.
+final class PlainWave {
+    let channels: Int
+    let frames: Int
+    /// Bits per sample (16, 24, 32) of integers; -32 for floats.
+    let bits: Int
+    /// Whether a read came back short of the frames the header promised.
+    private(set) var shrank = false
+    private let fd: Int32
+    /// The first frame's offset in the file.
+    private let data: Int
+    private let blockAlign: Int
+    /// The bytes of the frames being converted (and 4 more: a 24-bit sample is loaded as 4 bytes).
+    private var buffer: UnsafeMutableRawPointer?
+    private var capacity = 0
+
+    /// Opens `path` if its header describes `channels` channels of `bits` (as libsndfile
+    /// reported them) with at least `frames` frames of data; nil otherwise.
+    init?(path: String, channels: Int, frames: Int, bits: Int) {
+        guard bits != 0, frames > 0 else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 44,
+              let (offset, format) = PlainWave.dataChunk(length: Int(st.st_size), read: { at, count in PlainWave.bytes(fd, at, count) }),
+              format.channels == channels, format.bits == bits,
+              offset + frames * format.blockAlign <= Int(st.st_size), format.blockAlign == channels * abs(bits) / 8
+        else {
+            close(fd)
+            return nil
+        }
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        self.fd = fd
+        data = offset
+        blockAlign = format.blockAlign
+        self.channels = channels
+        self.frames = frames
+        self.bits = bits
+    }
+
+    deinit {
+        close(fd)
+        buffer?.deallocate()
+    }
+
+    /// `count` bytes at `offset` of `fd` (fewer at the end of the file; nil on an error).
+    private static func bytes(_ fd: Int32, _ offset: Int, _ count: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+        guard n >= 0 else { return nil }
+        out.removeLast(count - n)
+        return out
+    }
+
+    /// The data chunk's offset and the format chunk's channels, bits (negative for floats)
+    /// and block size, or nil when the header is not plain PCM or float, or when a second
+    /// `data` chunk follows the first. `read(offset, count)` gives the file's bytes.
+    static func dataChunk(length: Int, read: (Int, Int) -> [UInt8]?) -> (Int, (channels: Int, bits: Int, blockAlign: Int))? {
+        func u32(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
+        func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
+        func tag(_ b: [UInt8], _ at: Int) -> String { String(decoding: b[at..<(at + 4)], as: UTF8.self) }
+        guard length >= 12, let riff = read(0, 12), riff.count == 12, tag(riff, 0) == "RIFF", tag(riff, 8) == "WAVE"
+        else { return nil }
+        var at = 12
+        var format: (channels: Int, bits: Int, blockAlign: Int)?
+        var found: Int?
+        while at + 8 <= length {
+            guard let header = read(at, 8), header.count == 8 else { return nil }
+            let id = tag(header, 0), size = u32(header, 4), body = at + 8
+            if id == "fmt " && found == nil {
+                guard size >= 16, size <= 1024, body + size <= length, let f = read(body, size), f.count == size else { return nil }
+                var code = u16(f, 0)
+                let bits = u16(f, 14)
+                if code == 0xFFFE {  // WAVE_FORMAT_EXTENSIBLE: the sub-format's code, and all bits valid
+                    guard size >= 40, u16(f, 18) == bits else { return nil }
+                    code = u16(f, 24)
+                }
+                switch (code, bits) {
+                case (1, 16), (1, 24), (1, 32): format = (u16(f, 2), bits, u16(f, 12))
+                case (3, 32): format = (u16(f, 2), -32, u16(f, 12))
+                default: return nil
+                }
+            } else if id == "data" {
+                guard found == nil else { return nil }  // a second data chunk: libsndfile's call
+                guard format != nil else { return nil }
+                found = body
+                // A data chunk claiming more than the file holds (a header written before
+                // the recording ended) is the last chunk: nothing after it to look at.
+                if body + size > length { break }
+            }
+            at = body + size + (size & 1)
+        }
+        guard let found, let format else { return nil }
+        return (found, format)
+    }
+
+    /// Reads and converts `count` frames from frame `start` on into `planar` (channel c at
+    /// `c·stride`); returns the frames converted: fewer than `count` only when the file
+    /// shrank (or a read failed), which also sets `shrank`.
+    func decode(from start: Int, count: Int, into planar: UnsafeMutablePointer<Float>, stride: Int) -> Int {
+        guard count > 0 else { return 0 }
+        let wanted = count * blockAlign
+        if capacity < wanted + 4 {
+            buffer?.deallocate()
+            capacity = wanted + 4
+            buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        }
+        let first = buffer!
+        var got = 0
+        while got < wanted {
+            let n = pread(fd, first + got, wanted - got, off_t(data + start * blockAlign + got))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            got += n
+        }
+        let whole = got / blockAlign
+        if whole < count { shrank = true }
+        guard whole > 0 else { return 0 }
+        switch bits {
+        case 16:
+            convert(first, whole, planar, stride, bytes: 2) { p in Float(Int16(littleEndian: p.loadUnaligned(as: Int16.self))) * (1 / 32768) }
+        case 24:
+            // Four bytes loaded, the lowest three kept at the top of an Int32 (the buffer has
+            // four bytes to spare past the last frame).
+            convert(first, whole, planar, stride, bytes: 3) { p in
+                Float(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) << 8)) * (1 / 2_147_483_648)
+            }
+        case 32:
+            convert(first, whole, planar, stride, bytes: 4) { p in Float(Int32(littleEndian: p.loadUnaligned(as: Int32.self))) * (1 / 2_147_483_648) }
+        default:  // 32-bit float
+            convert(first, whole, planar, stride, bytes: 4) { p in Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) }
+        }
+        return whole
+    }
+
+    /// `count` frames from `frames`, each channel's sample (`bytes` long) through `sample`.
+    @inline(__always)
+    private func convert(_ frames: UnsafeRawPointer, _ count: Int, _ planar: UnsafeMutablePointer<Float>, _ stride: Int,
+                         bytes: Int, _ sample: (UnsafeRawPointer) -> Float)
+    {
+        if channels == 2 {
+            let l = planar, r = planar + stride
+            for i in 0..<count {
+                let p = frames + i * blockAlign
+                l[i] = sample(p)
+                r[i] = sample(p + bytes)
+            }
+            return
+        }
+        for i in 0..<count {
+            let p = frames + i * blockAlign
+            for c in 0..<channels { planar[c * stride + i] = sample(p + c * bytes) }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Nothing from outside stops the meter: control packets with every out-of-range value, and a
+/// step of the wall clock, on the real binary with a real server, tone and OSC receiver.
+final class HardeningTests: XCTestCase {
+    private func jackvu() throws -> String { try Executables.product("jackvu") }
+    private func jacktone() throws -> String { try Executables.product("jacktone") }
+
+    /// One OSC message `address` with one argument (`f` or `i`), as bytes.
+    private func osc(_ address: String, float: Float? = nil, int: Int32? = nil) -> [UInt8] {
+        func padded(_ s: String) -> [UInt8] {
+            var b = Array(s.utf8) + [0]
+            while b.count % 4 != 0 { b.append(0) }
+            return b
+        }
+        var bytes = padded(address)
+        if let float {
+            bytes += padded(",f") + withUnsafeBytes(of: float.bitPattern.bigEndian) { Array($0) }
+        } else if let int {
+            bytes += padded(",i") + withUnsafeBytes(of: int.bigEndian) { Array($0) }
+        }
+        return bytes
+    }
+
+    /// `/jackvu/rate` with 0, negative, tiny, NaN, infinite and huge values is refused and
+    /// counted; the rate stays, and updates keep reaching an `--osc` destination (before, a
+    /// rate of 1e-20 trapped on the conversion of its interval to nanoseconds, or silenced
+    /// every output); a sane rate still applies. `--rate` refuses the same values.
+    func testOutOfRangeRatesAreRefusedAndUpdatesKeepFlowing() throws {
+        for bad in ["1e-12", "0.001", "nan", "inf", "-1", "1001"] {  // "--rate=-1": not an option
+            let r = try Executables.run(try jackvu(), ["--rate=\(bad)"], timeout: 20)
+            XCTAssertEqual(r.status, 64, "--rate \(bad): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains("--rate must be from 0.01 to 1000 updates per second"), r.stderr)
+        }
+
+        let server = try JackServer(label: "hardening")
+        let control = freeUDPPort(), listener = freeUDPPort()
+        let dump = try BackgroundProcess("oscdump", ["-L", "\(listener)"], label: "oscdump")
+        defer { dump.stop() }
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "10", "--listen", "\(control)", "--send", "rms,status,callback",
+                           "--osc", "udp://127.0.0.1:\(listener)"],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        // oscdump is bound once it prints jackvu's packets.
+        XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.contains("/jackvu/ch/1/rms f ") }, "oscdump got nothing: \(dump.stderr)")
+
+        let refused: [[UInt8]] = [1e-20, 0, -1, .nan, .infinity, -.infinity, 1e6, 0.001].map { osc("/jackvu/rate", float: $0) }
+            + [osc("/jackvu/rate", int: 0), osc("/jackvu/rate", int: 5000)]
+        for packet in refused { sendUDP(packet, port: control) }
+        let counted = vu.waitForStdout(timeout: 20) { (OSCText.updates($0).last?.float("/jackvu/status", 7) ?? 0) >= Double(refused.count) }
+        XCTAssertNotNil(counted, "rejected: \(OSCText.updates(vu.stdout).last?.float("/jackvu/status", 7) ?? -1)")
+        XCTAssertEqual(OSCText.updates(vu.stdout).last?.float("/jackvu/status", 7), Double(refused.count), "only these were refused")
+        // Updates still flow to the destination and to stdout, at the rate that stayed.
+        let received = dump.stdout.components(separatedBy: "/jackvu/ch/1/rms f ").count
+        XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.components(separatedBy: "/jackvu/ch/1/rms f ").count >= received + 10 },
+                        "updates stopped after the refused rates")
+        XCTAssertTrue(vu.isRunning, vu.stderr)
+        // A sane rate applies: one update every 2 s at 0.5 Hz, at once (no wait for the old interval).
+        sendUDP(osc("/jackvu/rate", float: 0.5), port: control)
+        let slow = vu.waitForStdout(timeout: 20) { text in
+            let updates = OSCText.updates(text)
+            return updates.count >= 2 && (updates.last?.float("/jackvu/status", 7) ?? 0) == Double(refused.count)
+        }
+        XCTAssertNotNil(slow)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
+    /// A wall clock an hour off (an LD_PRELOAD shim adds 3600 s to every CLOCK_REALTIME read
+    /// inside jackvu, as a clock stepped back by an hour looks to a deadline taken before the
+    /// step): metering goes on, because every wait is on the monotonic clock. Before, the
+    /// worker slept on CLOCK_REALTIME deadlines and froze for the hour: no updates, meter
+    /// ports stuck.
+    func testAWallClockStepDoesNotFreezeMetering() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-clock-\(getpid())-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("shift.c").path, shim = dir.appendingPathComponent("shift.so").path
+        let marker = dir.appendingPathComponent("shifted").path
+        try """
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <fcntl.h>
+        #include <stdlib.h>
+        #include <time.h>
+        #include <unistd.h>
+        static int (*real_clock_gettime)(clockid_t, struct timespec *);
+        static int marked;
+        int clock_gettime(clockid_t id, struct timespec *ts) {
+            if (!real_clock_gettime) real_clock_gettime = dlsym(RTLD_NEXT, "clock_gettime");
+            int r = real_clock_gettime(id, ts);
+            if (r == 0 && id == CLOCK_REALTIME) {
+                ts->tv_sec += 3600;
+                if (!marked) {
+                    marked = 1;
+                    const char *path = getenv("JACKVU_TEST_CLOCK_MARKER");
+                    if (path) { int fd = open(path, O_WRONLY | O_CREAT, 0600); if (fd >= 0) close(fd); }
+                }
+            }
+            return r;
+        }
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        let cc = try Executables.run("cc", ["-shared", "-fPIC", "-O2", "-o", shim, source, "-ldl"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+
+        let server = try JackServer(label: "clock")
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "1000", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        var environment = server.environment
+        environment["LD_PRELOAD"] = shim
+        environment["JACKVU_TEST_CLOCK_MARKER"] = marker
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--rate", "10", "--send", "rms,status,callback"],
+            environment: environment)
+        defer { vu.stop() }
+        // 30 updates at 10 a second: 3 s of metering, given 60 s on a loaded machine.
+        let text = vu.waitForStdout(timeout: 60) { OSCText.updates($0).count >= 30 }
+        XCTAssertNotNil(text, "\(OSCText.updates(vu.stdout).count) updates; stderr: \(vu.stderr)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "the shim saw no CLOCK_REALTIME read: not in effect")
+        // And they are live readings of the tone (−20 dBFS peak: RMS −23.01 dBFS).
+        XCTAssertEqual(OSCText.updates(vu.stdout).last?.float("/jackvu/ch/1/rms") ?? 0, -23.01, accuracy: 0.2)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
+    /// Sends `packets` to 127.0.0.1:`port` from a socket bound to `source` (a loopback address
+    /// other than 127.0.0.1 stands for another host), `gap` microseconds apart.
+    private func send(_ packets: [[UInt8]], port: UInt16, from source: String, gap: UInt32 = 0) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        _ = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_addr.s_addr = inet_addr("127.0.0.1")
+        to.sin_port = port.bigEndian
+        for packet in packets {
+            _ = packet.withUnsafeBytes { b in
+                withUnsafePointer(to: &to) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            if gap > 0 { usleep(gap) }
+        }
+    }
+
+    /// The control plane opened to "another host" (127.0.0.2, by `--control-from`): commands
+    /// from a source not allowed are counted and ignored; `unsubscribe` cannot remove an
+    /// `--osc` destination; a subscription not renewed expires after `--subscribe-timeout`;
+    /// one source holds at most four; a flood is cut to 50 commands a second (burst 100).
+    func testControlPlaneLimits() throws {
+        let server = try JackServer(label: "control")
+        let control = freeUDPPort(), destination = freeUDPPort(), subscriber = freeUDPPort()
+        let given = try BackgroundProcess("oscdump", ["-L", "\(destination)"], label: "oscdump-given")
+        defer { given.stop() }
+        let subscribed = try BackgroundProcess("oscdump", ["-L", "\(subscriber)"], label: "oscdump-subscribed")
+        defer { subscribed.stop() }
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "10", "--listen", "\(control)", "--send", "rms,status,callback",
+                           "--control-from", "127.0.0.2", "--subscribe-timeout", "2", "--osc", "udp://127.0.0.2:\(destination)"],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        func rms(_ text: String) -> Int { text.components(separatedBy: "/jackvu/ch/1/rms f ").count - 1 }
+        func rejected() -> Double { OSCText.updates(vu.stdout).last?.float("/jackvu/status", 7) ?? -1 }
+        XCTAssertNotNil(given.waitForStdout(timeout: 20) { rms($0) > 0 }, "the --osc destination got nothing")
+
+        // A valid command from 127.0.0.1, which --control-from leaves out: counted, ignored.
+        send([osc("/jackvu/reset")], port: control, from: "127.0.0.1")
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in rejected() == 1 }, "rejected: \(rejected())")
+
+        // unsubscribe names the --osc destination: it keeps receiving.
+        send([osc("/jackvu/unsubscribe", int: Int32(destination))], port: control, from: "127.0.0.2")
+        let before = rms(given.stdout)
+        XCTAssertNotNil(given.waitForStdout(timeout: 20) { rms($0) >= before + 10 }, "unsubscribe removed a destination given on the command line")
+
+        // A subscription gets updates, then, not renewed, stops getting them after 2 s while the
+        // given destination goes on (15 more updates there with none here).
+        send([osc("/jackvu/subscribe", int: Int32(subscriber))], port: control, from: "127.0.0.2")
+        XCTAssertNotNil(subscribed.waitForStdout(timeout: 20) { rms($0) > 0 }, "the subscriber got nothing")
+        var last = (here: rms(subscribed.stdout), there: rms(given.stdout))
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let now = (here: rms(subscribed.stdout), there: rms(given.stdout))
+            if now.here != last.here { last = now } else if now.there >= last.there + 15 { break }
+            usleep(50_000)
+        }
+        XCTAssertGreaterThanOrEqual(rms(given.stdout), last.there + 15, "the subscription did not expire")
+        XCTAssertEqual(rejected(), 1)
+
+        // Five subscriptions from one source: the fifth is refused.
+        send((1...5).map { osc("/jackvu/subscribe", int: Int32(subscriber) &+ Int32($0)) }, port: control, from: "127.0.0.2")
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in rejected() == 2 }, "rejected: \(rejected())")
+
+        // A flood of 300 valid commands: at most 100 at once and 50 a second pass.
+        let started = Date()
+        send([[UInt8]](repeating: osc("/jackvu/rate", float: 10), count: 300), port: control, from: "127.0.0.2", gap: 2000)
+        let seconds = Date().timeIntervalSince(started)
+        let fewest = 300 - Int(100 + 50 * (seconds + 1))  // refused at least, allowing a second's slack
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in rejected() >= Double(2 + max(1, fewest)) },
+                        "rejected \(rejected()) after 300 commands in \(seconds) s")
+        XCTAssertLessThanOrEqual(rejected(), 302)
+        let now = rms(given.stdout)
+        XCTAssertNotNil(given.waitForStdout(timeout: 20) { rms($0) >= now + 5 }, "updates stopped after the flood")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+}
