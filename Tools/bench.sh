@@ -31,14 +31,16 @@ only="${1:-all}"
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
 echo
 pids=()
-cleanup() { stop_all "${pids[@]}"; }
+# Logs and scratch files of this run: a directory of its own, never a fixed name in /tmp.
+work="$(mktemp -d -t jackvu-bench.XXXXXX)"
+cleanup() { stop_all "${pids[@]}"; rm -rf "$work"; }
 trap cleanup EXIT
 # A real-time dummy server for one measurement, jackd -R -d dummy -r 48000 -p 256, named for
 # it, as the default server from here on; its pid in $jackd_pid. (Extra environment before
 # the call, e.g. JACK_INTERNAL_DIR=….)
 start_server() {
   server="jackvu-bench-$$-$1"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >"/tmp/jackvu-bench-$1-jackd.log" 2>&1 &
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >"$work/$1-jackd.log" 2>&1 &
   jackd_pid=$!
   pids+=($jackd_pid)
   export JACK_DEFAULT_SERVER="$server"
@@ -54,16 +56,16 @@ start_chord() {
 # mode: "-R" (real-time scheduling, as in a studio; needs rtprio, e.g. root) or "--no-realtime"
 callbacks() {
   local mode="$1" server="jackvu-bench-$$-${1//-/}"
-  jackd -n "$server" "$mode" -d dummy -r 48000 -p 256 >"/tmp/jackvu-bench-jackd$mode.log" 2>&1 &
+  jackd -n "$server" "$mode" -d dummy -r 48000 -p 256 >"$work/jackd$mode.log" 2>&1 &
   local jackd_pid=$!
   pids+=($jackd_pid)
   export JACK_DEFAULT_SERVER="$server"
   for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
-  if ! jack_lsp >/dev/null 2>&1; then echo "(jackd $mode did not start: see /tmp/jackvu-bench-jackd$mode.log)"; return; fi
+  if ! jack_lsp >/dev/null 2>&1; then echo "(jackd $mode did not start: $(tail -n 3 "$work/jackd$mode.log" | tr "\n" " "))"; return; fi
   echo "Process callback per cycle, jackd $mode -d dummy -r 48000 -p 256, ${seconds} s each"
   echo "channels   mean µs   p99 µs (≤)   max µs   cycles"
   for channels in 2 8; do
-    local out="/tmp/jackvu-bench-$channels.out"
+    local out="$work/$channels.out"
     "$bin/jacktone" --name "tone$channels" --freq 440 --freq 1000 >/dev/null 2>&1 &
     local tone=$!
     pids+=($tone)
@@ -135,20 +137,20 @@ if [ "$only" = rt ]; then
   for channels in 1 8 64 256; do
     args=()
     for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
-    "$bin/jackvu" --name "rt$channels" --channels "$channels" --text --send callback,status --rate 1 "${args[@]}" >/tmp/jackvu-bench-rt.out 2>&1 &
+    "$bin/jackvu" --name "rt$channels" --channels "$channels" --text --send callback,status --rate 1 "${args[@]}" >$work/rt.out 2>&1 &
     vu=$!
     pids+=($vu)
     sleep 3
     cost=$(rt_per_period "$vu" "$seconds")
     kill -INT "$vu"; wait "$vu" || true
-    cb=$(grep '/callback ' /tmp/jackvu-bench-rt.out | tail -1)
+    cb=$(grep '/callback ' $work/rt.out | tail -1)
     echo "jackvu, $channels channels: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
   done
   # 64 channels again with every meter port connected (to system:playback_1): a connected
   # meter port is filled every period, an unconnected one is not.
   args=()
   for _ in $(seq 64); do args+=(--connect jacktone:out); done
-  "$bin/jackvu" --name rt64m --channels 64 --text --send callback,status --rate 1 "${args[@]}" >/tmp/jackvu-bench-rt.out 2>&1 &
+  "$bin/jackvu" --name rt64m --channels 64 --text --send callback,status --rate 1 "${args[@]}" >$work/rt.out 2>&1 &
   vu=$!
   pids+=($vu)
   for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^rt64m:meter_64$' && break; sleep 0.1; done
@@ -156,14 +158,14 @@ if [ "$only" = rt ]; then
   sleep 3
   cost=$(rt_per_period "$vu" "$seconds")
   kill -INT "$vu"; wait "$vu" || true
-  cb=$(grep '/callback ' /tmp/jackvu-bench-rt.out | tail -1)
+  cb=$(grep '/callback ' $work/rt.out | tail -1)
   echo "jackvu, 64 channels, every meter port connected: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
   kill "$meter"; wait "$meter" 2>/dev/null || true
   # In process: jackd's own process thread with jackvu loaded, less jackd alone.
   kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
   dir=$(mktemp -d)
   cp "$bin/libJackVUInternal.so" "$dir/jackvu.so"
-  JACK_INTERNAL_DIR="$dir" jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-rt-jackd2.log 2>&1 &
+  JACK_INTERNAL_DIR="$dir" jackd -n "$server" -R -d dummy -r 48000 -p 256 >$work/rt-jackd2.log 2>&1 &
   jackd_pid=$!
   pids+=($jackd_pid)
   for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
@@ -198,14 +200,14 @@ if [ "$only" = capacity ]; then
     for channels in 64 128 192 256; do
       args=()
       for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
-      "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >/tmp/jackvu-bench-capacity.out 2>&1 &
+      "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >$work/capacity.out 2>&1 &
       vu=$!
       pids+=($vu)
-      for _ in $(seq 100); do grep -aq '/status ' /tmp/jackvu-bench-capacity.out && break; sleep 0.3; done
+      for _ in $(seq 100); do grep -aq '/status ' $work/capacity.out && break; sleep 0.3; done
       sleep 2
-      first=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1 || true)
+      first=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
       sleep "$seconds"
-      last=$(grep -a '/status ' /tmp/jackvu-bench-capacity.out | tail -1 || true)
+      last=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
       kill -INT "$vu"; wait "$vu" || true
       echo "$first" "$last" | awk -v c="$channels" -v w="$workers" '{printf "%-9s %-8s %-9d %-6d %d\n", c, w, $19 - $5, $18 - $4, $21 - $7}'
     done
@@ -217,7 +219,7 @@ if [ "$only" = latency ]; then
   start_server latency
   echo "Level step at in_1 to meter_1, jackd -R -d dummy -r 48000 -p 256, 20 trials per --meter"
   for meter in rms peak truepeak vu ppm k momentary shortterm; do
-    "$bin/jackvu" --channels 1 --quiet --fall 1000 --meter "$meter" >/tmp/jackvu-bench-latency.log 2>&1 &
+    "$bin/jackvu" --channels 1 --quiet --fall 1000 --meter "$meter" >$work/latency.log 2>&1 &
     vu=$!
     pids+=($vu)
     for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jackvu:meter_1$' && break; sleep 0.1; done
@@ -230,7 +232,7 @@ fi
 if [ "$only" = outputs ]; then
   "$bin/jackvu-bench" send 20
   server="jackvu-bench-$$-osc"
-  jackd -n "$server" -R -d dummy -r 48000 -p 256 >/tmp/jackvu-bench-osc-jackd.log 2>&1 &
+  jackd -n "$server" -R -d dummy -r 48000 -p 256 >$work/osc-jackd.log 2>&1 &
   pids+=($!)
   export JACK_DEFAULT_SERVER="$server"
   for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
@@ -281,10 +283,10 @@ command -v ffmpeg >/dev/null || {
   echo "bench: installing ffmpeg for the comparison" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null
 }
-file=/tmp/jackvu-bench-pink.wav
+file=$work/pink.wav
 [ -f "$file" ] || sox -n -r 48000 -c 2 -b 24 "$file" synth 600 pinknoise tremolo 0.02 60 vol 0.5
 # wall seconds of one command (its own output discarded)
-wall() { /usr/bin/time -f "%e" -o /tmp/jackvu-bench-time "$@" >/dev/null 2>&1; cat /tmp/jackvu-bench-time; }
+wall() { /usr/bin/time -f "%e" -o $work/time "$@" >/dev/null 2>&1; cat $work/time; }
 lowest() { echo "$1 $2" | awk '{print ($1<$2)?$1:$2}'; }
 tj=99; tf=99; ts=99
 for _ in 1 2 3 4 5; do

@@ -12,18 +12,26 @@ swift build -c release --product jacktone >&2
 bin="$(swift build -c release --show-bin-path)"
 
 pids=()
-cleanup() { stop_all "${pids[@]}"; }
+# The logs of the server and tone it starts: a directory of its own (no fixed name in /tmp),
+# removed at the end.
+logs="$(mktemp -d -t jackvu-run.XXXXXX)"
+cleanup() { stop_all "${pids[@]}"; rm -rf "$logs"; }
 trap cleanup EXIT
 
 if ! jack_lsp >/dev/null 2>&1; then
-  echo "run: no JACK server is running: starting jackd -d dummy -r 48000 -p 256 (log: /tmp/jackvu-jackd.log)" >&2
-  jackd --no-realtime -d dummy -r 48000 -p 256 >/tmp/jackvu-jackd.log 2>&1 &
+  echo "run: no JACK server is running: starting jackd -d dummy -r 48000 -p 256 (log: $logs/jackd.log)" >&2
+  jackd --no-realtime -d dummy -r 48000 -p 256 >"$logs/jackd.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
+  if ! jack_lsp >/dev/null 2>&1; then
+    echo "run: jackd did not start; it said:" >&2
+    cat "$logs/jackd.log" >&2
+    exit 69
+  fi
 fi
 
 echo "run: jacktone plays A4 (440 Hz) at -18 dBFS into jackvu:in_1; Ctrl-C stops" >&2
-"$bin/jacktone" --freq 440 --level -18 >/tmp/jackvu-jacktone.log 2>&1 &
+"$bin/jacktone" --freq 440 --level -18 >"$logs/jacktone.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
 "$bin/jackvu" --connect jacktone:out "$@"

@@ -95,6 +95,9 @@ public struct Configuration: Equatable, Sendable {
     public var displayed = false
     /// Where the browser display listens (`--http`), nil for none.
     public var http: String?
+    /// Origins whose pages may open the browser display's WebSocket besides its own
+    /// (`--http-origin`, e.g. `https://wall.example:8443`).
+    public var httpOrigins: [String] = []
     /// Debug aid for the real-time test: the process callback allocates (hidden option).
     public var realtimeCanary = false
     /// Test aid: the worker stops for `seconds` once, `after` seconds after it started
@@ -168,6 +171,11 @@ public struct Configuration: Equatable, Sendable {
             do { _ = try HTTPListenAddress(parsing: http) } catch {
                 throw ConfigurationError(option: "--http", message: error.description)
             }
+        }
+        for origin in httpOrigins {
+            let parts = origin.split(separator: "://", maxSplits: 1).map(String.init)
+            try check(parts.count == 2 && ["http", "https"].contains(parts[0]) && !parts[1].isEmpty && !parts[1].contains("/"),
+                      "--http-origin", "'\(origin)' is not an origin (http://HOST[:PORT] or https://HOST[:PORT], no path)")
         }
         for pattern in connect {
             try check(!pattern.isEmpty, "--connect", "must not be empty")

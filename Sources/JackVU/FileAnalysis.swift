@@ -322,7 +322,7 @@ public struct FileAnalysis {
                 if percent != lastPercent {
                     lastPercent = percent
                     let bar = String(repeating: "#", count: percent / 4) + String(repeating: " ", count: 25 - percent / 4)
-                    let line = "\r[\(bar)] \(percent)% \(path)"
+                    let line = "\r[\(bar)] \(percent)% \(escapedForLine(path))"
                     _ = line.withCString { write(2, $0, strlen($0)) }
                 }
             }
@@ -360,7 +360,7 @@ public struct FileAnalysis {
                 + "\"sample_peak_dbfs\": \(n(samplePeak)), \"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
-        var text = "\(file.path)\n"
+        var text = "\(escapedForLine(file.path))\n"
         text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(layout)), \(fixed(seconds, 3)) s\n"
         text += "  integrated        \(db(l.integrated, "LUFS"))\n"
         text += "  loudness range    \(fixed(l.range, 1)) LU\n"

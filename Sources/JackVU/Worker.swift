@@ -70,6 +70,12 @@ final class Worker: @unchecked Sendable {
     private var analyzerStart: Int
     /// The ring's overrun count when the worker last looked.
     private var lastOverruns = 0
+    /// "analysis fell behind" and "cannot analyse at the server's rate", said at most once
+    /// per 10 s each.
+    private var fellBehind = RepeatedWarning()
+    private var unsupportedRate = RepeatedWarning()
+    /// The server runs at a rate the meters cannot honour: its audio is dropped unanalysed.
+    private var rateUnsupported = false
     private var thread: PosixThread?
 
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
@@ -140,11 +146,22 @@ final class Worker: @unchecked Sendable {
         let rate = shared.serverSampleRate.count
         let needed = Analyzer.Features(rawValue: shared.neededFeatures.load(ordering: .relaxed))
         let rateChanged = rate > 0 && rate != analyzer.sampleRate
-        guard rateChanged || !analyzer.features.isSuperset(of: needed),
-            let replacement = try? Analyzer(
+        guard rateChanged || !analyzer.features.isSuperset(of: needed) else { return }
+        let replacement: Analyzer
+        do {
+            replacement = try Analyzer(
                 configuration: configuration, sampleRate: rate > 0 ? rate : analyzer.sampleRate,
                 features: analyzer.features.union(needed))
-        else { return }
+        } catch {
+            // A server rate the meters cannot honour: said (once per 10 s), and the readings
+            // stay those of the last supported rate rather than wrong ones.
+            if rateChanged, unsupportedRate.occurred(at: monotonicNanoseconds()) != nil {
+                printError("cannot analyse at the server's rate: \(error.description)")
+            }
+            if rateChanged { rateUnsupported = true }
+            return
+        }
+        rateUnsupported = false
         // The running measurements (integrated loudness, range, maxima, clips) go on.
         replacement.continueMeasurements(from: analyzer)
         replacement.pool = pool
@@ -156,6 +173,10 @@ final class Worker: @unchecked Sendable {
     /// Analyses every frame in the ring; returns how many there were.
     @discardableResult
     private func drain() -> Int {
+        if rateUnsupported {
+            ring.consume(frames: ring.readableFrames)
+            return 0
+        }
         let overruns = ring.overruns
         if overruns != lastOverruns {
             // The callback dropped audio because the ring was full: what is in it now was
@@ -165,9 +186,13 @@ final class Worker: @unchecked Sendable {
             ring.consume(frames: stale)
             analyzerStart += stale
             analyzer.restartBlock()
-            printError(
-                "analysis fell behind: \(overruns - lastOverruns) process cycles of audio were dropped; "
-                    + "\(stale) older frames discarded, the analysis block starts again")
+            // Under overload this happens every period: said once per 10 s, with a count.
+            if let held = fellBehind.occurred(at: monotonicNanoseconds()) {
+                let since = held > 0 ? " (and \(held) more times since the last report; all counted in the status's overruns)" : ""
+                printError(
+                    "analysis fell behind: \(overruns - lastOverruns) process cycles of audio were dropped; "
+                        + "\(stale) older frames discarded, the analysis block starts again\(since)")
+            }
             lastOverruns = overruns
         }
         let available = ring.readableFrames

@@ -176,6 +176,11 @@ public struct JackVUCommand: ParsableCommand {
         valueName: "[address:]port"))
     public var http: String?
 
+    @Option(name: .customLong("http-origin"), help: ArgumentHelp(
+        "Also accept the browser display's WebSocket from pages of this origin (e.g. https://wall.example:8443); by default only the display's own page may open it. Repeatable.",
+        valueName: "origin"))
+    public var httpOrigin: [String] = []
+
     @Option(name: .long, help: ArgumentHelp(
         "Also send every update as OSC bundles over UDP to udp://HOST:PORT (or osc.udp://HOST:PORT/). Repeatable.",
         valueName: "url"))
@@ -242,6 +247,7 @@ public struct JackVUCommand: ParsableCommand {
         let terminal = usesTerminal
         c.stdoutStream = !terminal && !quiet
         c.http = http
+        c.httpOrigins = httpOrigin
         c.displayed = terminal || http != nil
         c.oscDestinations = osc
         c.oscPort = !noOSCPort

@@ -98,6 +98,33 @@ public func fixed(_ x: Double, _ decimals: Int) -> String {
     return (negative && (w != 0 || frac != 0) ? "-" : "") + String(w) + (decimals > 0 ? "." + padded : "")
 }
 
+/// `s` safe on one line of a terminal or a log: control characters (a newline that would
+/// forge a line, an escape sequence that would drive the terminal) become C-style escapes
+/// (`\n`, `\t`, `\r`, `\e`, `\xHH`), and so do the backslash and, with `quote`, the double
+/// quote. Names from outside (file names, port patterns, client names) pass through this
+/// on their way into any text jackvu prints.
+public func escapedForLine(_ s: String, quote: Bool = false) -> String {
+    var out = ""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\n": out += "\\n"
+        case "\t": out += "\\t"
+        case "\r": out += "\\r"
+        case "\u{1B}": out += "\\e"
+        case "\\": out += "\\\\"
+        case "\"" where quote: out += "\\\""
+        default:
+            if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
+                let hex = String(u.value, radix: 16)
+                out += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            } else {
+                out.unicodeScalars.append(u)
+            }
+        }
+    }
+    return out
+}
+
 /// A JSON string literal.
 public func jsonString(_ s: String) -> String {
     var out = "\""

@@ -53,7 +53,7 @@ extension OSCMessage {
             switch argument {
             case .float(let f): line += OSCMessage.formatFloat(f)
             case .int(let i): line += String(i)
-            case .string(let s): line += "\"\(s)\""
+            case .string(let s): line += "\"\(escapedForLine(s, quote: true))\""
             }
         }
         line += "\n"

@@ -17,9 +17,16 @@ import Synchronization
 /// server ends a client with SIGTERM; a client quits without saving.
 ///
 /// One thread receives the server's messages; `save` runs on it.
+///
+/// The socket is jackvu's own, not a liblo server (which binds every interface and takes
+/// packets from anyone): bound to the one local address the route to the session manager
+/// uses (127.0.0.1 for a manager on this machine), and only the manager's packets are read —
+/// its address and port, or for a manager on loopback any loopback address at its port (a
+/// manager named by host name, e.g. 127.0.1.1, answers from 127.0.0.1). liblo still encodes
+/// and decodes the messages.
 public final class NSMClient: @unchecked Sendable {
-    // @unchecked Sendable: `server` and `target` are used by the receive thread and, for
-    // sending, under `sendLock`; everything else is behind a Mutex.
+    // @unchecked Sendable: the socket is read by the receive thread only and written under
+    // `sendLock`; everything else is behind a Mutex.
 
     /// The NSM API version this client follows.
     public static let apiVersion = (major: Int32(1), minor: Int32(2))
@@ -49,8 +56,14 @@ public final class NSMClient: @unchecked Sendable {
     /// Saves the state; returns a message for the server, or throws one.
     public typealias SaveHandler = @Sendable () -> Result<String, SessionError>
 
-    private let server: lo_server
-    private let target: lo_address  // the session manager
+    private let fd: Int32
+    /// The session manager's socket address.
+    private let target: sockaddr_storage
+    private let targetLength: socklen_t
+    /// The local address the socket is bound to (numeric), for tests and messages.
+    public let localHost: String
+    /// Packets from anyone else, ignored.
+    public let ignored = Counter()
     private let sendLock = Mutex(())
     private let state = Mutex(State())
     private let arrived = WakeSignal()
@@ -68,36 +81,118 @@ public final class NSMClient: @unchecked Sendable {
     /// Connects to the session manager at `url` (`NSM_URL`, e.g. `osc.udp://host:port/`).
     public init(url: String) throws(SessionError) {
         guard let address = lo_address_new_from_url(url) else { throw SessionError("NSM_URL '\(url)' is not an OSC URL") }
-        guard lo_address_get_protocol(address) == LO_UDP else {
-            lo_address_free(address)
-            throw SessionError("NSM_URL '\(url)' is not a UDP address")
+        defer { lo_address_free(address) }
+        guard lo_address_get_protocol(address) == LO_UDP, let h = lo_address_get_hostname(address), let p = lo_address_get_port(address)
+        else { throw SessionError("NSM_URL '\(url)' is not a UDP address") }
+        let host = String(cString: h), port = String(cString: p)
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, port, &hints, &list) == 0, let first = list else {
+            throw SessionError("NSM_URL '\(url)': cannot resolve '\(host)'")
         }
-        // Any free port, on every address: the server answers to where the announce came from.
-        guard let server = lo_server_new_with_proto(nil, LO_UDP, nil) else {
-            lo_address_free(address)
+        var target = sockaddr_storage()
+        memcpy(&target, first.pointee.ai_addr, Int(first.pointee.ai_addrlen))
+        let length = first.pointee.ai_addrlen, family = first.pointee.ai_family
+        freeaddrinfo(list)
+        // The local address of the route to the manager: a probe socket connected to it.
+        let probe = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
+        var local = sockaddr_storage()
+        var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let routed = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, length) }
+        } == 0 && withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &localLength) }
+        } == 0
+        if probe >= 0 { close(probe) }
+        guard routed else { throw SessionError("NSM_URL '\(url)': no route to \(host)") }
+        // That address, any port.
+        if family == AF_INET {
+            withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = 0 } }
+        } else {
+            withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = 0 } }
+        }
+        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0, withUnsafePointer(to: &local, {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, localLength) }
+        }) == 0 else {
+            if fd >= 0 { close(fd) }
             throw SessionError("cannot open a UDP socket for the session manager")
         }
-        self.server = server
-        target = address
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        lo_server_add_method(server, nil, nil, { path, types, argv, argc, message, context in
-            guard let path, let context else { return 1 }
-            let client = Unmanaged<NSMClient>.fromOpaque(context).takeUnretainedValue()
-            client.received(
-                path: String(cString: path), types: types.map { String(cString: $0) } ?? "", argv: argv, argc: Int(argc))
-            return 0
-        }, context)
-        thread = PosixThread(name: "jackvu-nsm") { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                _ = lo_server_recv_noblock(self.server, 100)
-            }
-        }
+        self.fd = fd
+        self.target = target
+        targetLength = length
+        localHost = NSMClient.numericHost(local) ?? "?"
+        thread = PosixThread(name: "jackvu-nsm") { [self] in receiveLoop() }
     }
 
     deinit {
         stop()
-        lo_server_free(server)
-        lo_address_free(target)
+        close(fd)
+    }
+
+    /// Reads packets until stopped; each one from the session manager is decoded by liblo
+    /// and handled, anything else counted in `ignored`.
+    private func receiveLoop() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !stopping.load(ordering: .relaxed) {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            var from = sockaddr_storage()
+            var fromLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let n = buffer.withUnsafeMutableBytes { b in
+                withUnsafeMutablePointer(to: &from) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, b.baseAddress, b.count, Int32(MSG_DONTWAIT), $0, &fromLength) }
+                }
+            }
+            guard n > 0 else { continue }
+            guard isManager(from) else {
+                ignored.add()
+                continue
+            }
+            buffer.withUnsafeMutableBytes { b in
+                guard let path = lo_get_path(b.baseAddress, n) else { return }
+                var result: Int32 = 0
+                guard let m = lo_message_deserialise(b.baseAddress, n, &result) else { return }
+                defer { lo_message_free(m) }
+                let types = lo_message_get_types(m).map { String(cString: $0) } ?? ""
+                received(path: String(cString: path), types: types, argv: lo_message_get_argv(m), argc: Int(lo_message_get_argc(m)))
+            }
+        }
+    }
+
+    /// Whether a packet from `source` is the session manager's: its port, and its address
+    /// (any loopback address when the manager is on loopback).
+    private func isManager(_ source: sockaddr_storage) -> Bool {
+        guard let (host, port) = NSMClient.endpoint(source), let (targetHost, targetPort) = NSMClient.endpoint(target),
+              port == targetPort
+        else { return false }
+        return host == targetHost || (NSMClient.isLoopback(host) && NSMClient.isLoopback(targetHost))
+    }
+
+    private static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
+    }
+
+    private static func endpoint(_ address: sockaddr_storage) -> (String, UInt16)? {
+        guard let host = numericHost(address) else { return nil }
+        var a = address
+        let port: UInt16 = Int32(a.ss_family) == AF_INET
+            ? withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
+            : withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) } }
+        return (host, port)
+    }
+
+    private static func numericHost(_ address: sockaddr_storage) -> String? {
+        var a = address
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let code = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, socklen_t(MemoryLayout<sockaddr_storage>.size), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+            }
+        }
+        guard code == 0 else { return nil }
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Stops receiving (idempotent).
@@ -217,7 +312,13 @@ public final class NSMClient: @unchecked Sendable {
             case .int(let i): lo_message_add_int32(m, i)
             }
         }
-        sendLock.withLock { _ in _ = lo_send_message_from(target, server, path, m) }
+        var size = 0
+        guard let bytes = lo_message_serialise(m, path, nil, &size) else { return }
+        defer { free(bytes) }
+        var to = target
+        sendLock.withLock { _ in
+            _ = withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, size, 0, $0, targetLength) } }
+        }
     }
 
     private static func now() -> Double { Double(monotonicNanoseconds()) / 1e9 }

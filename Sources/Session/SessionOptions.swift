@@ -41,25 +41,44 @@ public enum SessionOptions {
     }
 
     /// Writes `arguments` under `directory` (created if needed), atomically: a reader sees the
-    /// old file or the new one, never half of one.
+    /// old file or the new one, never half of one. The temporary file is made by mkstemp
+    /// (a new file of a unique name, O_EXCL: a symlink or file planted at a fixed name is
+    /// never followed or overwritten), written and fsynced, renamed over the old one, and
+    /// the directory fsynced, so that the rename itself survives a power cut.
     public static func save(_ arguments: [String], program: String, to directory: String) throws(SessionError) {
         for a in arguments where a.contains("\n") || a.hasPrefix("#") {
             throw SessionError("cannot save the argument '\(a)': it contains a newline or starts with #")
         }
         try makeDirectories(directory)
         let path = file(in: directory)
-        let temporary = path + ".new"
-        guard let f = fopen(temporary, "w") else {
-            throw SessionError("cannot write \(temporary): \(String(cString: strerror(errno)))")
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw SessionError("cannot write in \(directory): \(String(cString: strerror(errno)))")
         }
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        fchmod(fd, 0o644)
         let bytes = Array(render(arguments, program: program).utf8)
-        let written = fwrite(bytes, 1, bytes.count, f)
-        let flushed = fflush(f) == 0 && fsync(fileno(f)) == 0
-        fclose(f)
-        guard written == bytes.count, flushed, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            written += n
+        }
+        let synced = written == bytes.count && fsync(fd) == 0
+        let reason = String(cString: strerror(errno))
+        close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            let why = synced ? String(cString: strerror(errno)) : reason
             unlink(temporary)
-            throw SessionError("cannot write \(path): \(reason)")
+            throw SessionError("cannot write \(path): \(why)")
+        }
+        // The directory entry: without this, a power cut can lose the rename.
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            fsync(dir)
+            close(dir)
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -26,6 +27,12 @@ import Synchronization
 /// full; when one update has not gone out for `stallLimit` seconds the connection is closed
 /// (counted as dropped). So jackvu holds at most one update and 64 KiB per browser, at most
 /// `maxClients` browsers.
+///
+/// Nothing from outside can use it up (`HTTPLimits`): at most 64 connections at once (more
+/// are closed before they are read), 10 s to send a request head, 30 s idle, 16 KiB of
+/// headers; on a loopback address only loopback host names (no DNS rebinding); WebSockets
+/// only from the page's own origin or those `--http-origin` names. Everything served is
+/// read-only (GET).
 public final class WebDisplay: Display, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is in Mutexes and atomics.
     private let context: DisplayContext
@@ -55,7 +62,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
     }
 
     /// Starts the server and returns once it listens (or throws why it cannot).
-    public init(context: DisplayContext, address: HTTPListenAddress) throws(StartError) {
+    public init(context: DisplayContext, address: HTTPListenAddress, limits: HTTPLimits = HTTPLimits()) throws(StartError) {
         self.context = context
         // What the page draws: every reading of the terminal display, not the ones it does
         // not show (VU, PPM and K are in `meter` when chosen; the 1/3 octaves are not drawn).
@@ -70,6 +77,10 @@ public final class WebDisplay: Display, @unchecked Sendable {
         self.hub = hub
         let started = StartSignal()
         let router = Router(context: BasicWebSocketRequestContext.self)
+        router.add(middleware: RequestGuard<BasicWebSocketRequestContext>(
+            loopbackOnly: RequestGuard<BasicWebSocketRequestContext>.isLoopbackHost(address.host), origins: Set(limits.origins)))
+        let gate = ConnectionGate(limit: limits.maxConnections)
+        hub.connectionGate = gate
         router.get("/") { _, _ -> Response in
             var headers = HTTPFields()
             headers[.contentType] = "text/html; charset=utf-8"
@@ -91,8 +102,20 @@ public final class WebDisplay: Display, @unchecked Sendable {
         }
         var logger = Logger(label: "jackvu-http") { _ in SwiftLogNoOpLogHandler() }
         logger.logLevel = .critical
+        var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)))
+        http1.httpDecoder = .init(
+            maxHeaderFieldSize: limits.maxHeaderFieldBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1)
+        let webSocketResponder = router.buildResponder()
+        let headTimeout = TimeAmount.nanoseconds(Int64(limits.headTimeout * 1e9))
+        let server = HTTPServerBuilder { responder in
+            GuardedChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                gate: gate, headTimeout: headTimeout)
+        }
         let app = Application(
-            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            router: router, server: server,
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: "jackvu"),
             onServerRunning: { channel in started.succeed(port: channel.localAddress?.port ?? address.port) },
             logger: logger)
@@ -201,9 +224,13 @@ final class Hub: @unchecked Sendable {
 
     func latest() -> String? { newest.withLock { $0 } }
 
+    /// The server's connection count and refusals.
+    var connectionGate: ConnectionGate?
+
     func statusJSON() -> String {
-        "{\"clients\": \(clientCount), \"dropped_clients\": \(dropped.count), \"skipped_frames\": \(skipped.count), "
-            + "\"bytes_sent\": \(bytesSent.count)}\n"
+        let open = connectionGate?.open.load(ordering: .relaxed) ?? 0, refused = connectionGate?.refused.load(ordering: .relaxed) ?? 0
+        return "{\"clients\": \(clientCount), \"dropped_clients\": \(dropped.count), \"skipped_frames\": \(skipped.count), "
+            + "\"bytes_sent\": \(bytesSent.count), \"connections\": \(open), \"refused_connections\": \(refused)}\n"
     }
 
     /// Called on the output thread: never waits for a browser.

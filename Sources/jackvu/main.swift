@@ -45,7 +45,7 @@ do throws(any Error) {
             let configuration = try live.makeConfiguration()
             var displays: [Engine.DisplayFactory] = []
             if let http = configuration.http {
-                displays.append { context in try makeWebDisplay(context, http) }
+                displays.append { context in try makeWebDisplay(context, http, origins: configuration.httpOrigins) }
             }
             if live.usesTerminal {
                 displays.append(makeTerminalDisplay)
@@ -97,11 +97,13 @@ func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
 }
 
 /// The browser display (`--http`); says where it listens on stderr.
-func makeWebDisplay(_ context: DisplayContext, _ address: String) throws -> any Display {
+func makeWebDisplay(_ context: DisplayContext, _ address: String, origins: [String]) throws -> any Display {
     let parsed: HTTPListenAddress
     do { parsed = try HTTPListenAddress(parsing: address) } catch { throw EngineError(.usage, "--http \(error.description)") }
     do {
-        let display = try WebDisplay(context: context, address: parsed)
+        var limits = HTTPLimits()
+        limits.origins = origins
+        let display = try WebDisplay(context: context, address: parsed, limits: limits)
         printError("browser display at http://\(display.address)/")
         return display
     } catch {

@@ -198,6 +198,25 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("replaced samples  1 (not finite"), text.stdout)
     }
 
+    /// A file name with a newline and a terminal escape cannot forge a line or drive the
+    /// terminal: it is escaped in the summary, the stream and the error line.
+    func testNamesFromOutsideAreEscaped() throws {
+        let path = try file("a\nb\u{1B}[31m\"c.wav", EBUSignals.tones([S(seconds: 1, dBFS: -20)]))
+        let escaped = path.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\u{1B}", with: "\\e")
+        let summary = try Executables.run(try Executables.product("jackvu"), ["analyze", path], timeout: 60)
+        XCTAssertEqual(summary.status, 0, summary.stderr)
+        XCTAssertEqual(summary.stdout.split(separator: "\n").first.map(String.init), escaped)
+        XCTAssertFalse(summary.stdout.contains("\u{1B}"))
+        let stream = try Executables.run(try Executables.product("jackvu"), ["analyze", "--stream", path], timeout: 60)
+        XCTAssertEqual(stream.status, 0, stream.stderr)
+        XCTAssertEqual(stream.stdout.split(separator: "\n").first.map(String.init),
+                       "/jackvu/file s \"\(escaped.replacingOccurrences(of: "\"", with: "\\\""))\"")
+        let missing = try Executables.run(try Executables.product("jackvu"), ["analyze", path + "\nmissing"], timeout: 60)
+        XCTAssertEqual(missing.status, 66)
+        XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
+        XCTAssertFalse(missing.stderr.contains("\u{1B}"))
+    }
+
     /// The lowest supported rate works: a −20 dBFS 1 kHz sine at 8 kHz reads as at 48 kHz
     /// (within the bilinear K-weighting's warping at 1 kHz of an 8 kHz design).
     func testLowestSupportedRate() throws {

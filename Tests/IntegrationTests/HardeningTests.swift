@@ -214,4 +214,23 @@ final class HardeningTests: XCTestCase {
         XCTAssertNotNil(given.waitForStdout(timeout: 20) { rms($0) >= now + 5 }, "updates stopped after the flood")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
+
+    /// No script writes a fixed name in /tmp (another user's file or symlink could be there,
+    /// and two runs would share it): each makes its own directory with mktemp. tmux's socket
+    /// directory (`${TMUX_TMPDIR:-/tmp}/tmux-UID`) is tmux's own.
+    func testNoScriptUsesAFixedNameInTmp() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let tools = root.appendingPathComponent("Tools")
+        var scripts = try FileManager.default.contentsOfDirectory(atPath: tools.path)
+            .filter { $0.hasSuffix(".sh") }.map { tools.appendingPathComponent($0).path }
+        scripts.append(root.appendingPathComponent(".ci/run").path)
+        XCTAssertGreaterThan(scripts.count, 5)
+        for script in scripts {
+            let text = try String(contentsOfFile: script, encoding: .utf8)
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.replacingOccurrences(of: "${TMUX_TMPDIR:-/tmp}", with: "").contains("/tmp/") {
+                XCTFail("\(script):\(n + 1) names a file in /tmp: \(line)")
+            }
+        }
+    }
 }

@@ -163,6 +163,62 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(vu.stderr.split(separator: "\n").filter { !$0.hasPrefix("jackvu: in a session") }.count, 1, vu.stderr)
     }
 
+    /// jackvu's session socket is bound to loopback (the route to a manager on this machine),
+    /// not every interface, and reads only the manager: a save from another socket on this
+    /// machine gets no answer (and saves nothing), the manager's own save right after it does.
+    func testTheSessionSocketIsBoundNarrowlyAndAnswersOnlyTheManager() throws {
+        let server = try JackServer(label: "nsmbind")
+        let peer = try NSMPeer()
+        var environment = server.environment
+        environment["NSM_URL"] = peer.url
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--channels", "1"], environment: environment)
+        defer { vu.stop() }
+        let instance = folder + "/jackvu.nBIND"
+        let (announce, answer) = try peer.admit(path: instance, clientID: "jackvu.nBIND", displayName: "jackvu")
+        XCTAssertEqual(answer.path, "/reply", vu.stderr)
+
+        // Its UDP sockets, found by inode in /proc/net/udp and udp6: all on 127.0.0.1.
+        let pid = vu.process.processIdentifier
+        let inodes = Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap { fd -> String? in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                  link.hasPrefix("socket:[") else { return nil }
+            return String(link.dropFirst("socket:[".count).dropLast())
+        })
+        var udp: [[String]] = []
+        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields: [String] = line.split(separator: " ").map { String($0) }
+                if fields.count > 9 && inodes.contains(fields[9]) { udp.append(fields) }
+            }
+        }
+        XCTAssertEqual(udp.count, 1, "one UDP socket (the session's): \(udp)")
+        XCTAssertTrue(udp.allSatisfy { $0[1].hasPrefix("0100007F:") }, "bound to 127.0.0.1: \(udp)")
+
+        // A save from another socket of this machine: ignored.
+        let jackvuPort = try XCTUnwrap(announce.source.split(separator: ":").last.flatMap { UInt16($0.trimmingCharacters(in: ["/"])) })
+        let stranger = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(stranger) }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_addr.s_addr = inet_addr("127.0.0.1")
+        to.sin_port = jackvuPort.bigEndian
+        let m = lo_message_new()
+        defer { lo_message_free(m) }
+        var size = 0
+        let bytes = lo_message_serialise(m, "/nsm/client/save", nil, &size)
+        defer { free(bytes) }
+        _ = withUnsafePointer(to: &to) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(stranger, bytes, size, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        // The manager's save, sent after it, is answered: by then the stranger's was read.
+        peer.send(to: announce.source, "/nsm/client/save", [])
+        XCTAssertNotNil(peer.take("/reply", to: "/nsm/client/save"), "no reply to the manager's save: \(peer.log)")
+        var reply = [UInt8](repeating: 0, count: 1024)
+        XCTAssertEqual(recv(stranger, &reply, reply.count, Int32(MSG_DONTWAIT)), -1, "the stranger was answered")
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+    }
+
     func testNoSessionManagerAnsweringIsOneLineAndStatus69() throws {
         let port = freeUDPPort()
         let vu = try BackgroundProcess(

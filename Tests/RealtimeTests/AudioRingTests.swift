@@ -144,3 +144,21 @@ final class ManagedAtomicFlag: @unchecked Sendable {
     func set() { counter.store(1) }
     var isSet: Bool { counter.count == 1 }
 }
+
+/// A warning that repeats every period is said once per interval, with a count of the rest.
+final class RepeatedWarningTests: XCTestCase {
+    func testOncePerIntervalWithTheCountHeldBack() {
+        var w = RepeatedWarning(seconds: 10)
+        let s = 1_000_000_000
+        XCTAssertEqual(w.occurred(at: 5 * s), 0, "the first at once")
+        XCTAssertNil(w.occurred(at: 5 * s + 1))
+        XCTAssertNil(w.occurred(at: 14 * s))
+        XCTAssertEqual(w.occurred(at: 15 * s), 2, "ten seconds on, with the two held back")
+        XCTAssertNil(w.occurred(at: 24 * s))
+        XCTAssertEqual(w.occurred(at: 100 * s), 1)
+        // 1000 periods of overload in 5 s: one line.
+        var lines = 0
+        for i in 0..<1000 where w.occurred(at: 200 * s + i * 5_000_000) != nil { lines += 1 }
+        XCTAssertEqual(lines, 1)
+    }
+}

@@ -27,7 +27,7 @@ final class SessionOptionsTests: XCTestCase {
         let text = try String(contentsOfFile: instance + "/options", encoding: .utf8)
         XCTAssertTrue(text.hasPrefix("# jackvu options"), text)
         XCTAssertEqual(try SessionOptions.load(from: instance), arguments)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: instance + "/options.new"), "no temporary file left")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: instance), ["options"], "no temporary file left")
     }
 
     func testSavingAgainReplacesTheFile() throws {
@@ -46,5 +46,20 @@ final class SessionOptionsTests: XCTestCase {
         XCTAssertThrowsError(try SessionOptions.save(["x"], program: "jackvu", to: "/proc/jackvu/x")) { error in
             XCTAssertTrue("\(error)".hasPrefix("cannot create /proc/jackvu"), "\(error)")
         }
+    }
+
+    /// A symlink planted where a fixed temporary name would be (`options.new`, the old name)
+    /// is neither followed nor touched, and the file it points to is not written.
+    func testAPlantedSymlinkIsNotFollowed() throws {
+        let victim = directory + "/victim"
+        try "precious\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        XCTAssertEqual(symlink(victim, directory + "/options.new"), 0)
+        try SessionOptions.save(["--rate", "5"], program: "jackvu", to: directory)
+        XCTAssertEqual(try String(contentsOfFile: victim, encoding: .utf8), "precious\n")
+        XCTAssertEqual(try SessionOptions.load(from: directory), ["--rate", "5"])
+        var st = stat()
+        XCTAssertEqual(lstat(directory + "/options", &st), 0)
+        XCTAssertEqual(st.st_mode & S_IFMT, S_IFREG, "options is a file of its own, not the link")
+        XCTAssertEqual(st.st_mode & 0o777, 0o644)
     }
 }
