@@ -52,7 +52,16 @@ public struct SpectralPeak: Equatable, Sendable {
 /// FFT spectrum of one frame: log-spaced display bars and the peak frequency with its note.
 ///
 /// The pipeline is the original app's: Hann window → FFT → magnitudes normalised by the FFT
-/// size → bars that each average their bins' magnitudes and map −80 ... 0 dB to 0 ... 1. The
+/// size → bars on −80 ... 0 dB mapped to 0 ... 1 — but calibrated as an engineer reads an
+/// analyser: a sine reads its peak level in dBFS on the bar that holds it. A bar's level is
+/// the larger of its band's power and its strongest bin, each scaled to a sine's peak: the
+/// band power Σ m² of a sine of peak A is (A/2)²·3/8 (one side of the spectrum, the Hann
+/// window's mean square 3/8), so A = √(Σ m² · 32/3) — exact wherever the sine lies, once the
+/// bar holds the window's main lobe; a bar narrower than that (one bin, at low frequencies)
+/// reads its strongest bin m = A/4 (one side, the Hann window's coherent gain ½) — exact at
+/// a bin centre, at most 1.42 dB low between bins (the Hann window's scalloping loss). Noise
+/// reads its band power, as a sine of the same power would. (The original averaged the
+/// magnitudes: a −18 dBFS sine peaked near −38 dB.) The
 /// peak is refined between bins with the exact ratio estimator for the Hann window
 /// (Grandke 1983), `δ = (2α − 1) / (α + 1)` with `α` the larger neighbour over the peak bin,
 /// which is unbiased for an isolated sine (the original reported the bin centre, ±½ bin).
@@ -146,16 +155,26 @@ public final class SpectrumAnalyzer: @unchecked Sendable {
         peak = findPeak()
     }
 
+    /// A sine of peak A: its band power Σ m² is A²·3/32, its strongest bin at most A/4.
+    static let bandPowerToPeak: Float = 32 / 3
+    static let binToPeak: Float = 4
+
     private func computeBars() {
         let mags = magnitudeStorage
         let lo = SpectrumAnalyzer.barRange.lowerBound
         let span = SpectrumAnalyzer.barRange.upperBound - lo
         for (i, bins) in barBins.enumerated() {
             let slice = UnsafeBufferPointer(rebasing: mags[bins.lo...bins.hi])
-            let average = Vector.sum(slice) / Float(slice.count)
-            let db = Decibels.fromAmplitude(average, floor: -180)
+            let band = (Vector.sumOfSquares(slice) * SpectrumAnalyzer.bandPowerToPeak).squareRoot()
+            let strongest = Vector.maxMagnitude(slice) * SpectrumAnalyzer.binToPeak
+            let db = Decibels.fromAmplitude(max(band, strongest), floor: -180)
             barStorage[i] = min(1, max(0, (db - lo) / span))
         }
+    }
+
+    /// The level a bar shows, dBFS (a sine's peak level), from its value 0 ... 1.
+    public static func barLevel(_ value: Float) -> Float {
+        barRange.lowerBound + value * (barRange.upperBound - barRange.lowerBound)
     }
 
     private func findPeak() -> SpectralPeak? {

@@ -302,7 +302,8 @@ public struct FileAnalysis {
         }
         while let (planar, n) = reader.next() {
             analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * reader.chunk) }, truePeak: stream) {
-                guard stream else { return }
+                // As live: until the analysis block is full its levels would read low.
+                guard stream, analyzer.isBlockFull else { return }
                 analyzer.write(into: &snapshot)
                 if format == .json {
                     output += json.line(for: snapshot, file: path)

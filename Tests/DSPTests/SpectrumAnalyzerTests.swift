@@ -122,6 +122,49 @@ final class SpectrumAnalyzerTests: XCTestCase {
 
     // MARK: - Bars
 
+    /// Calibrated as an analyser: a −18 dBFS sine reads −18 dB on its bar — within 0.05 dB
+    /// wherever it lies in a bar wider than the window's main lobe, and in a one-bin bar at a
+    /// bin centre; between bins of a one-bin bar no more than the Hann window's 1.42 dB
+    /// scalloping loss low; never above its level. Pink-ish noise reads its band power.
+    func testASineReadsItsPeakLevel() throws {
+        let a = try analyzer(sampleRate: 48000)
+        let edges = (0...48).map { 60 * pow(18000.0 / 60, Double($0) / 48) }
+        func reading(_ frequency: Double) -> (bar: Int, dB: Float) {
+            let result = a.process(TestSignals.sine(frequency: frequency, sampleRate: 48000, count: 4096, amplitude: pow(10, -18.0 / 20)))
+            let bar = edges.lastIndex { $0 <= frequency }!
+            return (bar, SpectrumAnalyzer.barLevel(result.bars[bar]))
+        }
+        let bin = 48000.0 / 4096
+        // Mid-bar in wide bars (≥ 5 bins), on and off the bin grid.
+        for frequency in [997.0, 1000.0, 2500.3, 5000.0, 10_031.0, 15_000.0] {
+            let bar = edges.lastIndex { $0 <= frequency }!
+            let mid = (edges[bar] * edges[bar + 1]).squareRoot()
+            let f = mid + (frequency - frequency.rounded(.down))  // near the bar's centre
+            XCTAssertGreaterThan(edges[bar + 1] - edges[bar], 5 * bin)
+            XCTAssertEqual(reading(f).dB, -18, accuracy: 0.05, "\(f) Hz")
+        }
+        // One-bin bars at low frequencies: exact at a bin centre, within the scalloping loss between.
+        for k in [6, 8, 10] {
+            XCTAssertEqual(reading(Double(k) * bin).dB, -18, accuracy: 0.05, "bin \(k)")
+            let between = reading((Double(k) + 0.5) * bin).dB
+            XCTAssertLessThanOrEqual(between, -18 + 0.05)
+            XCTAssertGreaterThanOrEqual(between, -18 - 1.45)
+        }
+        // White noise of RMS r in a bar: its power there, scaled as a sine's peak
+        // (√2 · RMS in band), i.e. band RMS + 3.01 dB, within 1.5 dB for one frame.
+        var seed: UInt64 = 12345
+        print("testASineReadsItsPeakLevel: noise seed \(seed)")
+        let noise: [Float] = (0..<4096).map { _ in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52) * 0.1
+        }
+        let result = a.process(noise)
+        let variance = 0.1 * 0.1 / 3.0  // uniform in ±0.1
+        let bar = 40, width = edges[bar + 1] - edges[bar]
+        let bandRMS = (variance * width / 24000).squareRoot()
+        XCTAssertEqual(Double(SpectrumAnalyzer.barLevel(result.bars[bar])), 20 * log10(bandRMS * 2.0.squareRoot()), accuracy: 1.5)
+    }
+
     func testBarsRiseWhereTheToneIs() throws {
         let a = try analyzer(sampleRate: 48000)
         let result = a.process(TestSignals.sine(frequency: 1000, sampleRate: 48000, count: 4096))
@@ -130,8 +173,8 @@ final class SpectrumAnalyzerTests: XCTestCase {
         let step = log10(18000.0 / 60) / 48
         let expected = Int(log10(1000.0 / 60) / step)
         XCTAssertLessThanOrEqual(abs(loudest - expected), 1)
-        // The bar averages its ~11 bins, of which the tone fills about 3: about −26 dB → 0.67.
-        XCTAssertGreaterThan(result.bars[loudest], 0.6)
+        // A full-scale sine reads 0 dB: the top of the bar.
+        XCTAssertEqual(result.bars[loudest], 1, accuracy: 0.002)
         XCTAssertLessThan(result.bars[0], 0.3)
     }
 

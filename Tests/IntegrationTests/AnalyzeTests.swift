@@ -233,9 +233,13 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
         XCTAssertEqual(lines.first, "/jackvu/file s \"\(path)\"")
-        XCTAssertTrue(lines[1].hasPrefix("/jackvu/time f 0.021333"), String(lines[1]))
+        // As live, the first update comes once the 4096-sample block is full (the fourth
+        // hop of 1024), and its RMS is already the steady −18 − 3.01 dBFS.
+        XCTAssertTrue(lines[1].hasPrefix("/jackvu/time f 0.085333"), String(lines[1]))
+        let firstRMS = lines.first { $0.hasPrefix("/jackvu/ch/1/rms f ") }.flatMap { Double($0.split(separator: " ")[2]) }
+        XCTAssertEqual(firstRMS ?? 0, -21.0103, accuracy: 0.05)
         let hops = lines.filter { $0.hasPrefix("/jackvu/time f") }.count
-        XCTAssertEqual(hops, 31 * 48000 / 1024)
+        XCTAssertEqual(hops, 31 * 48000 / 1024 - 3)
         let integrated = lines.last { $0.hasPrefix("/jackvu/loudness/integrated f ") }.flatMap { Double($0.split(separator: " ")[2]) }
         XCTAssertEqual(integrated ?? 0, -18, accuracy: 0.1, "a −18 dBFS stereo 1 kHz sine reads −18 LUFS")
         XCTAssertEqual(r.stderr, "", "no progress bar when stderr is not a terminal")

@@ -41,6 +41,13 @@ final class ToneAnalysisTests: XCTestCase {
         let bars = try XCTUnwrap(update.messages["/jackvu/ch/1/bars"]).compactMap(Double.init)
         XCTAssertEqual(bars.count, 48)
         XCTAssertTrue(bars.allSatisfy { (0...1).contains($0) })
+        // Calibrated: the −12 dBFS sine reads −12 dB on its bar (−80…0 dB on 0…1), within the
+        // Hann window's scalloping loss (1.42 dB) where 440 Hz falls between bins.
+        let edges = (0...48).map { 60 * pow(18000.0 / 60, Double($0) / 48) }
+        let bar = try XCTUnwrap(edges.lastIndex { $0 <= 440 })
+        XCTAssertEqual(bars.max(), bars[bar])
+        XCTAssertLessThanOrEqual(-80 + 80 * bars[bar], -12 + 0.05)
+        XCTAssertGreaterThanOrEqual(-80 + 80 * bars[bar], -12 - 1.45)
     }
 
     /// The meter port exists with CV metadata, and the value it carries equals the printed
