@@ -39,6 +39,9 @@ final class Capture: Sendable {
     let freewheeling = Counter()
     /// Signalled by the worker when it has made room in the ring, for a freewheeling callback.
     let space = WakeSignal()
+    /// Ring frames before this index are to be dropped unanalysed (a new client's warm-up):
+    /// set by the engine's thread, acted on by the worker, the ring's only consumer.
+    let discardBefore = Counter()
 
     init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)

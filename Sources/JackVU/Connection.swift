@@ -62,9 +62,11 @@ final class JackConnection {
         describePorts(inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
         client.writeDeferredProperties()  // in process only (see Client.setProperty)
         client.setHandlers(process: processor, notifications: notifications)
-        // Warm up the process path outside real time, then forget what it produced.
+        // Warm up the process path outside real time, then forget what it produced: the worker
+        // drops it (the ring has one consumer; dropping it here raced the worker's reading, and
+        // a reconnect under RealtimeSanitizer's debug build tripped "consumed unread frames").
         client.warmUp()
-        capture.ring.discardReadable()
+        capture.discardBefore.store(capture.ring.framesWritten)
     }
 
     /// Tells the process callback which meter ports have a connection now (the others need

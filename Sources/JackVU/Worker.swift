@@ -177,6 +177,13 @@ final class Worker: @unchecked Sendable {
             ring.consume(frames: ring.readableFrames)
             return 0
         }
+        // A new client's warm-up frames: dropped, and the analysis block starts again.
+        let warmUp = min(capture.discardBefore.count - ring.framesRead, ring.readableFrames)
+        if warmUp > 0 {
+            ring.consume(frames: warmUp)
+            analyzerStart += warmUp
+            analyzer.restartBlock()
+        }
         let overruns = ring.overruns
         if overruns != lastOverruns {
             // The callback dropped audio because the ring was full: what is in it now was
