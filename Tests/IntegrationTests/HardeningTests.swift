@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import TestSupport
 import XCTest
@@ -130,7 +133,7 @@ final class HardeningTests: XCTestCase {
     /// Sends `packets` to 127.0.0.1:`port` from a socket bound to `source` (a loopback address
     /// other than 127.0.0.1 stands for another host), `gap` microseconds apart.
     private func send(_ packets: [[UInt8]], port: UInt16, from source: String, gap: UInt32 = 0) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_INET, datagramSocketType, 0)
         defer { close(fd) }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Outputs
 import TestSupport
@@ -123,7 +126,7 @@ final class OSCOutputTests: XCTestCase {
         let listen = try Executables.run(try jackvu(), ["--listen", "tcp://127.0.0.1:9"], environment: server.environment)
         XCTAssertEqual(listen.status, 64, listen.stderr)
         XCTAssertEqual(listen.stderr.split(separator: "\n").count, 1, listen.stderr)
-        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let holder = socket(AF_INET, datagramSocketType, 0)
         defer { close(holder) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLiblo
 import Foundation
 import TestSupport
@@ -197,7 +200,7 @@ final class SessionManagerTests: XCTestCase {
 
         // A save from another socket of this machine: ignored.
         let jackvuPort = try XCTUnwrap(announce.source.split(separator: ":").last.flatMap { UInt16($0.trimmingCharacters(in: ["/"])) })
-        let stranger = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let stranger = socket(AF_INET, datagramSocketType, 0)
         defer { close(stranger) }
         var to = sockaddr_in()
         to.sin_family = sa_family_t(AF_INET)

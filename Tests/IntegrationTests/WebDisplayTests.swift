@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Outputs
 import TestSupport
@@ -250,7 +253,7 @@ final class WebDisplayTests: XCTestCase {
 
         // Something else listening on the port.
         let port = freeTCPPort()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A tmux server of the test's own (a private socket), with one session `jv`: a real terminal

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A real JACK server for a test: `jackd -n NAME --no-realtime -d dummy -r RATE -p PERIOD`,

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A real PipeWire for a test, with PipeWire's JACK (pipewire-jack) in front of it: `pipewire`

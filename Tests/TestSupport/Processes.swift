@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import XCTest
 
@@ -233,3 +236,9 @@ public func sendUDP(_ bytes: [UInt8], port: UInt16) {
         }
     }
 }
+
+/// `SOCK_STREAM` and `SOCK_DGRAM` as `socket(2)` takes them. The test targets use these instead
+/// of Glibc's names: Swift 6.3 sometimes failed to find `SOCK_STREAM` in a file of
+/// IntegrationTests, depending on how a build batched the module's files.
+public let streamSocketType = Int32(SOCK_STREAM.rawValue)
+public let datagramSocketType = Int32(SOCK_DGRAM.rawValue)
