@@ -93,6 +93,9 @@ let package = Package(
         .executableTarget(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],
             path: "Tools/jacktone"),
+        // The fuzzers of untrusted inputs (libFuzzer with -sanitize=fuzzer -DFUZZING; a replayer
+        // of files otherwise): see Tools/test.sh and FuzzTests.
+        .executableTarget(name: "jackvu-fuzz", dependencies: ["JackVU", "Outputs"], path: "Tools/jackvu-fuzz"),
         .executableTarget(
             name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "JackVU", "Outputs"],
             path: "Tools/jackvu-bench"),

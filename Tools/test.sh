@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is needed, builds jackvu twice (normally, and with
-# RealtimeSanitizer for the real-time tests) and runs every test. The tests start their own
+# The test command: installs what is needed, builds jackvu three times (normally, with
+# RealtimeSanitizer for the real-time tests, and the fuzzer with libFuzzer and
+# AddressSanitizer) and runs every test. The tests start their own
 # named JACK servers (jackd -n jackvu-test-RUN-… -d dummy) and stop them; nothing touches the
 # default server. Logs of passing tests are removed; a failing test's are named on stdout.
 set -euo pipefail
@@ -25,10 +26,15 @@ for product in jackvu jacktone; do
     -Xswiftc -Xclang-linker -Xswiftc -fsanitize=realtime
 done
 
+echo "== build the fuzzer with libFuzzer and AddressSanitizer (.build-fuzz)" >&2
+swift build --scratch-path .build-fuzz --product jackvu-fuzz \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+
 # Each run names its JACK servers jackvu-test-RUN-… (RUN: this script's process id), so two
 # runs on one machine never share a server.
 export JACKVU_TEST_RUN="$$"
 export JACKVU_RTSAN_BIN_DIR="$PWD/.build-rtsan/debug"
+export JACKVU_FUZZ_BIN_DIR="$PWD/.build-fuzz/debug"
 # With no arguments the test bundle runs directly: `swift test` would hold the build folder's
 # lock for the whole run, and a second run from the same checkout would wait for it. With
 # arguments (e.g. --filter ErrorTests) they go to `swift test`. XCTest only: no Swift Testing

@@ -134,14 +134,17 @@ public enum OSCDecoder {
         let argv = lo_message_get_argv(m)
         var arguments: [OSCArgument] = []
         for (i, t) in types.utf8.enumerated() {
-            guard let arg = argv?[i] else { throw .malformed }
+            // Each argument is read at its own size: liblo allocates 4 bytes for an `i` or `f`,
+            // and `arg.pointee` would load the whole lo_arg union past them (found by the fuzzer).
+            guard let pointer = argv?[i] else { throw .malformed }
+            let arg = UnsafeRawPointer(pointer)
             switch UInt8(t) {
-            case UInt8(ascii: "f"): arguments.append(.float(arg.pointee.f))
-            case UInt8(ascii: "d"): arguments.append(.float(Float(arg.pointee.d)))
-            case UInt8(ascii: "i"): arguments.append(.int(arg.pointee.i))
-            case UInt8(ascii: "h"): arguments.append(.int(Int32(clamping: arg.pointee.h)))
+            case UInt8(ascii: "f"): arguments.append(.float(arg.loadUnaligned(as: Float.self)))
+            case UInt8(ascii: "d"): arguments.append(.float(Float(arg.loadUnaligned(as: Double.self))))
+            case UInt8(ascii: "i"): arguments.append(.int(arg.loadUnaligned(as: Int32.self)))
+            case UInt8(ascii: "h"): arguments.append(.int(Int32(clamping: arg.loadUnaligned(as: Int64.self))))
             case UInt8(ascii: "s"), UInt8(ascii: "S"):
-                arguments.append(.string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self))))
+                arguments.append(.string(String(cString: arg.assumingMemoryBound(to: CChar.self))))
             default: break
             }
         }

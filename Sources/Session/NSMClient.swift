@@ -261,7 +261,7 @@ public final class NSMClient: @unchecked Sendable {
         }
         func int(_ i: Int) -> Int32? {
             guard i < argc, i < types.utf8.count, Array(types.utf8)[i] == UInt8(ascii: "i"), let arg = argv?[i] else { return nil }
-            return arg.pointee.i
+            return UnsafeRawPointer(arg).loadUnaligned(as: Int32.self)  // its 4 bytes, not the union
         }
         switch path {
         case "/reply" where string(0) == "/nsm/server/announce":

@@ -36,8 +36,8 @@ final class NSMPeer {
                 guard let arg = argv?[i] else { continue }
                 switch t {
                 case UInt8(ascii: "s"): arguments.append(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self)))
-                case UInt8(ascii: "i"): arguments.append(String(arg.pointee.i))
-                case UInt8(ascii: "f"): arguments.append(String(arg.pointee.f))
+                case UInt8(ascii: "i"): arguments.append(String(UnsafeRawPointer(arg).loadUnaligned(as: Int32.self)))
+                case UInt8(ascii: "f"): arguments.append(String(UnsafeRawPointer(arg).loadUnaligned(as: Float.self)))
                 default: arguments.append("?")
                 }
             }

@@ -1,0 +1,85 @@
+// jackvu-fuzz: the coverage-guided fuzzers of jackvu's untrusted inputs (libFuzzer).
+//
+// Built with `-sanitize=fuzzer,address -DFUZZING` (Tools/test.sh: .build-fuzz), libFuzzer
+// supplies `main` and calls `LLVMFuzzerTestOneInput` with each input; JACKVU_FUZZ_TARGET
+// chooses the input path:
+//   wav      an audio file for `jackvu analyze` (libsndfile's parse, jackvu's WAV reader)
+//   control  a UDP packet for the OSC control input (`--listen`): liblo's decoding, then
+//            jackvu's command parsing
+// Built normally (no FUZZING), it replays files given as arguments through the same entry:
+// `jackvu-fuzz FILE...` (with JACKVU_FUZZ_TARGET set), for reproducing a crash.
+#if canImport(Glibc)
+import Glibc
+#endif
+import JackVU
+import Outputs
+
+private enum Target { case wav, control }
+
+private let target: Target = {
+    let name = getenv("JACKVU_FUZZ_TARGET").map { String(cString: $0) } ?? "wav"
+    return name == "control" ? .control : .wav
+}()
+
+/// A scratch file for the wav target, in a directory of this process's own (removed at exit).
+private let scratch: String = {
+    var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/jackvu-fuzz-XXXXXX").utf8CString)
+    let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    scratchDirectory = dir
+    atexit {
+        if let dir = scratchDirectory {
+            unlink(dir + "/input")
+            rmdir(dir)
+        }
+    }
+    return dir + "/input"
+}()
+nonisolated(unsafe) private var scratchDirectory: String?
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+    switch target {
+    case .wav:
+        _ = Fuzzing.readAudioFile(bytes, path: scratch)
+    case .control:
+        guard size <= ControlCommand.maxPacketSize, let messages = try? OSCDecoder.messages(in: bytes) else { return 0 }
+        for m in messages { _ = ControlCommand.parse(m, prefix: "/jackvu", sender: (host: "127.0.0.1", port: 9000)) }
+    }
+    return 0
+}
+
+#if FUZZING
+// SwiftPM links an executable's entry point as `<module>_main` (and `main` to it), so the
+// fuzzer's `main` is this: libFuzzer's driver, with the entry above.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+
+@_cdecl("jackvu_fuzz_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runDriver(&count, &arguments, fuzzOne)
+}
+#else
+@main
+struct Replay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let f = fopen(path, "rb") else {
+                let line = "jackvu-fuzz: cannot read \(path)\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
+                exit(66)
+            }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while case let n = fread(&buffer, 1, buffer.count, f), n > 0 { bytes += buffer[0..<n] }
+            fclose(f)
+            _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
+            print("\(path): ok")
+        }
+    }
+}
+#endif
