@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CJack
 import Realtime
+import Synchronization
 
 /// A JACK client: a connection to one JACK server, with ports and callbacks.
 ///
@@ -14,8 +15,16 @@ import Realtime
 /// Lifecycle: `init` (open) → `registerPort` → `setHandlers` → `warmUp` → `activate` →
 /// `connect` … → `close`. All methods are for one setup thread; none is real-time safe.
 public final class Client: @unchecked Sendable {
-    // @unchecked Sendable: the handle is used by the owning thread only; the real-time and
-    // notification threads reach the handlers through `CallbackContext`, not through this.
+    // @unchecked Sendable: the handle is used by the owning thread, and by one more (the port
+    // metadata writer) for `setProperty`; requests to the server from both go one at a time
+    // through `requests`. The real-time and notification threads reach the handlers through
+    // `CallbackContext`, not through this.
+
+    /// libjack's requests to the server share one socket per client, with no lock of its own:
+    /// a `jack_connect` on one thread and a `jack_set_property` on another crossed their
+    /// answers (a connection silently not made, jackd writing "Broken pipe"). Held for
+    /// each request.
+    private let requests = Mutex(())
 
     private var handle: OpaquePointer?
     private var context: Unmanaged<CallbackContext>?
@@ -160,7 +169,7 @@ public final class Client: @unchecked Sendable {
 
     /// Starts processing: from now on JACK calls the process handler every cycle.
     public func activate() throws(JackError) {
-        guard let handle, jack_activate(handle) == 0 else { throw .activationFailed }
+        guard let handle, requests.withLock({ _ in jack_activate(handle) }) == 0 else { throw .activationFailed }
         active = true
     }
 
@@ -174,6 +183,7 @@ public final class Client: @unchecked Sendable {
         guard regcomp(&regex, pattern, REG_EXTENDED | REG_NOSUB) == 0 else { throw .invalidPattern(pattern) }
         regfree(&regex)
         guard let handle else { return [] }
+        // The graph in shared memory: no request to the server.
         guard let list = jack_get_ports(handle, pattern, audioOnly ? JACK_DEFAULT_AUDIO_TYPE : nil, direction?.flags ?? 0)
         else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
@@ -190,7 +200,7 @@ public final class Client: @unchecked Sendable {
     /// ports that are already connected is not an error. The client must be active.
     public func connect(_ source: String, to destination: String) throws(JackError) {
         guard let handle else { throw .activationFailed }
-        let code = jack_connect(handle, source, destination)
+        let code = requests.withLock { _ in jack_connect(handle, source, destination) }
         guard code == 0 || code == EEXIST else {
             throw .connectionFailed(source: source, destination: destination, code: code)
         }
@@ -206,7 +216,7 @@ public final class Client: @unchecked Sendable {
             deferredProperties.append((port.name, key, value, type))
             return
         }
-        guard let handle, jack_set_property(handle, port.uuid, key, value, type) == 0 else {
+        guard let handle, requests.withLock({ _ in jack_set_property(handle, port.uuid, key, value, type) }) == 0 else {
             throw .metadataFailed(port: port.name, key: key)
         }
     }

@@ -15,6 +15,21 @@ final class JackConnection {
     private(set) var meters: [Port] = []
     private let configuration: Configuration
     private let notifications: any NotificationHandler
+    /// The ports' metadata, written after activation by `metadataWriter`.
+    private var properties: [(port: Port, key: String, value: String, type: String?)] = []
+    private var metadataWriter: PosixThread?
+    private let stopWriting = Counter()  // 1: stop
+
+    /// Properties written at once, then a pause: a client of the server that is opening while
+    /// notifications pour in does not read them until its own open is answered, and jack2's
+    /// server blocks writing to it once its socket is full — the server, jackvu and the
+    /// opening client (qjackctl, jack_lsp) all hung until that client died (35 s, in 2 of 6
+    /// 64-channel starts with jack_lsp in a loop; 0 of 8 without the metadata). Four
+    /// notifications every 20 ms stay far below what the socket holds, whatever the channel
+    /// count (eight still let one jack_lsp of ten wait 1.0 s; four: at most 94 ms in 12
+    /// starts). 64 channels' 384 properties take about 2 s; 2 channels' 12, 60 ms.
+    static let metadataBatch = 4
+    static let metadataPause: UInt32 = 20_000
 
     /// Opens a client (no ports yet).
     init(configuration c: Configuration, notifications: any NotificationHandler) throws(EngineError) {
@@ -60,7 +75,6 @@ final class JackConnection {
         // The client keeps the processor alive until it has closed.
         let processor = CaptureProcessor(inputs: inputs, meters: meters, capture: capture, oscPort: oscPort, notesPort: notesPort)
         describePorts(inputs: inputs, meters: meters, osc: oscPort, notes: notesPort)
-        client.writeDeferredProperties()  // in process only (see Client.setProperty)
         client.setHandlers(process: processor, notifications: notifications)
         // Warm up the process path outside real time, then forget what it produced: the worker
         // drops it (the ring has one consumer; dropping it here raced the worker's reading, and
@@ -78,13 +92,34 @@ final class JackConnection {
     /// Inputs with at least one connection now.
     var connectedInputs: Int { inputs.filter { $0.connectionCount > 0 }.count }
 
-    /// Starts processing.
+    /// Starts processing, then writes the ports' metadata in paced batches on a thread of its
+    /// own (`metadataBatch`; in process, through `jack_property`, see Client.setProperty).
     func activate() throws(EngineError) {
         do { try client.activate() } catch { throw EngineError(.software, error.description) }
+        let pending = properties
+        properties = []
+        let client = self.client, stop = stopWriting
+        metadataWriter = PosixThread(name: "jackvu-metadata") {
+            var failed: JackError?
+            for (i, p) in pending.enumerated() {
+                if stop.count != 0 { return }
+                do throws(JackError) { try client.setProperty(p.port, key: p.key, value: p.value, type: p.type) } catch { failed = failed ?? error }
+                if i % JackConnection.metadataBatch == JackConnection.metadataBatch - 1 { usleep(JackConnection.metadataPause) }
+            }
+            client.writeDeferredProperties()  // in process only
+            // A server without metadata support only gets a warning.
+            if let failed { printError("warning: \(failed.description)") }
+        }
     }
 
     /// Stops processing and closes the client, waiting for libjack at most `limit` seconds.
-    func close(within limit: Double = Client.closeLimit) { client.close(within: limit) }
+    /// The metadata writer stops first (within one batch).
+    func close(within limit: Double = Client.closeLimit) {
+        stopWriting.store(1)
+        metadataWriter?.join()
+        metadataWriter = nil
+        client.close(within: limit)
+    }
 
     /// The --connect sources seen so far: when ports appear, only new ones are connected, so
     /// that a connection undone by hand stays undone.
@@ -128,29 +163,26 @@ final class JackConnection {
     }
 
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
-    /// (qjackctl) show the meters as CV. A server without metadata support only gets a warning.
+    /// (qjackctl) show the meters as CV. Collected here, written by `activate`: the meter
+    /// ports' first (what patchbays need most), then the inputs'.
     private func describePorts(inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
-        do {
-            for (i, port) in inputs.enumerated() {
-                try client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
-                try client.setProperty(port, key: MetadataKey.prettyName, value: "Input \(i + 1)")
-                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
-            }
-            for (i, port) in meters.enumerated() {
-                try client.setProperty(port, key: MetadataKey.signalType, value: "CV")
-                try client.setProperty(port, key: MetadataKey.prettyName, value: configuration.meterPortPrettyName(i + 1))
-                try client.setProperty(port, key: MetadataKey.order, value: "\(i + 1)", type: MetadataKey.integerType)
-            }
-            if let osc {
-                try client.setProperty(osc, key: MetadataKey.eventTypes, value: "OSC")
-                try client.setProperty(osc, key: MetadataKey.prettyName, value: "OSC readings (\(configuration.prefix))")
-            }
-            if let notes {
-                try client.setProperty(notes, key: MetadataKey.eventTypes, value: "MIDI")
-                try client.setProperty(notes, key: MetadataKey.prettyName, value: "Pitch as MIDI notes")
-            }
-        } catch {
-            printError("warning: \(error.description)")
+        for (i, port) in meters.enumerated() {
+            properties.append((port, MetadataKey.signalType, "CV", nil))
+            properties.append((port, MetadataKey.prettyName, configuration.meterPortPrettyName(i + 1), nil))
+            properties.append((port, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
+        }
+        for (i, port) in inputs.enumerated() {
+            properties.append((port, MetadataKey.signalType, "AUDIO", nil))
+            properties.append((port, MetadataKey.prettyName, "Input \(i + 1)", nil))
+            properties.append((port, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
+        }
+        if let osc {
+            properties.append((osc, MetadataKey.eventTypes, "OSC", nil))
+            properties.append((osc, MetadataKey.prettyName, "OSC readings (\(configuration.prefix))", nil))
+        }
+        if let notes {
+            properties.append((notes, MetadataKey.eventTypes, "MIDI", nil))
+            properties.append((notes, MetadataKey.prettyName, "Pitch as MIDI notes", nil))
         }
     }
 }
