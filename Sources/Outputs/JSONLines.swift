@@ -104,44 +104,40 @@ public func fixed(_ x: Double, _ decimals: Int) -> String {
 /// quote. Names from outside (file names, port patterns, client names) pass through this
 /// on their way into any text jackvu prints.
 public func escapedForLine(_ s: String, quote: Bool = false) -> String {
-    var out = ""
-    for u in s.unicodeScalars {
+    escaped(s, quote: quote) { u in
         switch u {
-        case "\n": out += "\\n"
-        case "\t": out += "\\t"
-        case "\r": out += "\\r"
-        case "\u{1B}": out += "\\e"
-        case "\\": out += "\\\\"
-        case "\"" where quote: out += "\\\""
+        case "\r": return "\\r"
+        case "\u{1B}": return "\\e"
         default:
-            if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
-                let hex = String(u.value, radix: 16)
-                out += "\\x" + (hex.count < 2 ? "0" : "") + hex
-            } else {
-                out.unicodeScalars.append(u)
-            }
+            guard u.value < 0x20 || (0x7F...0x9F).contains(u.value) else { return nil }
+            let hex = String(u.value, radix: 16)
+            return "\\x" + (hex.count < 2 ? "0" : "") + hex
         }
     }
-    return out
 }
 
 /// A JSON string literal.
 public func jsonString(_ s: String) -> String {
-    var out = "\""
+    "\"" + escaped(s, quote: true) { u in
+        guard u.value < 0x20 else { return nil }
+        let hex = String(u.value, radix: 16)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    } + "\""
+}
+
+/// `s` with the backslash, newline and tab escaped (and the double quote, with `quote`), and
+/// every other scalar as `other` says (nil: as it is).
+private func escaped(_ s: String, quote: Bool, _ other: (Unicode.Scalar) -> String?) -> String {
+    var out = ""
     for u in s.unicodeScalars {
         switch u {
-        case "\"": out += "\\\""
         case "\\": out += "\\\\"
         case "\n": out += "\\n"
         case "\t": out += "\\t"
+        case "\"" where quote: out += "\\\""
         default:
-            if u.value < 0x20 {
-                let hex = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(u)
-            }
+            if let replacement = other(u) { out += replacement } else { out.unicodeScalars.append(u) }
         }
     }
-    return out + "\""
+    return out
 }
