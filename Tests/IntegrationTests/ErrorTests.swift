@@ -46,6 +46,29 @@ final class ErrorTests: XCTestCase {
         assertOneLine(try jackvu(["--quiet", "--format", "json"]), status: 64, contains: "--quiet excludes --tui, --text and --format")
     }
 
+    /// No numeric option value traps: NaN, ±∞, ±1e300 and an integer too large for Int on every
+    /// numeric option end in one line and status 64 (or, when the value is valid, the missing
+    /// server's 69); through `jackvu analyze --stream` the analysis options end in 64 or a
+    /// normal run.
+    func testNoNumericOptionValueTraps() throws {
+        let wav = NSTemporaryDirectory() + "jackvu-options-\(getpid()).wav"
+        try writeWAV(wav, [[Float](repeating: 0.1, count: 4800)])
+        defer { unlink(wav) }
+        let live = ["rate", "subscribe-timeout", "channels", "workers"]
+        let analysis = ["fft-size", "overlap", "bars", "bars-from", "bars-to", "meter-floor", "fall", "hold",
+                        "vu-reference", "ppm-alignment", "k-scale", "pitch-confidence"]
+        for option in live + analysis {
+            for value in ["nan", "inf", "-inf", "1e300", "-1e300", "99999999999999999999"] {
+                let r = try jackvu(["--server", "jackvu-test-absent-\(getpid())", "--\(option)=\(value)"])
+                XCTAssertTrue([64, 69].contains(r.status), "--\(option)=\(value): status \(r.status) \(r.stderr)")
+                XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, "--\(option)=\(value): \(r.stderr)")
+                guard analysis.contains(option) else { continue }
+                let a = try jackvu(["analyze", "--stream", "--\(option)=\(value)", wav])
+                XCTAssertTrue([0, 64].contains(a.status), "analyze --\(option)=\(value): status \(a.status) \(a.stderr)")
+            }
+        }
+    }
+
     func testHelpGoesToStdout() throws {
         let r = try jackvu(["--help"])
         XCTAssertEqual(r.status, 0)
