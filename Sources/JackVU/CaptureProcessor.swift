@@ -40,8 +40,10 @@ final class Capture: Sendable {
     /// Signalled by the worker when it has made room in the ring, for a freewheeling callback.
     let space = WakeSignal()
     /// Ring frames before this index are to be dropped unanalysed (a new client's warm-up):
-    /// set by the engine's thread, acted on by the worker, the ring's only consumer.
+    /// set by the engine's thread, acted on by the worker, the ring's only consumer;
+    /// `discardEverything` while the warm-up runs.
     let discardBefore = Counter()
+    static let discardEverything = Int.max
 
     init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)

@@ -79,6 +79,9 @@ final class JackConnection {
         // Warm up the process path outside real time, then forget what it produced: the worker
         // drops it (the ring has one consumer; dropping it here raced the worker's reading, and
         // a reconnect under RealtimeSanitizer's debug build tripped "consumed unread frames").
+        // While it runs, the worker drops everything (it must not analyse warm-up silence
+        // into the first block); then everything before the warm-up's end.
+        capture.discardBefore.store(Capture.discardEverything)
         client.warmUp()
         capture.discardBefore.store(capture.ring.framesWritten)
     }
@@ -89,13 +92,30 @@ final class JackConnection {
         for (c, port) in meters.enumerated() { capture.meterConnected.store(port.connectionCount > 0 ? 1 : 0, at: c) }
     }
 
+    /// After the first `--connect`: the analysis starts with the connected audio. The frames
+    /// captured until the connections take effect (JACK applies them at a cycle boundary, at
+    /// most one period after `jack_connect` returns) are silence that would make the first
+    /// update read low: the worker drops them and starts its block afresh (as after the
+    /// warm-up), so the first update is a full block of the connected inputs.
+    func startFromTheConnections(_ capture: Capture) {
+        guard connectedInputs > 0 else { return }
+        capture.discardBefore.store(capture.ring.framesWritten + client.bufferSize)
+    }
+
     /// Inputs with at least one connection now.
     var connectedInputs: Int { inputs.filter { $0.connectionCount > 0 }.count }
 
-    /// Starts processing, then writes the ports' metadata in paced batches on a thread of its
-    /// own (`metadataBatch`; in process, through `jack_property`, see Client.setProperty).
+    /// Starts processing.
     func activate() throws(EngineError) {
         do { try client.activate() } catch { throw EngineError(.software, error.description) }
+    }
+
+    /// Writes the ports' metadata in paced batches on a thread of its own (`metadataBatch`;
+    /// in process, through `jack_property`, see Client.setProperty). After activation and the
+    /// first `--connect`: the connections are made before any property, so the first analysis
+    /// block is the connected audio, not the silence while properties were written.
+    func writeMetadata() {
+        guard metadataWriter == nil else { return }
         let pending = properties
         properties = []
         let client = self.client, stop = stopWriting

@@ -199,6 +199,8 @@ public final class Engine {
 
         try connection!.activate()
         let unmatched = try connection!.connectInputs(strict: !c.followGraph, announce: true)
+        connection!.startFromTheConnections(capture)
+        connection!.writeMetadata()
         shared.inputsConnected.store(connection!.connectedInputs)
         connection!.updateMeterConnections(capture)
         for pattern in unmatched {
@@ -254,6 +256,8 @@ public final class Engine {
                         try fresh.registerPorts(capture: capture)
                         try fresh.activate()
                         _ = try fresh.connectInputs(strict: false, announce: false)
+                        fresh.startFromTheConnections(capture)
+                        fresh.writeMetadata()
                         connection = fresh
                         shared.serverBufferSize.store(fresh.client.bufferSize)
                         shared.reconnects.add()

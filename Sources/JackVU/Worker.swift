@@ -178,7 +178,8 @@ final class Worker: @unchecked Sendable {
             return 0
         }
         // A new client's warm-up frames: dropped, and the analysis block starts again.
-        let warmUp = min(capture.discardBefore.count - ring.framesRead, ring.readableFrames)
+        let limit = capture.discardBefore.count
+        let warmUp = limit == Capture.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
         if warmUp > 0 {
             ring.consume(frames: warmUp)
             analyzerStart += warmUp

@@ -21,7 +21,7 @@ final class InProcessTests: XCTestCase {
         let port = freeUDPPort()
         let dump = try BackgroundProcess("oscdump", ["\(port)"], label: "oscdump")
         defer { dump.stop() }
-        usleep(200_000)
+        XCTAssertTrue(waitForUDPPort(port), "oscdump did not bind \(port): \(dump.stderr)")
 
         for round in 1...2 {
             let load = try Executables.run(
@@ -44,15 +44,16 @@ final class InProcessTests: XCTestCase {
             XCTAssertEqual(tone.stop(signal: SIGTERM), 0)
 
             // Metadata (written for the internal client by jack_property: see Client.setProperty).
-            var meter = ""
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline && !(meter.contains("signal-type value: CV") && meter.contains("pretty-name")) {
+            // The meter ports' properties are written first, the inputs' last: wait for both.
+            var meter = "", input = ""
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline && !(meter.contains("signal-type value: CV") && meter.contains("pretty-name") && input.contains("signal-type value: AUDIO")) {
                 meter = (try? Executables.run("jack_property", ["-p", "-l", "jackvu:meter_1"], environment: server.environment).stdout) ?? ""
+                input = (try? Executables.run("jack_property", ["-p", "-l", "jackvu:in_2"], environment: server.environment).stdout) ?? ""
                 usleep(100_000)
             }
             XCTAssertTrue(meter.contains("key: http://jackaudio.org/metadata/signal-type value: CV"), meter)
             XCTAssertTrue(meter.contains("pretty-name value: Meter 1"), meter)
-            let input = try Executables.run("jack_property", ["-p", "-l", "jackvu:in_2"], environment: server.environment).stdout
             XCTAssertTrue(input.contains("signal-type value: AUDIO"), input)
 
             let unload = try Executables.run("jack_unload", ["jackvu"], environment: server.environment)

@@ -53,7 +53,7 @@ final class NetworkTests: XCTestCase {
         // The control room: one OSC receiver for every machine.
         let dump = try BackgroundProcess("oscdump", ["\(oscPort)"], label: "oscdump")
         defer { dump.stop() }
-        usleep(300_000)
+        XCTAssertTrue(waitForUDPPort(oscPort), "oscdump did not bind \(oscPort): \(dump.stderr)")
         var meters: [BackgroundProcess] = []
         var tones: [BackgroundProcess] = []
         defer { (meters + tones).forEach { $0.stop() } }

@@ -50,7 +50,7 @@ final class OSCOutputTests: XCTestCase {
         let port = freeUDPPort()
         let dump = try BackgroundProcess("oscdump", ["\(port)"], label: "oscdump")
         defer { dump.stop() }
-        usleep(300_000)
+        XCTAssertTrue(waitForUDPPort(port), "oscdump did not bind \(port): \(dump.stderr)")
         let tone = try BackgroundProcess(try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment)
         defer { tone.stop() }
         try waitForPortsListed(server, ["jacktone:out"])
@@ -262,7 +262,7 @@ final class OSCOutputTests: XCTestCase {
         let listener = freeUDPPort()
         let dump = try BackgroundProcess("oscdump", ["\(listener)"], label: "oscdump")
         defer { dump.stop() }
-        usleep(200_000)
+        XCTAssertTrue(waitForUDPPort(listener), "oscdump did not bind \(listener): \(dump.stderr)")
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/subscribe", "i", "\(listener)"]).status, 0)
         XCTAssertNotNil(dump.waitForStdout(timeout: 3) { $0.contains("/jackvu/ch/1/rms f ") }, "subscriber got nothing")
 

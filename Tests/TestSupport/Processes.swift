@@ -242,3 +242,22 @@ public func sendUDP(_ bytes: [UInt8], port: UInt16) {
 /// IntegrationTests, depending on how a build batched the module's files.
 public let streamSocketType = Int32(SOCK_STREAM.rawValue)
 public let datagramSocketType = Int32(SOCK_DGRAM.rawValue)
+
+/// Waits until some socket of this network namespace is bound to UDP `port` (as
+/// /proc/net/udp and udp6 list them): a receiver started in the background is ready once it
+/// is there, with no guessed sleep. False after `timeout` seconds.
+public func waitForUDPPort(_ port: UInt16, timeout: Double = 10) -> Bool {
+    let wanted = String(format: ":%04X ", port)
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                if fields.count > 1, (fields[1] + " ").hasSuffix(wanted) { return true }
+            }
+        }
+        usleep(10_000)
+    } while Date() < deadline
+    return false
+}
