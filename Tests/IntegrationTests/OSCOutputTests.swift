@@ -268,11 +268,19 @@ final class OSCOutputTests: XCTestCase {
 
         // /send narrows every output to the kinds named.
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/send", "s", "rms"]).status, 0)
+        // Waited for, not slept on: five rms lines in a row with nothing else after them, then
+        // five more, still nothing else (the update in flight when it arrived may be whole).
         let mark = vu.stdout.count
-        usleep(800_000)
-        let later = completeLines(String(vu.stdout.dropFirst(mark))).dropFirst(2)
-        XCTAssertFalse(later.isEmpty)
-        XCTAssertTrue(later.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") }, "\(later.prefix(5))")
+        func rmsRun(_ text: String) -> (run: Int, lines: Int) {
+            let lines = completeLines(String(text.dropFirst(mark)))
+            let lastOther = lines.lastIndex { !$0.hasPrefix("/jackvu/ch/1/rms f ") }
+            return (lines.count - (lastOther.map { $0 + 1 } ?? 0), lines.count)
+        }
+        XCTAssertNotNil(vu.waitForStdout(timeout: 10) { rmsRun($0).run >= 5 }, "not narrowed: \(vu.stdout.suffix(400))")
+        let narrowed = rmsRun(vu.stdout)
+        XCTAssertNotNil(vu.waitForStdout(timeout: 10) { rmsRun($0).lines >= narrowed.lines + 5 })
+        let after = rmsRun(vu.stdout)
+        XCTAssertEqual(after.run - narrowed.run, after.lines - narrowed.lines, "only rms after narrowing: \(vu.stdout.suffix(400))")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
 
         // Another address only when asked.
