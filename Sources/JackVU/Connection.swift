@@ -183,7 +183,7 @@ final class JackConnection {
     }
 
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
-    /// (qjackctl) show the meters as CV. Collected here, written by `activate`: the meter
+    /// (qjackctl) show the meters as CV. Collected here, written by `writeMetadata`: the meter
     /// ports' first (what patchbays need most), then the inputs'.
     private func describePorts(inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
         for (i, port) in meters.enumerated() {

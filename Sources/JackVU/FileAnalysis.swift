@@ -94,6 +94,19 @@ final class AudioFile: @unchecked Sendable {
         return n
     }
 
+    /// `read`, then each channel sanitised as the live client sanitises its input
+    /// (`Vector.sanitize`: NaN, ±∞ and samples beyond ±`Vector.sampleLimit` become 0).
+    /// Returns the frames read (as `read`) and how many samples were replaced.
+    func readSanitised(planar: UnsafeMutablePointer<Float>, stride: Int, count: Int,
+                       scratch: UnsafeMutablePointer<Float>) -> (frames: Int, replaced: Int)
+    {
+        let n = read(planar: planar, stride: stride, count: count, scratch: scratch)
+        guard n > 0 else { return (n, 0) }
+        var replaced = 0
+        for c in 0..<channels { replaced += Vector.sanitize(UnsafeMutableBufferPointer(start: planar + c * stride, count: n)) }
+        return (n, replaced)
+    }
+
     static func deinterleave(_ x: UnsafeMutablePointer<Float>, into planar: UnsafeMutablePointer<Float>,
                              frames n: Int, channels: Int, stride: Int)
     {
@@ -156,15 +169,9 @@ final class ChunkReader: @unchecked Sendable {
             while true {
                 while !free.wait(timeout: 1) {}
                 if stop.load(ordering: .relaxed) { counts[i] = 0; filled.signal(); return }
-                let n = file.read(planar: planar[i], stride: chunk, count: chunk, scratch: interleaved)
-                if n > 0 {
-                    var replaced = 0
-                    for c in 0..<channels {
-                        replaced += Vector.sanitize(UnsafeMutableBufferPointer(start: planar[i] + c * chunk, count: n))
-                    }
-                    if replaced > 0 { replacedSamples.add(replaced) }
-                    alongside?(planar[i], n)
-                }
+                let (n, replaced) = file.readSanitised(planar: planar[i], stride: chunk, count: chunk, scratch: interleaved)
+                if replaced > 0 { replacedSamples.add(replaced) }
+                if n > 0 { alongside?(planar[i], n) }
                 counts[i] = max(0, n)
                 filled.signal()
                 if n <= 0 { return }

@@ -195,6 +195,11 @@ final class OutputLoop: @unchecked Sendable {
         for endpoint in subscriptions.expire(now: now) { subscribers.removeAll { $0.endpoint == endpoint } }
     }
 
+    /// Sends every packet to one destination; failures counted.
+    private func send(_ packets: [[UInt8]], to sender: OSCSender) {
+        for packet in packets where !sender.send(packet) { shared.oscSendFailures.add() }
+    }
+
     private func emit(_ snapshot: Snapshot) {
         for display in displays { display.show(snapshot) }
         if let stdout, format == .json { stdout.offer(json.line(for: snapshot)) }
@@ -210,12 +215,8 @@ final class OutputLoop: @unchecked Sendable {
         var udp: [[UInt8]] = []
         if !senders.isEmpty || !subscribers.isEmpty {
             udp = OSCBundle.encode(messages, timeTag: timeTag)
-            for sender in senders {
-                for packet in udp where !sender.send(packet) { shared.oscSendFailures.add() }
-            }
-            for sender in subscribers {
-                for packet in udp where !sender.send(packet) { shared.oscSendFailures.add() }
-            }
+            for sender in senders { send(udp, to: sender) }
+            for sender in subscribers { send(udp, to: sender) }
         }
         if let oscPort {
             let portMax = oscPortMaxEvent.count

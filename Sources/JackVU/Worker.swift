@@ -170,6 +170,14 @@ final class Worker: @unchecked Sendable {
         analyzerStart = ring.framesRead
     }
 
+    /// Drops the next `frames` readable frames unanalysed; the analysis block starts again
+    /// after them (no block spans the gap).
+    private func drop(frames: Int) {
+        ring.consume(frames: frames)
+        analyzerStart += frames
+        analyzer.restartBlock()
+    }
+
     /// Analyses every frame in the ring; returns how many there were.
     @discardableResult
     private func drain() -> Int {
@@ -177,23 +185,17 @@ final class Worker: @unchecked Sendable {
             ring.consume(frames: ring.readableFrames)
             return 0
         }
-        // A new client's warm-up frames: dropped, and the analysis block starts again.
+        // A new client's warm-up, and the audio before its connections took effect.
         let limit = capture.discardBefore.count
-        let warmUp = limit == Capture.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
-        if warmUp > 0 {
-            ring.consume(frames: warmUp)
-            analyzerStart += warmUp
-            analyzer.restartBlock()
-        }
+        let early = limit == Capture.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
+        if early > 0 { drop(frames: early) }
         let overruns = ring.overruns
         if overruns != lastOverruns {
             // The callback dropped audio because the ring was full: what is in it now was
             // captured before the gap, what comes next after it. Analyse neither across the
             // gap: drop the stale frames and start the analysis block again.
             let stale = ring.readableFrames
-            ring.consume(frames: stale)
-            analyzerStart += stale
-            analyzer.restartBlock()
+            drop(frames: stale)
             // Under overload this happens every period: said once per 10 s, with a count.
             if let held = fellBehind.occurred(at: monotonicNanoseconds()) {
                 let since = held > 0 ? " (and \(held) more times since the last report; all counted in the status's overruns)" : ""
