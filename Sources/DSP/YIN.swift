@@ -119,17 +119,22 @@ public final class YINPitch: @unchecked Sendable {
             best = minPeriod
             for t in minPeriod..<(w - 1) where d[t] < d[best] { best = t }
         }
-        // A dip at a fraction of the true period (a harmonic much louder than the
-        // fundamental: a trumpet's third partial) is shallow next to the dip at the period
-        // itself. When the chosen dip is not near perfect, prefer a multiple of it whose dip
-        // is far deeper (below 0.3 of it): that multiple is the period.
+        // A dip at a fraction of the true period (a harmonic much louder than the fundamental:
+        // a trumpet's third partial, a bassoon's second) is shallow next to the dip at the
+        // period itself. When the chosen dip is not near perfect, prefer a multiple of it whose
+        // dip is far deeper (below 0.3 of it): that multiple is the period. Except an even
+        // multiple when what twice the period adds is mostly one sinusoid: that is an organ's
+        // 16′ rank under the note, not the note's fundamental.
         if d[best] > 0.02 {
+            let octaveIsARank = 2 * best + 2 < w - 1
+                && sineFraction(period: 2 * best, shift: best, frame: frame, count: count) >= Self.jumpMaxSineFraction
             for multiple in 2...5 {
                 let centre = best * multiple
                 guard centre + 2 < w - 1 else { break }
                 var candidate = centre - 2
                 for t in (centre - 2)...(centre + 2) where d[t] < d[candidate] { candidate = t }
-                if d[candidate] < 0.3 * d[best] {
+                if d[candidate] < 0.3 * d[best]
+                    && (multiple % 2 == 1 || !octaveIsARank) {
                     best = candidate
                     break
                 }
@@ -142,8 +147,76 @@ public final class YINPitch: @unchecked Sendable {
             let denominator = l - 2 * c + rr
             if denominator > 0 { period += 0.5 * (l - rr) / denominator }
         }
-        let f = sampleRate / period
-        return YINEstimate(frequency: f, confidence: max(0, min(1, 1 - d[best])), note: Note(frequency: f))
+        // An organ's 16′ (or 32′) rank: the signal repeats only every `best` samples, but all
+        // it adds to a tone of half that period is one near-sinusoid an octave below. The note
+        // played is the 8′ pitch, as organists name it: step down an octave while that holds.
+        // The confidence stays that of the full period, which the signal does repeat at.
+        let confidence = max(0, min(1, 1 - d[best]))
+        var octaves = 0
+        var full = best
+        while let half = subOctaveHalf(of: full, frame: frame, count: count) {
+            full = half
+            octaves += 1
+        }
+        let f = sampleRate / period * Double(1 << octaves)
+        return YINEstimate(frequency: f, confidence: confidence, note: Note(frequency: f))
+    }
+
+    /// Below this normalised difference at half the period, the tone an octave up carries at
+    /// least about half the energy (a sub-octave partial of energy fraction e gives d′ ≈ 2e).
+    static let subOctaveMaxDifference = 1.0
+    /// At least this fraction of what the half period leaves out must be one sinusoid at the
+    /// full period: a 16′ rank (its third harmonic about 15 dB or more below it; TimGM6mb's
+    /// drawbar organ 0.99–1.00). A real tone at the full period has odd harmonics above its
+    /// fundamental: on 600 frames of 14 other instruments, those with d′ < 1 at the half
+    /// period reached at most 0.94 (an oboe's G#5), and a 220 Hz tone with a third harmonic
+    /// 6 dB down gives 0.8. (PitchSetTests; BENCHMARKS.md.)
+    static let subOctaveMinSineFraction = 0.97
+
+    /// The half period, when `period` is a sub-octave rank under a tone of half that period;
+    /// else nil. Fits one sinusoid of period `period` to r(n) = x(n) − x(n + period / 2) over
+    /// the integration window (least squares, so windows of any length are exact for it).
+    private func subOctaveHalf(of period: Int, frame: UnsafeBufferPointer<Float>, count: Int) -> Int? {
+        let w = window
+        let centre = period / 2
+        guard centre - 2 >= minPeriod else { return nil }
+        var half = centre - 2
+        for t in (centre - 2)...(centre + 2) where d[t] < d[half] { half = t }
+        guard d[half] < Self.subOctaveMaxDifference else { return nil }
+        return sineFraction(period: period, shift: half, frame: frame, count: count) >= Self.subOctaveMinSineFraction ? half : nil
+    }
+
+    /// Twice a good period is taken only when what it adds is a tone (a bassoon's weak
+    /// fundamental with its third and fifth: 0.1–0.4), not mostly one sinusoid (a 16′ rank
+    /// with a third harmonic 10–25 dB down: 0.7–0.84 on TimGM6mb's church organ).
+    static let jumpMaxSineFraction = 0.6
+
+    /// The fraction of r(n) = x(n) − x(n + shift) over the integration window that one
+    /// sinusoid of period `period` explains (least squares, so windows of any length are exact
+    /// for it): near 1 when all that repeats at `period` and not at `shift` is one partial.
+    private func sineFraction(period: Int, shift: Int, frame: UnsafeBufferPointer<Float>, count: Int) -> Double {
+        let w = window
+        let half = shift
+        // cos/sin by rotation (no libm call per sample), then the 2 × 2 normal equations.
+        let omega = 2 * Double.pi / Double(period)
+        let (stepS, stepC) = (sin(omega), cos(omega))
+        var (c, s) = (1.0, 0.0)
+        var energy = 0.0, rc = 0.0, rs = 0.0, cc = 0.0, ss = 0.0, cs = 0.0
+        for n in 0..<w {
+            let a = n < count ? Double(frame[n]) : 0
+            let b = n + half < count ? Double(frame[n + half]) : 0
+            let r = a - b
+            energy += r * r
+            rc += r * c; rs += r * s
+            cc += c * c; ss += s * s; cs += c * s
+            (c, s) = (c * stepC - s * stepS, s * stepC + c * stepS)
+        }
+        guard energy > 0 else { return 0 }
+        let determinant = cc * ss - cs * cs
+        guard determinant > 1e-9 * cc * ss else { return 0 }
+        // Energy of the fitted sinusoid: [rc rs]·G⁻¹·[rc rs]ᵀ.
+        let fitted = (ss * rc * rc - 2 * cs * rc * rs + cc * rs * rs) / determinant
+        return fitted / energy
     }
 
     /// Convenience for tests: estimates `samples`. Not real-time safe.

@@ -358,6 +358,39 @@ final class MeterTests: XCTestCase {
         XCTAssertGreaterThan(estimate.confidence, 0.8)
     }
 
+    /// Sums of partials (multiples of `f0`, amplitude each) sampled at `fs`, `n` samples.
+    private func partials(_ f0: Double, _ amplitudes: [(Double, Double)], n: Int = 4096) -> [Float] {
+        (0..<n).map { i in
+            let t = Double(i) / fs
+            return Float(amplitudes.reduce(0) { $0 + $1.1 * sin(2 * Double.pi * $1.0 * f0 * t + $1.0) })
+        }
+    }
+
+    /// An organ's 16′ rank under an 8′ principal (Hammond drawbars 16′ 8′ 4′ 2′, sine
+    /// tonewheels; a stopped 16′ pipe with its third harmonic 20 dB down) reads the key, not an
+    /// octave low; the same at two notes. A tone with a weak fundamental under a loud second
+    /// harmonic and a third (a bassoon's) still reads its fundamental, and so does one whose
+    /// third partial dominates (a trumpet's).
+    func testYINReadsTheKeyUnderA16FootRankAndTheFundamentalOfRealTones() throws {
+        let yin = try YINPitch(sampleRate: fs, window: 2048)
+        for f0 in [130.81, 261.63] {  // C3, C4
+            let drawbar = partials(f0, [(0.5, 0.3), (1, 0.25), (2, 0.2), (4, 0.1)])
+            XCTAssertEqual(try XCTUnwrap(yin.estimate(drawbar)).frequency, f0, accuracy: f0 * 0.003, "drawbar 16′ 8′ 4′ 2′ at \(f0) Hz")
+            let bourdon = partials(f0, [(0.5, 0.25), (1.5, 0.025), (1, 0.3), (2, 0.15), (3, 0.08), (4, 0.05)])
+            let e = try XCTUnwrap(yin.estimate(bourdon))
+            XCTAssertEqual(e.frequency, f0, accuracy: f0 * 0.003, "8′ principal with a stopped 16′ at \(f0) Hz")
+            XCTAssertGreaterThan(e.confidence, 0.8, "named: the confidence is that of the full period")
+            // The same 16′ rank with a third harmonic only 6 dB down is a tone of its own: read
+            // at its own pitch, an octave below (the limit, stated in YINPitch).
+            let loudThird = partials(f0, [(0.5, 0.3), (1.5, 0.15), (1, 0.25), (2, 0.2)])
+            XCTAssertEqual(try XCTUnwrap(yin.estimate(loudThird)).frequency, f0 / 2, accuracy: f0 * 0.003)
+        }
+        let bassoon = partials(110, [(1, 0.05), (2, 0.6), (3, 0.25), (4, 0.15), (5, 0.05)])
+        XCTAssertEqual(try XCTUnwrap(yin.estimate(bassoon)).frequency, 110, accuracy: 0.4, "a weak fundamental under its second harmonic")
+        let trumpet = partials(185, [(1, 0.08), (2, 0.1), (3, 0.9), (4, 0.1), (5, 0.06)])
+        XCTAssertEqual(try XCTUnwrap(yin.estimate(trumpet)).frequency, 185, accuracy: 0.6, "third partial dominant")
+    }
+
     /// The FFT path's correlation is exact: the estimate equals the one from the difference
     /// function computed directly, d(τ) = Σ_{j<w} (x_j − x_{j+τ})², for a chord with noise.
     func testYINMatchesTheDirectDifferenceFunction() throws {
