@@ -199,7 +199,7 @@ final class LoudnessTests: XCTestCase {
     }
 
     /// Channel-parallel true peak: channels fed eight at a time in SIMD lanes read exactly
-    /// what they read fed one at a time (latest, recent, maximum and sample peaks), at 4×, 2×
+    /// what they read fed one at a time (latest, recent, maximum and sample peaks), at 16×
     /// and 1× oversampling, for 8 + 3 channels in pieces of varying size.
     func testTruePeakLanesReadAsOneChannelAtATime() {
         for rate in [48000, 96000, 192000] {
