@@ -98,6 +98,7 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// Not real-time safe (allocates).
     public init(sampleRate: Int, channels: Int) {
         factor = sampleRate < 192000 ? TruePeakMeter.phaseCount : 1
+        _ = TruePeakMeter.maxAbsGain  // computed here, not on the first `process`
         self.channels = channels
         let h = TruePeakMeter.phases, n = TruePeakMeter.taps
         coarse = (0..<n).map { k in SIMD4(h[0][k], h[4][k], h[8][k], h[12][k]) }
