@@ -17,12 +17,19 @@ enum TestSignals {
     /// number (from 1).
     static func inPieces(_ signals: [[Float]], sizes: [Int], _ body: (_ pointers: [UnsafePointer<Float>], _ frames: Int, _ step: Int) -> Void) {
         let n = signals[0].count
+        // Copies that live as long as the loop (an array's buffer pointer is valid only inside
+        // its withUnsafeBufferPointer).
+        let buffers = signals.map { s -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: s.count)
+            p.initialize(from: s, count: s.count)
+            return p
+        }
+        defer { for b in buffers { b.deallocate() } }
         var offset = 0, step = 0
         while offset < n {
             let m = min(sizes[step % sizes.count], n - offset)
             step += 1
-            let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
-            body(pointers, m, step)
+            body(buffers.map { UnsafePointer($0 + offset) }, m, step)
             offset += m
         }
     }

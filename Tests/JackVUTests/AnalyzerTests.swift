@@ -32,19 +32,6 @@ final class AnalyzerTests: XCTestCase {
         return (snapshot, hops)
     }
 
-    private func withPointers(_ channels: [[Float]], _ offset: Int, _ body: ([UnsafePointer<Float>]) -> Void) {
-        let copies = channels.map { Array($0[offset...]) }
-        var pointers: [UnsafePointer<Float>] = []
-        var buffers: [UnsafeMutablePointer<Float>] = []
-        for c in copies {
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: c.count)
-            p.initialize(from: c, count: c.count)
-            buffers.append(p)
-            pointers.append(UnsafePointer(p))
-        }
-        body(pointers)
-        for b in buffers { b.deallocate() }
-    }
 
     func testStreamingToneAt48kNamesA4AndMeasuresLevels() throws {
         let analyzer = try Analyzer(configuration: Configuration(), sampleRate: 48000)
@@ -116,9 +103,13 @@ final class AnalyzerTests: XCTestCase {
         var s = Snapshot(channels: 2, barCount: 48, bandCount: analyzer.bandCount)
         analyzer.write(into: &s)
         XCTAssertEqual(Double(s.channels[0].rmsDBFS), 20 * log10(0.5) - 3.0103, accuracy: 0.1, "full block: the steady RMS")
-        XCTAssertGreaterThanOrEqual(s.loudness.maxMomentary, s.loudness.momentary)
-        XCTAssertGreaterThanOrEqual(s.loudness.maxShortTerm, s.loudness.shortTerm)
-        XCTAssertGreaterThanOrEqual(s.channels[0].maxTruePeakDBTP, s.channels[0].truePeakDBTP)
+        // The maxima are the readings of a meter that has only risen so far, and the readings
+        // are the tone's, not the floor: a sine of amplitude 0.5 peaks at −6.02 dBTP.
+        XCTAssertEqual(Double(s.channels[0].truePeakDBTP), 20 * log10(0.5), accuracy: 0.05)
+        XCTAssertEqual(Double(s.channels[0].maxTruePeakDBTP), 20 * log10(0.5), accuracy: 0.05)
+        XCTAssertGreaterThan(s.loudness.momentary, -40, "the momentary loudness has the tone")
+        XCTAssertEqual(s.loudness.maxMomentary, s.loudness.momentary, accuracy: 0.01)
+        XCTAssertEqual(s.loudness.maxShortTerm, s.loudness.shortTerm, accuracy: 0.01)
     }
 
     /// `--send` decides what is computed: peak and RMS need neither the FFT, YIN, loudness
@@ -210,9 +201,22 @@ final class AnalyzerTests: XCTestCase {
         // 0.25 s of silence: the block empties after 4096 samples, then the level falls.
         let (later, _) = run(analyzer, [[Float](repeating: 0, count: 12288)], chunks: [480])
         let elapsed = Double(12288) / 48000  // 0.256 s, i.e. 12 hops
-        XCTAssertLessThan(later.channels[0].level, loud.channels[0].level)
         XCTAssertEqual(Double(later.channels[0].hold), 1, accuracy: 0.002, "still holding")
-        XCTAssertGreaterThanOrEqual(Double(later.channels[0].level), (60 - 3.0103 - 30 * elapsed) / 60 - 0.002)
+        // The level falls at 30 dB/s, no faster (it may not fall before the first silent hop
+        // ends, nor for the hop in which the silence began: two hops of 21.3 ms): 3 or
+        // 300 dB/s would be far outside.
+        let hop = 1024 / 48000.0
+        let fell = (Double(loud.channels[0].level) - Double(later.channels[0].level)) * 60
+        XCTAssertLessThanOrEqual(fell, 30 * elapsed + 0.1, "no faster than --fall")
+        XCTAssertGreaterThanOrEqual(fell, 30 * (elapsed - 2 * hop), "as fast as --fall")
+        // Another 0.5 s of silence: 0.756 s after the tone the hold (0.5 s after the last hop
+        // with the tone in its block, at most 0.1 s after the tone) has been falling at 30 dB/s
+        // for 0.156–0.256 s.
+        let (released, _) = run(analyzer, [[Float](repeating: 0, count: 24000)], chunks: [480])
+        let since = Double(12288 + 24000) / 48000
+        let holdFell = (1 - Double(released.channels[0].hold)) * 60
+        XCTAssertLessThanOrEqual(holdFell, 30 * (since - 0.5) + 0.1, "held --hold s")
+        XCTAssertGreaterThanOrEqual(holdFell, 30 * (since - 0.5 - 0.1 - hop), "released after --hold s")
     }
 
     func testAddressSpaceMessages() {
@@ -383,12 +387,14 @@ final class ChannelPoolTests: XCTestCase {
             analyzer.pool = ChannelPool(threads: threads)
             defer { analyzer.pool.stop() }
             var s = Snapshot(channels: 6, barCount: c.bars, bandCount: analyzer.bandCount)
-            var offset = 0
-            while offset < rate * 2 {
-                let n = min(256, rate * 2 - offset)
-                let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
-                analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
-                offset += n
+            withPointers(signals, 0) { base in
+                var offset = 0
+                while offset < rate * 2 {
+                    let n = min(256, rate * 2 - offset)
+                    let pointers = base.map { $0 + offset }
+                    analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
+                    offset += n
+                }
             }
             return s
         }
@@ -421,12 +427,14 @@ final class ChannelPoolTests: XCTestCase {
             (0..<rate).map { i in Float(0.5 * sin(2 * Double.pi * centres[bandOf[ch]] * Double(i) / Double(rate))) }
         }
         var s = Snapshot(channels: 11, barCount: c.bars, bandCount: analyzer.bandCount)
-        var offset = 0
-        while offset < rate {
-            let n = min(256, rate - offset)
-            let pointers = signals.map { $0.withUnsafeBufferPointer { $0.baseAddress! + offset } }
-            analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
-            offset += n
+        withPointers(signals, 0) { base in
+            var offset = 0
+            while offset < rate {
+                let n = min(256, rate - offset)
+                let pointers = base.map { $0 + offset }
+                analyzer.append(frames: n, from: { pointers[$0] }) { analyzer.write(into: &s) }
+                offset += n
+            }
         }
         for ch in 0..<11 {
             let loudest = s.channels[ch].thirds.indices.max { s.channels[ch].thirds[$0] < s.channels[ch].thirds[$1] }
@@ -434,4 +442,19 @@ final class ChannelPoolTests: XCTestCase {
             XCTAssertEqual(Double(s.channels[ch].thirds[bandOf[ch]]), -9.03, accuracy: 0.5, "channel \(ch + 1)")
         }
     }
+}
+
+/// Runs `body` with pointers to copies of `channels` from `offset` on, valid for its whole run.
+fileprivate func withPointers(_ channels: [[Float]], _ offset: Int, _ body: ([UnsafePointer<Float>]) -> Void) {
+    let copies = channels.map { Array($0[offset...]) }
+    var pointers: [UnsafePointer<Float>] = []
+    var buffers: [UnsafeMutablePointer<Float>] = []
+    for c in copies {
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: c.count)
+        p.initialize(from: c, count: c.count)
+        buffers.append(p)
+        pointers.append(UnsafePointer(p))
+    }
+    body(pointers)
+    for b in buffers { b.deallocate() }
 }
