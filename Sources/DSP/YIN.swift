@@ -177,7 +177,6 @@ public final class YINPitch: @unchecked Sendable {
     /// else nil. Fits one sinusoid of period `period` to r(n) = x(n) − x(n + period / 2) over
     /// the integration window (least squares, so windows of any length are exact for it).
     private func subOctaveHalf(of period: Int, frame: UnsafeBufferPointer<Float>, count: Int) -> Int? {
-        let w = window
         let centre = period / 2
         guard centre - 2 >= minPeriod else { return nil }
         var half = centre - 2
