@@ -50,9 +50,24 @@ final class ToneSynthTests: XCTestCase {
         let rms = (x.map { Double($0) * Double($0) }.reduce(0, +) / Double(x.count)).squareRoot()
         // Two uncorrelated sines of amplitude A: RMS = A.
         XCTAssertEqual(rms, 0.25, accuracy: 0.001)
-        // Zero crossings of 220 + 330 Hz: the sum repeats at 110 Hz; just check it is not silent
-        // and bounded by the sum of amplitudes.
         XCTAssertLessThanOrEqual(x.map(abs).max()!, 0.5 + 1e-6)
+        // The frequencies: a correlation with each partial (one second: the bins are 1 Hz
+        // apart) finds amplitude 0.25 at 220 and 330 Hz and nothing at their neighbours or at
+        // 110 Hz (what the sum repeats at).
+        func amplitude(_ f: Double) -> Double {
+            var c = 0.0, s = 0.0
+            for (i, v) in x.enumerated() {
+                let phase = 2 * Double.pi * f * Double(i) / 48000
+                c += Double(v) * cos(phase)
+                s += Double(v) * sin(phase)
+            }
+            return 2 * (c * c + s * s).squareRoot() / Double(x.count)
+        }
+        XCTAssertEqual(amplitude(220), 0.25, accuracy: 0.002)
+        XCTAssertEqual(amplitude(330), 0.25, accuracy: 0.002)
+        for f in [110.0, 219, 221, 329, 331, 440, 550] {
+            XCTAssertLessThan(amplitude(f), 0.002, "nothing at \(f) Hz")
+        }
     }
 
     func testSingleSineRMSAndFrequency() {
