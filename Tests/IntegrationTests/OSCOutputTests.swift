@@ -82,8 +82,13 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertEqual(Set(tags).count, tags.count, "one time tag per update")
         let unixNow = Date().timeIntervalSince1970 + 2_208_988_800
         XCTAssertEqual(tags.last ?? 0, unixNow, accuracy: 5, "time tags are wall-clock NTP times")
-        let span = (tags.last ?? 0) - (tags.first ?? 0)
-        XCTAssertGreaterThan(span, 0.5)
+        // --rate 5: an update every 0.2 s of audio. The tags follow the frame clock, so the
+        // gaps are 0.2 s within a hop (1024 frames, 21.3 ms), never shorter; a late output
+        // thread can skip an update (a gap of 0.4 s), but the median gap is the rate's.
+        let gaps = zip(tags.dropFirst(), tags).map { $0 - $1 }.sorted()
+        let hop = 1024.0 / 48000
+        XCTAssertEqual(gaps.isEmpty ? 0 : gaps[gaps.count / 2], 0.2, accuracy: hop + 0.002, "paced by --rate: \(gaps)")
+        XCTAssertGreaterThanOrEqual(gaps.first ?? 0, 0.2 - hop - 0.002, "never faster than --rate: \(gaps)")
     }
 
     /// A destination nobody listens on: analysis and stdout go on, the refused sends are
