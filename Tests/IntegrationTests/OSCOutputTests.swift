@@ -91,6 +91,54 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(gaps.first ?? 0, 0.2 - hop - 0.002, "never faster than --rate: \(gaps)")
     }
 
+    /// The time tag is the capture time of the block's last frame on JACK's frame clock
+    /// (`jack_get_cycle_times`' cycle start for the cycle's first frame). No datagram can leave
+    /// before the cycle that brought its last frame began, and that frame's tag is less than a
+    /// period after that start: so arrival − tag > −1 period, always. A tag one period late
+    /// breaks it on the first datagrams sent soon after their cycle (--rate 1000: every hop).
+    func testTimeTagsAreNeverAheadOfTheAudio() throws {
+        let server = try JackServer(label: "osc")
+        let tone = try BackgroundProcess(try jacktone(), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let fd = socket(AF_INET, datagramSocketType, 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        var tv = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--rate", "1000", "--send", "rms", "--quiet", "--connect", "jacktone:out",
+                           "--osc", "udp://127.0.0.1:\(UInt16(bigEndian: addr.sin_port))"],
+            environment: server.environment)
+        defer { vu.stop() }
+        // (arrival − tag) of 300 datagrams, in seconds; arrival read right after recv.
+        var lags: [Double] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(60)
+        while lags.count < 300 && Date() < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            guard n >= 16, Array(buffer[0..<8]) == Array("#bundle\0".utf8) else { continue }
+            let tag = buffer[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let tagUnix = Double(tag >> 32) - 2_208_988_800 + Double(tag & 0xFFFF_FFFF) / 4_294_967_296
+            lags.append(Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - tagUnix)
+        }
+        XCTAssertEqual(lags.count, 300, "datagrams received: \(vu.stderr)")
+        let period = Double(server.period) / Double(server.sampleRate)
+        let sorted = lags.sorted()
+        print(String(format: "arrival − time tag over %d datagrams: min %.2f ms, median %.2f ms, max %.2f ms (period %.2f ms)",
+                     lags.count, (sorted.first ?? 0) * 1000, sorted.isEmpty ? 0 : sorted[sorted.count / 2] * 1000,
+                     (sorted.last ?? 0) * 1000, period * 1000))
+        XCTAssertGreaterThan(sorted.first ?? -1, -period - 0.0005, "a datagram left before its audio was captured")
+        XCTAssertLessThan(sorted.isEmpty ? 1 : sorted[sorted.count / 2], 1, "time tags follow the audio within a second")
+    }
+
     /// A destination nobody listens on: analysis and stdout go on, the refused sends are
     /// counted in the status message (its sixth argument), and no audio is lost.
     func testClosedDestinationPortCountsFailuresAndLosesNothing() throws {
