@@ -35,8 +35,8 @@ final class AnalyzeTests: XCTestCase {
     }
 
     /// Runs `jackvu analyze --stream --format json` and returns one dictionary per update.
-    private func stream(_ path: String) throws -> [[String: Any]] {
-        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--stream", "--format", "json", path], timeout: 120)
+    private func stream(_ path: String, _ extra: [String] = []) throws -> [[String: Any]] {
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--stream", "--format", "json"] + extra + [path], timeout: 120)
         XCTAssertEqual(r.status, 0, r.stderr)
         return try r.stdout.split(separator: "\n").map {
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -45,6 +45,65 @@ final class AnalyzeTests: XCTestCase {
 
     private func loudness(_ update: [String: Any], _ key: String) -> Double {
         ((update["loudness"] as? [String: Any])?[key] as? Double) ?? .nan
+    }
+
+    /// The scale and analysis options end to end, on a 1 kHz sine at −18 dBFS (with noise
+    /// 26 dB below it, so that YIN's confidence is under 1): each reading moves as the option
+    /// and the standard say. `--layout` must match the file (5.1 leaves the LFE out).
+    func testScaleAndAnalysisOptionsEndToEnd() throws {
+        var seed: UInt64 = 41
+        print("testScaleAndAnalysisOptionsEndToEnd: noise seed \(seed)")
+        let tone = (0..<72000).map { i -> Float in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let noise = Double(Int64(bitPattern: seed) >> 11) / Double(1 << 52) * 0.0063
+            return Float(0.125893 * sin(2 * Double.pi * 1000 * Double(i) / 48000) + noise)
+        }
+        let path = try file("sine-18.wav", [tone, tone])
+        func last(_ options: [String]) throws -> [String: Any] {
+            let updates = try stream(path, ["--send", "ppm,k,bars,pitch"] + options)
+            return try XCTUnwrap((updates.last?["channels"] as? [[String: Any]])?.first)
+        }
+        func number(_ o: [String: Any], _ key: String) -> Double { o[key] as? Double ?? .nan }
+        // (Within 0.25: the noise's peaks move the quasi-peak meters by about 0.1 dB.)
+        // PPM (IEC 60268-10 scales, alignment −18 dBFS): EBU TEST 0, BBC mark 4, DIN −9, Nordic 0;
+        // an alignment 6 dB higher reads 6 dB lower.
+        XCTAssertEqual(number(try last([]), "ppm"), 0, accuracy: 0.25, "EBU")
+        XCTAssertEqual(number(try last(["--ppm", "bbc"]), "ppm"), 4, accuracy: 0.25, "BBC")
+        XCTAssertEqual(number(try last(["--ppm", "din"]), "ppm"), -9, accuracy: 0.25, "DIN")
+        XCTAssertEqual(number(try last(["--ppm", "nordic"]), "ppm"), 0, accuracy: 0.25, "Nordic")
+        XCTAssertEqual(number(try last(["--ppm-alignment", "-12"]), "ppm"), -6, accuracy: 0.25, "alignment −12 dBFS")
+        // K-System: 0 on the K-N scale is −N dBFS (sine-referenced RMS).
+        XCTAssertEqual(number(try last([]), "k_db"), 2, accuracy: 0.25, "K-20")
+        XCTAssertEqual(number(try last(["--k-scale", "14"]), "k_db"), -4, accuracy: 0.25, "K-14")
+        XCTAssertEqual(number(try last(["--k-scale", "12"]), "k_db"), -6, accuracy: 0.25, "K-12")
+        // Bars: 4 log-spaced bars; 60 Hz–18 kHz puts 1 kHz in the second (250–1039 Hz),
+        // 400–1600 Hz in the third (800–1131 Hz).
+        func loudest(_ o: [String: Any]) -> Int? {
+            let bars = o["bars"] as? [Double] ?? []
+            return bars.indices.max { bars[$0] < bars[$1] }
+        }
+        XCTAssertEqual(loudest(try last(["--bars", "4"])), 1)
+        XCTAssertEqual(loudest(try last(["--bars", "4", "--bars-from", "400", "--bars-to", "1600"])), 2)
+        // Pitch: named at the default confidence threshold, not above the tone's confidence.
+        let named = try last([])
+        let confidence = number(named, "pitch_confidence")
+        XCTAssertEqual(named["note"] as? String, "B5")
+        XCTAssertLessThan(confidence, 0.999, "the noise lowers the confidence")
+        XCTAssertGreaterThan(confidence, 0.8)
+        let strict = try last(["--pitch-confidence", String(format: "%.4f", min(1, confidence + 0.0005))])
+        XCTAssertTrue(strict["note"] is NSNull, "no note below --pitch-confidence: \(strict)")
+        // --layout: checked against the file; 5.1 leaves a loud LFE out of the loudness.
+        let bad = try Executables.run(try Executables.product("jackvu"), ["analyze", "--layout", "mono", path])
+        XCTAssertEqual(bad.status, 66, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("cannot analyse") && bad.stderr.contains("as mono: it has 2 channels"), bad.stderr)
+        let silent = [Float](repeating: 0, count: tone.count)
+        let lfe = tone.map { $0 * 4 }
+        let quiet = try file("six-quiet.wav", [tone, tone, silent, silent, silent, silent])
+        let loud = try file("six-loud-lfe.wav", [tone, tone, silent, lfe, silent, silent])
+        let r = try summaries([quiet, loud], ["--layout", "5.1"])
+        XCTAssertEqual(r.count, 2)
+        XCTAssertEqual(r[0]["integrated_lufs"] as? Double ?? 0, r[1]["integrated_lufs"] as? Double ?? 1, accuracy: 0.01, "the LFE is not weighted")
+        XCTAssertEqual(r[1]["layout"] as? String, "5.1")
     }
 
     func testTech3341Cases1To6AndTruePeakCasesThroughFiles() throws {
