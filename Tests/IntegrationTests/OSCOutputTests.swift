@@ -94,8 +94,9 @@ final class OSCOutputTests: XCTestCase {
     /// The time tag is the capture time of the block's last frame on JACK's frame clock
     /// (`jack_get_cycle_times`' cycle start for the cycle's first frame). No datagram can leave
     /// before the cycle that brought its last frame began, and that frame's tag is less than a
-    /// period after that start: so arrival − tag > −1 period, always. A tag one period late
-    /// breaks it on the first datagrams sent soon after their cycle (--rate 1000: every hop).
+    /// period after that start: so arrival − tag > −1 period (less clock jitter). A tag one
+    /// period late breaks it on the datagrams sent soon after their cycle (--rate 1000: every
+    /// hop).
     func testTimeTagsAreNeverAheadOfTheAudio() throws {
         let server = try JackServer(label: "osc")
         let tone = try BackgroundProcess(try jacktone(), ["--freq", "440"], environment: server.environment)
@@ -135,7 +136,10 @@ final class OSCOutputTests: XCTestCase {
         print(String(format: "arrival − time tag over %d datagrams: min %.2f ms, median %.2f ms, max %.2f ms (period %.2f ms)",
                      lags.count, (sorted.first ?? 0) * 1000, sorted.isEmpty ? 0 : sorted[sorted.count / 2] * 1000,
                      (sorted.last ?? 0) * 1000, period * 1000))
-        XCTAssertGreaterThan(sorted.first ?? -1, -period - 0.0005, "a datagram left before its audio was captured")
+        // 2 ms of slack: under load the dummy driver's cycle stamps and the two clock reads
+        // that map JACK's clock to the wall clock were seen up to 0.07 ms past the bound; a tag
+        // one period late shows up 5 ms past it.
+        XCTAssertGreaterThan(sorted.first ?? -1, -period - 0.002, "a datagram left before its audio was captured")
         XCTAssertLessThan(sorted.isEmpty ? 1 : sorted[sorted.count / 2], 1, "time tags follow the audio within a second")
     }
 
@@ -216,7 +220,7 @@ final class OSCOutputTests: XCTestCase {
         defer { dump.stop() }
         try waitForPortsListed(server, ["oscprobe:input"])
         XCTAssertEqual(try Executables.run("jack_connect", ["jackvu:osc", "oscprobe:input"], environment: server.environment).status, 0)
-        _ = dump.waitForStdout(timeout: 5) { $0.split(separator: "\n").count >= 20 }
+        _ = dump.waitForStdout(timeout: 20) { $0.split(separator: "\n").count >= 20 }
         dump.stop()
 
         var messages: [OSCMessage] = []
@@ -260,10 +264,10 @@ final class OSCOutputTests: XCTestCase {
             try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment,
             stdin: true)
         defer { tone.stop() }
-        let on = dump.waitForStdout(timeout: 5) { $0.contains(": 90 45 ") }
+        let on = dump.waitForStdout(timeout: 20) { $0.contains(": 90 45 ") }
         XCTAssertNotNil(on, "no note-on A4: \(dump.stdout) \(vu.stderr)")
         tone.send("off")
-        let off = dump.waitForStdout(timeout: 5) { $0.contains(": 80 45 ") }
+        let off = dump.waitForStdout(timeout: 20) { $0.contains(": 80 45 ") }
         XCTAssertNotNil(off, "no note-off A4: \(dump.stdout)")
         // Exactly one note-on: a steady tone does not retrigger.
         XCTAssertEqual(dump.stdout.components(separatedBy: ": 90 ").count - 1, 1, dump.stdout)
@@ -291,14 +295,16 @@ final class OSCOutputTests: XCTestCase {
             stdin: true)
         defer { tone.stop() }
         // Loud, then quiet: the maximum momentary loudness stays high until reset.
-        _ = vu.waitForStdout(timeout: 5) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? -120) > -16 }
+        _ = vu.waitForStdout(timeout: 20) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? -120) > -16 }
         tone.send("level -40")
-        sleep(1)
+        // Quiet now (the momentary loudness has followed the tone down) while the maximum holds.
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { (OSCText.updates($0).last?.float("/jackvu/loudness/momentary") ?? 0) < -35 },
+                        "the tone never went quiet")
         let before = OSCText.updates(vu.stdout).last?.float("/jackvu/loudness/max_momentary") ?? -120
         XCTAssertGreaterThan(before, -16)
         let send = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/reset"])
         XCTAssertEqual(send.status, 0, send.stderr)
-        let reset = vu.waitForStdout(timeout: 3) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? 0) < -35 }
+        let reset = vu.waitForStdout(timeout: 20) { (OSCText.updates($0).last?.float("/jackvu/loudness/max_momentary") ?? 0) < -35 }
         XCTAssertNotNil(reset, "max momentary after /jackvu/reset: \(OSCText.updates(vu.stdout).last?.float("/jackvu/loudness/max_momentary") ?? 0)")
 
         // Garbage, an unknown command, a wrong argument type, an oversized packet.
@@ -307,7 +313,7 @@ final class OSCOutputTests: XCTestCase {
         _ = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/explode"])
         _ = try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/rate", "s", "fast"])
         sendUDP([UInt8](repeating: 47, count: 4000), port: port)
-        let counted = vu.waitForStdout(timeout: 3) { (OSCText.updates($0).last?.float("/jackvu/status", 7) ?? 0) >= 5 }
+        let counted = vu.waitForStdout(timeout: 20) { (OSCText.updates($0).last?.float("/jackvu/status", 7) ?? 0) >= 5 }
         XCTAssertNotNil(counted, "rejected packets: \(OSCText.updates(vu.stdout).last?.float("/jackvu/status", 7) ?? -1)")
         XCTAssertTrue(vu.isRunning, vu.stderr)
 
@@ -317,7 +323,7 @@ final class OSCOutputTests: XCTestCase {
         defer { dump.stop() }
         XCTAssertTrue(waitForUDPPort(listener), "oscdump did not bind \(listener): \(dump.stderr)")
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/subscribe", "i", "\(listener)"]).status, 0)
-        XCTAssertNotNil(dump.waitForStdout(timeout: 3) { $0.contains("/jackvu/ch/1/rms f ") }, "subscriber got nothing")
+        XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.contains("/jackvu/ch/1/rms f ") }, "subscriber got nothing")
 
         // /send narrows every output to the kinds named.
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/send", "s", "rms"]).status, 0)

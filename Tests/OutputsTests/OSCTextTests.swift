@@ -39,7 +39,7 @@ final class OSCTextTests: XCTestCase {
         let port = freeUDPPort()
         let dump = try BackgroundProcess("oscdump", ["-L", "\(port)"])
         defer { dump.stop() }
-        usleep(300_000)  // let it bind
+        XCTAssertTrue(waitForUDPPort(port), "oscdump did not bind port \(port): \(dump.stderr)")
         var messages: [OSCMessage] = [
             OSCMessage("/jackvu/ch/1/pitch", [.float(440), .string("A4"), .float(0.3)]),
             OSCMessage("/jackvu/ch/2/rms", [.float(-18.06)]),
