@@ -160,7 +160,7 @@ final class SessionManagerTests: XCTestCase {
         let (_, answer) = try peer.admit(path: instance, clientID: "jackvu.nBAD", displayName: "jackvu")
         XCTAssertEqual(answer.path, "/error")
         XCTAssertEqual(answer.arguments.dropFirst().first, "-9", "ERR_BAD_PROJECT")
-        XCTAssertTrue(vu.waitForExit(timeout: 5))
+        XCTAssertTrue(vu.waitForExit(timeout: 20))
         XCTAssertEqual(vu.exitStatus, 64)
         XCTAssertTrue(vu.stderr.contains("jackvu: the options saved in \(instance)/options are not valid"), vu.stderr)
         XCTAssertEqual(vu.stderr.split(separator: "\n").filter { !$0.hasPrefix("jackvu: in a session") }.count, 1, vu.stderr)

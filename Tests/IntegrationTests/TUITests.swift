@@ -63,11 +63,11 @@ final class TUITests: XCTestCase {
 
         // Tab selects input 2.
         try tmux(["send-keys", "-t", "jv", "Tab"])
-        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("Input 2  pitch") && $0.contains("ch 2/2") }, capture())
+        XCTAssertNotNil(waitForPane(timeout: 20) { $0.contains("Input 2  pitch") && $0.contains("ch 2/2") }, capture())
 
         // Resize to 80×24: redrawn at the new width (the title's right end moves to column 80).
         try tmux(["resize-window", "-t", "jv", "-x", "80", "-y", "24"])
-        let small = waitForPane(timeout: 5) { text in
+        let small = waitForPane(timeout: 20) { text in
             let first = text.split(separator: "\n").first.map(String.init) ?? ""
             return first.count == 79 && first.hasSuffix("? help")
         }
@@ -135,9 +135,9 @@ final class TUITests: XCTestCase {
         XCTAssertNotNil(waitForPane { $0.contains("440.0 Hz  A4") }, capture())
         tone.stop()
         server.kill()
-        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("NO JACK SERVER: waiting for it") }, capture())
+        XCTAssertNotNil(waitForPane(timeout: 20) { $0.contains("NO JACK SERVER: waiting for it") }, capture())
         let again = try JackServer(label: "tui")
-        XCTAssertNotNil(waitForPane(timeout: 5) { $0.contains("48000 Hz  256 frames") }, capture())
+        XCTAssertNotNil(waitForPane(timeout: 20) { $0.contains("48000 Hz  256 frames") }, capture())
         session.close()
 
         // With --no-reconnect it ends (69), and the terminal is restored.
