@@ -102,19 +102,13 @@ final class OSCOutputTests: XCTestCase {
         let tone = try BackgroundProcess(try jacktone(), ["--freq", "440"], environment: server.environment)
         defer { tone.stop() }
         try waitForPortsListed(server, ["jacktone:out"])
-        let fd = socket(AF_INET, datagramSocketType, 0)
+        let (fd, port) = boundUDPSocket()
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         var tv = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let vu = try BackgroundProcess(
             try jackvu(), ["--channels", "1", "--rate", "1000", "--send", "rms", "--quiet", "--connect", "jacktone:out",
-                           "--osc", "udp://127.0.0.1:\(UInt16(bigEndian: addr.sin_port))"],
+                           "--osc", "udp://127.0.0.1:\(port)"],
             environment: server.environment)
         defer { vu.stop() }
         // (arrival − tag) of 300 datagrams, in seconds; arrival read right after recv.

@@ -211,10 +211,10 @@ public enum Executables {
     }
 }
 
-/// A free UDP port on the loopback interface (bound, read, released).
-public func freeUDPPort() -> UInt16 {
+/// A UDP socket bound to a free port on the loopback interface, left open for the caller to
+/// read from (and close).
+public func boundUDPSocket() -> (fd: Int32, port: UInt16) {
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -226,7 +226,14 @@ public func freeUDPPort() -> UInt16 {
     _ = withUnsafeMutablePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
     }
-    return UInt16(bigEndian: addr.sin_port)
+    return (fd, UInt16(bigEndian: addr.sin_port))
+}
+
+/// A free UDP port on the loopback interface (bound, read, released).
+public func freeUDPPort() -> UInt16 {
+    let (fd, port) = boundUDPSocket()
+    close(fd)
+    return port
 }
 
 /// Sends one UDP datagram to 127.0.0.1:`port`.
