@@ -1,7 +1,7 @@
 /// The browser display's page: one self-contained document (no external files, no CDN). A
 /// canvas scaled to the window and the device pixel ratio (phone to 4K), drawn from the
 /// WebSocket's updates; it reconnects by itself (1 s, then up to 5 s apart) when jackvu goes
-/// away and comes back. The note and levels are also in an `aria-live` text line and the
+/// away and comes back. The note and levels (and "No JACK server", "Reconnecting") are also in an `aria-live` text line and the
 /// document title, for screen readers and scripts.
 enum Page {
     static let html = #"""
@@ -11,6 +11,7 @@ enum Page {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>jackvu</title>
+<link rel="icon" href="data:,">
 <style>
   html, body { margin: 0; height: 100%; background: #101214; color: #d8dde3; overflow: hidden;
     font-family: "DejaVu Sans", system-ui, sans-serif; }
@@ -103,7 +104,9 @@ function draw() {
     g.fillStyle = connected ? GREEN : YELLOW; g.beginPath(); g.arc(W - u, u, 0.4 * u, 0, 2 * Math.PI); g.fill();
   }
   if (!display || !update) {
-    text(connected ? "waiting for audio …" : "waiting for jackvu …", pad, 6 * u, 1.5 * u, DIM);
+    const waiting = connected ? "waiting for audio …" : "waiting for jackvu …";
+    text(waiting, pad, 6 * u, 1.5 * u, DIM);
+    if (live.textContent !== waiting) live.textContent = waiting;
     return;
   }
   const channels = update.channels, n = channels.length;
@@ -232,7 +235,9 @@ function draw() {
   if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
 
   // For screen readers and scripts.
-  const summary = "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
+  const summary = (!connected ? "Reconnecting to jackvu. "
+      : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. " : "")
+    + "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
     + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit;
   if (live.textContent !== summary) live.textContent = summary;
   document.title = (ch.note ? ch.note + " — " : "") + (display.client || "jackvu");
