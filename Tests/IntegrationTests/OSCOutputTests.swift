@@ -238,12 +238,14 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertTrue(messages.contains { $0.address == "/jackvu/status" })
     }
 
-    /// `--midi-notes`: note-on A4 (69) when `jacktone --freq 440` starts, note-off when it
-    /// stops; events seen by a real JACK client (jack_midi_dump).
+    /// `--midi-notes`: input 2 plays on MIDI channel 2. Note-on A4 (69) when `jacktone --freq
+    /// 440` starts, a change to B4 is note-off A4 then note-on B4 (71), note-off when the tone
+    /// stops; events seen by a real JACK client (jack_midi_dump). (The debounce and the
+    /// wrap above 16 channels: `NoteFollowerTests`.)
     func testMIDINotesFollowTheTone() throws {
         let server = try JackServer(label: "osc")
         let vu = try BackgroundProcess(
-            try jackvu(), ["--channels", "1", "--midi-notes", "--no-osc-port"], environment: server.environment)
+            try jackvu(), ["--channels", "2", "--midi-notes", "--no-osc-port"], environment: server.environment)
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:notes"], process: vu)
         let property = try Executables.run("jack_property", ["-p", "-l", "jackvu:notes"], environment: server.environment)
@@ -255,19 +257,26 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertEqual(try Executables.run("jack_connect", ["jackvu:notes", "noteprobe:input"], environment: server.environment).status, 0)
 
         let tone = try BackgroundProcess(
-            try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment,
+            try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_2"], environment: server.environment,
             stdin: true)
         defer { tone.stop() }
-        let on = dump.waitForStdout(timeout: 20) { $0.contains(": 90 45 ") }
-        XCTAssertNotNil(on, "no note-on A4: \(dump.stdout) \(vu.stderr)")
+        let on = dump.waitForStdout(timeout: 20) { $0.contains(": 91 45 ") }
+        XCTAssertNotNil(on, "no note-on A4 on MIDI channel 2: \(dump.stdout) \(vu.stderr)")
+        tone.send("493.88")
+        XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.contains(": 91 47 ") }, "no note-on B4: \(dump.stdout)")
         tone.send("off")
-        let off = dump.waitForStdout(timeout: 20) { $0.contains(": 80 45 ") }
-        XCTAssertNotNil(off, "no note-off A4: \(dump.stdout)")
-        // Exactly one note-on: a steady tone does not retrigger.
-        XCTAssertEqual(dump.stdout.components(separatedBy: ": 90 ").count - 1, 1, dump.stdout)
+        let off = dump.waitForStdout(timeout: 20) { $0.contains(": 81 47 ") }
+        XCTAssertNotNil(off, "no note-off B4: \(dump.stdout)")
+        // Every event on channel 2, in order: on A4, off A4, on B4, off B4 (a steady tone does
+        // not retrigger; the change is off then on).
+        let events = dump.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard let r = line.range(of: ": ") else { return nil }
+            return line[r.upperBound...].split(separator: " ").prefix(2).joined(separator: " ")
+        }
+        XCTAssertEqual(events, ["91 45", "81 45", "91 47", "81 47"], dump.stdout)
         // Velocity from the level: −15 dBFS RMS → (−15 + 60) / 60 × 127 ≈ 95.
-        let onLine = dump.stdout.split(separator: "\n").first { $0.contains(": 90 45 ") }.map(String.init) ?? ""
-        let bytes = onLine.components(separatedBy: ": 90 45 ").last?.split(separator: " ").first ?? ""
+        let onLine = dump.stdout.split(separator: "\n").first { $0.contains(": 91 45 ") }.map(String.init) ?? ""
+        let bytes = onLine.components(separatedBy: ": 91 45 ").last?.split(separator: " ").first ?? ""
         let velocity = Int(bytes, radix: 16) ?? 0
         XCTAssertEqual(Double(velocity), 95, accuracy: 3, onLine)
     }
