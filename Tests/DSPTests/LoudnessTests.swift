@@ -75,6 +75,9 @@ final class LoudnessTests: XCTestCase {
         XCTAssertEqual(shelf.b2, 1.19839281085285, accuracy: 1e-8)
         XCTAssertEqual(shelf.a1, -1.69065929318241, accuracy: 1e-8)
         XCTAssertEqual(shelf.a2, 0.73248077421585, accuracy: 1e-8)
+        XCTAssertEqual(hp.b0, 1.0)
+        XCTAssertEqual(hp.b1, -2.0)
+        XCTAssertEqual(hp.b2, 1.0)
         XCTAssertEqual(hp.a1, -1.99004745483398, accuracy: 1e-8)
         XCTAssertEqual(hp.a2, 0.99007225036621, accuracy: 1e-8)
         // The pre-filter lifts high frequencies by about +4 dB.

@@ -88,6 +88,21 @@ final class MeterTests: XCTestCase {
         }
     }
 
+    /// Type II's tone-burst table (IEC 60268-10 type II, as the BBC's PPM test files give it:
+    /// github.com/paulheneghanbbc/ppm-testing): 5 kHz bursts of 100, 10, 5, 1.5 and 0.5 ms read
+    /// 0, 2, 4, 9 and 17 dB below the steady tone. The table gives no tolerances; ±0.5 dB here
+    /// (one charging path tuned to the 10 ms point read 1.5 and 0.5 ms bursts 2.1 and 2.3 dB low).
+    func testPPMTypeIIBurstTable() {
+        for type in [PPMType.bbc, .ebu] {
+            let steady = ppmReading(type, burst: nil)
+            for (ms, drop, tolerance) in [(100.0, 0.0, 0.5), (10, 2, 0.5), (5, 4, 0.5), (1.5, 9, 0.5), (0.5, 17, 0.5)] {
+                let reading = ppmReading(type, burst: ms / 1000) - steady
+                print("PPM \(type): a \(ms) ms burst reads \(String(format: "%.2f", reading)) dB (table: −\(drop))")
+                XCTAssertEqual(reading, -drop, accuracy: tolerance, "\(type): a \(ms) ms burst")
+            }
+        }
+    }
+
     func testPPMFallTimesAndScales() {
         for (type, dB, seconds) in [(PPMType.din, 20.0, 1.5), (.nordic, 20, 1.7), (.bbc, 24, 2.8), (.ebu, 24, 2.8)] {
             var ppm = PPMMeter(type: type, sampleRate: fs, alignmentDBFS: -18)
@@ -158,6 +173,24 @@ final class MeterTests: XCTestCase {
         XCTAssertEqual(correlation(a, a.map { -$0 }), -1, accuracy: 1e-9)
         XCTAssertEqual(correlation(a, b), 0, accuracy: 0.05)
         XCTAssertEqual(correlation([Float](repeating: 0, count: 100), [Float](repeating: 0, count: 100)), 0)
+    }
+
+    /// The 0.3 s exponential window: after 2 s of independent noise, the same noise on both
+    /// channels: the sums of l·r build up as 1 − e^(−t/0.3 s) while l² and r² stay steady, so
+    /// the reading is 0.63 after 0.3 s and 0.95 after 0.9 s (a window 10× off reads 0.1 or 1.0).
+    func testCorrelationTimeConstant() {
+        let n = Int(fs)
+        let a = noise(3 * n, seed: 4, rms: 0.3), b = noise(2 * n, seed: 5, rms: 0.3)
+        var m = CorrelationMeter(sampleRate: fs)
+        a[0..<(2 * n)].withUnsafeBufferPointer { l in b.withUnsafeBufferPointer { m.process(l, $0) } }
+        XCTAssertEqual(m.correlation, 0, accuracy: 0.1)
+        var t = 0.0
+        for step in [0.3, 0.6] {
+            let from = 2 * n + Int(t * fs), to = 2 * n + Int((t + step) * fs)
+            a[from..<to].withUnsafeBufferPointer { l in m.process(l, l) }
+            t += step
+            XCTAssertEqual(m.correlation, 1 - exp(-t / 0.3), accuracy: 0.06, "after \(t) s")
+        }
     }
 
     // MARK: 1/3-octave bands (IEC 61260-1 base-10)

@@ -79,10 +79,45 @@ final class LiveMetersTests: XCTestCase {
             return abs(pow(10, peak / 20) - 20.0 / 23) < 0.01
         }
         XCTAssertNotNil(p)
+
+        // The same readings in the JSON lines (`--format json`), from a second jackvu on the tone.
+        let json = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--name", "json", "--format", "json", "--vu-reference", "-23", "--rate", "10", "--connect", "jacktone:out"],
+            environment: server.environment, label: "json")
+        defer { json.stop() }
+        try waitForPortsListed(server, ["json:in_2"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "json:in_2"], environment: server.environment).status, 0)
+        var last: [String: Any] = [:]
+        let steady = json.waitForStdout(timeout: 30) { out in
+            guard let line = completeLines(out).last,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let channels = object["channels"] as? [[String: Any]], channels.count == 2,
+                let vu = channels[0]["vu"] as? Double, abs(vu) < 0.15, let k = channels[1]["k_db"] as? Double, abs(k + 3) < 0.2,
+                let r = (object["correlation"] as? [Double])?.first, r > 0.99
+            else { return false }
+            last = object
+            return true
+        }
+        XCTAssertNotNil(steady, "JSON: \(completeLines(json.stdout).last ?? "")")
+        let channels = try XCTUnwrap(last["channels"] as? [[String: Any]])
+        XCTAssertEqual(try XCTUnwrap(channels[0]["ppm"] as? Double), -5, accuracy: 0.3, "EBU PPM, alignment −18 dBFS")
+        let correlation = try XCTUnwrap(last["correlation"] as? [Double])
+        XCTAssertEqual(correlation.count, 1)
+        XCTAssertEqual(correlation.first ?? 0, 1, accuracy: 0.01, "the same tone on both inputs")
+        // The 1/3-octave bands (ISO 266 centres 25 Hz … 20 kHz): the 1 kHz band (the 17th) holds
+        // the tone's RMS (−26 dBFS); the bands an octave away are more than 40 dB down.
+        let thirds = try XCTUnwrap(channels[0]["thirds_dbfs"] as? [Double])
+        XCTAssertEqual(thirds.count, 30)
+        XCTAssertEqual(thirds[16], -26.01, accuracy: 0.3, "\(thirds)")
+        XCTAssertLessThan(thirds[13], -66, "500 Hz: \(thirds)")
+        XCTAssertLessThan(thirds[19], -66, "2 kHz: \(thirds)")
     }
 
     /// SIGHUP restarts the measurements: after a loud passage and a quiet one, the maximum
-    /// momentary loudness drops to the quiet level; the client keeps running.
+    /// momentary loudness and true peak drop to the quiet level; clips counted while two
+    /// tones sum past full scale hold through silence and SIGHUP zeroes them; the client keeps
+    /// running.
     func testSighupResetsTheMeasurements() throws {
         let server = try JackServer(sampleRate: 48000, label: "reset")
         let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--rate", "10"], environment: server.environment)
@@ -108,6 +143,20 @@ final class LiveMetersTests: XCTestCase {
                 && abs(($0.float("/jackvu/ch/1/truepeak", 1) ?? 0) + 28.5) < 1.55
         }
         XCTAssertNotNil(after, "SIGHUP restarts the loudness and true-peak maxima")
+        XCTAssertEqual(after.float("/jackvu/ch/1/dpeak", 1), 0, "no clip yet")
+        // Two tones at 0 dBFS each sum past full scale: clips are counted, and held through a
+        // quiet passage until SIGHUP.
+        tone.send("level 0")
+        tone.send("1000 1500")
+        _ = try waitFor(vu, "clips counted") { ($0.float("/jackvu/ch/1/dpeak", 1) ?? 0) >= 10 }
+        tone.send("off")
+        let quiet = try waitFor(vu, "silence, clips held") {
+            ($0.float("/jackvu/ch/1/rms") ?? 0) < -100 && ($0.float("/jackvu/ch/1/dpeak", 1) ?? 0) >= 10
+        }
+        let clips = quiet.float("/jackvu/ch/1/dpeak", 1) ?? 0
+        XCTAssertEqual(OSCText.updates(vu.stdout).last?.float("/jackvu/ch/1/dpeak", 1), clips, "the count holds in silence")
+        kill(vu.process.processIdentifier, SIGHUP)
+        _ = try waitFor(vu, "clips reset by SIGHUP") { $0.float("/jackvu/ch/1/dpeak", 1) == 0 }
         XCTAssertTrue(vu.isRunning)
     }
 }

@@ -292,22 +292,35 @@ final class AnalyzerTests: XCTestCase {
     /// keeps the running measurements: 10 s of a tone 10 dB louder at 48 kHz, then 10 s of the
     /// quieter one at 44.1 kHz integrate to 10·log10((1 + 0.1) / 2) = −2.60 dB below the louder
     /// part, as one programme would; the maximum momentary loudness is the louder part's. A
-    /// fresh analyzer would have measured the quieter part alone (−10 dB).
+    /// fresh analyzer would have measured the quieter part alone (−10 dB). Three runs of
+    /// full-scale samples at 48 kHz stay counted as clips, and their 0 dBTP stays the maximum
+    /// true peak, after the change.
     func testMeasurementsContinueAcrossASampleRateChange() throws {
         var c = Configuration()
         c.channels = 1
         let first = try Analyzer(configuration: c, sampleRate: 48000)
-        _ = run(first, [sine(1000, rate: 48000, count: 480_000, amplitude: 0.1)], chunks: [48000])
+        var loud = sine(1000, rate: 48000, count: 480_000, amplitude: 0.1)
+        for (start, count) in [(100_000, 2), (200_000, 1), (300_000, 3)] {
+            for i in start..<start + count { loud[i] = i == 200_000 ? -1 : 1 }
+        }
+        let (before, _) = run(first, [loud], chunks: [48000])
+        XCTAssertEqual(before.channels[0].clips, 3)
+        XCTAssertGreaterThanOrEqual(before.channels[0].maxTruePeakDBTP, 0)
         let louder = first.finalLoudness().integrated
         let second = try Analyzer(configuration: c, sampleRate: 44100)
         second.continueMeasurements(from: first)
         let quieter = sine(1000, rate: 44100, count: 441_000, amplitude: 0.1 * pow(10, -0.5))
-        _ = run(second, [quieter], chunks: [44100])
+        let (after, _) = run(second, [quieter], chunks: [44100])
+        XCTAssertEqual(after.channels[0].clips, 3, "clips carried over")
+        XCTAssertEqual(after.channels[0].maxTruePeakDBTP, before.channels[0].maxTruePeakDBTP, accuracy: 0.01, "max true peak carried over")
+        XCTAssertLessThan(after.channels[0].truePeakDBTP, -24, "the quieter tone's own true peak")
         let both = second.finalLoudness()
         XCTAssertEqual(both.integrated, louder - 2.60, accuracy: 0.1, "integrated over both rates")
-        XCTAssertEqual(both.maxMomentary, louder, accuracy: 0.15)
+        XCTAssertEqual(both.maxMomentary, first.finalLoudness().maxMomentary, accuracy: 0.01, "the louder part's maximum")
         let fresh = try Analyzer(configuration: c, sampleRate: 44100)
-        _ = run(fresh, [quieter], chunks: [44100])
+        let (alone, _) = run(fresh, [quieter], chunks: [44100])
+        XCTAssertEqual(alone.channels[0].clips, 0)
+        XCTAssertLessThan(alone.channels[0].maxTruePeakDBTP, -24)
         XCTAssertEqual(fresh.finalLoudness().integrated, louder - 10, accuracy: 0.1, "the quieter part alone")
     }
 
