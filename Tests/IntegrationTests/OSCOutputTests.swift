@@ -327,6 +327,18 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertTrue(waitForUDPPort(listener), "oscdump did not bind \(listener): \(dump.stderr)")
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/subscribe", "i", "\(listener)"]).status, 0)
         XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.contains("/jackvu/ch/1/rms f ") }, "subscriber got nothing")
+        // /unsubscribe ends it: once jackvu has printed three more updates (the one in flight
+        // may still arrive), ten more updates bring oscdump nothing.
+        XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/unsubscribe", "i", "\(listener)"]).status, 0)
+        func statusLines() -> Int { vu.stdout.components(separatedBy: "/jackvu/status ").count - 1 }
+        var seen = statusLines()
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in statusLines() >= seen + 3 })
+        let settled = dump.stdout.count
+        seen = statusLines()
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in statusLines() >= seen + 10 })
+        XCTAssertEqual(dump.stdout.count, settled, "oscdump still receives after /jackvu/unsubscribe: \(dump.stdout.suffix(200))")
+        XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/subscribe", "i", "\(listener)"]).status, 0)
+        XCTAssertNotNil(dump.waitForStdout(timeout: 20) { $0.count > settled }, "subscribing again")
 
         // /send narrows every output to the kinds named.
         XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)", "/jackvu/send", "s", "rms"]).status, 0)
@@ -392,7 +404,31 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertNotNil((first["loudness"] as? [String: Any])?["momentary_lufs"])
         XCTAssertEqual(first["sample_rate_hz"] as? Int, 48000)
         XCTAssertNotNil((first["status"] as? [String: Any])?["overruns"])
+        XCTAssertEqual((objects.last?["status"] as? [String: Any])?["osc_port_dropped"] as? Int, 0, "two channels fit the osc port")
         XCTAssertEqual(json.stop(), 0, json.stderr)
+
+        // An update larger than the `osc` port's queue (24 channels × 1,024 bars: ~100 kB of
+        // OSC, the queue holds 64 kB) cannot all pass: what does not fit is dropped and counted
+        // in the status, and stdout loses nothing (an update every 1/5 s, none missing).
+        let wide = try BackgroundProcess(
+            try jackvu(), ["--name", "wide", "--channels", "24", "--bars", "1024", "--send", "bars,status", "--rate", "5", "--format", "json"],
+            environment: server.environment)
+        defer { wide.stop() }
+        func dropped(_ out: String) -> Int? {
+            guard let line = completeLines(out).last,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            else { return nil }
+            return (object["status"] as? [String: Any])?["osc_port_dropped"] as? Int
+        }
+        let firstDrops = try XCTUnwrap(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > 0 }.flatMap(dropped), "no drops counted")
+        XCTAssertNotNil(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > firstDrops }, "the count does not grow")
+        let times = completeLines(wide.stdout).compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["time_s"] as? Double
+        }
+        let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+        XCTAssertGreaterThanOrEqual(times.count, 3)
+        XCTAssertLessThan(steps.max() ?? 1, 0.3, "an update missing from stdout: \(steps)")
+        XCTAssertTrue(wide.isRunning, wide.stderr)
     }
 
     /// Bound UDP sockets as /proc/net/udp lists them (`HEXADDR:HEXPORT`).
