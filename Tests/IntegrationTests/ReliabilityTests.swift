@@ -197,6 +197,30 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
 
+    /// An xrun caused on purpose is counted: jacktone, in jackvu's graph, is stopped (SIGSTOP)
+    /// for 300 ms, so its cycles never finish and the server reports xruns to every client;
+    /// jackvu's status counts them, and jackvu meters the tone again once it resumes.
+    func testAnXrunIsCausedAndCounted() throws {
+        let server = try JackServer(label: "xrun")
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--channels", "1", "--send", "rms,status,callback", "--rate", "10"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPorts(server, ["jackvu:in_1"], process: vu)
+        let tone = try BackgroundProcess(
+            try jacktone(), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment)
+        defer { tone.stop() }
+        func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
+        XCTAssertNotNil(seconds(within: 20) { abs((last()?.float("/jackvu/ch/1/rms") ?? 0) + 15.01) < 0.2 }, "no tone")
+        let before = try XCTUnwrap(last()?.float("/jackvu/status", 1))
+        kill(tone.process.processIdentifier, SIGSTOP)
+        usleep(300_000)
+        kill(tone.process.processIdentifier, SIGCONT)
+        XCTAssertNotNil(seconds(within: 20) { (last()?.float("/jackvu/status", 1) ?? 0) > before }, "no xrun counted")
+        print("xruns: \(Int(before)) before the stop, \(Int(last()?.float("/jackvu/status", 1) ?? -1)) after")
+        XCTAssertNotNil(seconds(within: 20) { abs((last()?.float("/jackvu/ch/1/rms") ?? 0) + 15.01) < 0.2 }, "the tone not metered again")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+    }
+
     /// The worker stops for 3 s (a test hook): the process callback never waits — the ring
     /// (1 s) fills and further audio is dropped and counted as overruns, and the callback runs
     /// every cycle meanwhile. The tone changes from A4 to E5 near the end of
