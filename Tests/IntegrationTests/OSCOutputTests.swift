@@ -58,8 +58,9 @@ final class OSCOutputTests: XCTestCase {
             try jackvu(), ["--channels", "2", "--rate", "5", "--connect", "jacktone:out", "--osc", "udp://127.0.0.1:\(port)"],
             environment: server.environment)
         defer { vu.stop() }
-        _ = vu.waitForStdout(timeout: 10) { self.stdoutUpdates($0).count >= 8 }
-        usleep(300_000)
+        _ = vu.waitForStdout(timeout: 20) { self.stdoutUpdates($0).count >= 8 }
+        // oscdump has printed (it flushes per packet) the bundles sent so far.
+        _ = dump.waitForStdout(timeout: 20) { self.oscdumpGroups($0).count >= 7 }
         vu.stop()
         dump.stop()
 

@@ -121,9 +121,12 @@ final class SessionManagerTests: XCTestCase {
         defer { vu.stop() }
         guard let announce = peer.take("/nsm/server/announce") else { return XCTFail("no announce: \(vu.stderr)") }
         XCTAssertEqual(announce.arguments, ["jackvu", "", "jackvu", "1", "2", String(vu.process.processIdentifier)])
-        usleep(300_000)
-        XCTAssertFalse(try server.lsp().stdout.contains("jackvu"), "no JACK client before open")
         peer.send(to: announce.source, "/reply", ["/nsm/server/announce", "welcome", "jackvu-test-peer", ":server-control:"])
+        // Welcomed (it says so, then waits for open): still no JACK client.
+        let welcomed = Date().addingTimeInterval(20)
+        while Date() < welcomed && !vu.stderr.contains("in a session of jackvu-test-peer") { usleep(20_000) }
+        XCTAssertTrue(vu.stderr.contains("in a session of jackvu-test-peer"), vu.stderr)
+        XCTAssertFalse(try server.lsp().stdout.contains("jackvu"), "no JACK client before open")
         peer.send(to: announce.source, "/nsm/client/open", [instance, "jackvu", "jackvu.nTEST"])
         let opened = try XCTUnwrap(peer.take("/reply", to: "/nsm/client/open"), "no reply to open: \(peer.log)\n\(vu.stderr)")
         XCTAssertEqual(opened.arguments.last, "metering as jackvu.nTEST")
