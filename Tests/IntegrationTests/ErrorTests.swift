@@ -143,7 +143,7 @@ final class ErrorTests: XCTestCase {
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:in_1"], process: vu)
         server.stop()
-        XCTAssertTrue(vu.waitForExit(timeout: 10), "jackvu did not exit after the server went away")
+        XCTAssertTrue(vu.waitForExit(timeout: 20), "jackvu did not exit after the server went away")
         XCTAssertEqual(vu.exitStatus, 69)
         XCTAssertTrue(vu.stderr.hasPrefix("jackvu: the JACK server shut down"), vu.stderr)
         XCTAssertEqual(vu.stderr.split(separator: "\n").count, 1, vu.stderr)

@@ -33,7 +33,7 @@ final class InProcessTests: XCTestCase {
             let seen = dump.stdout.utf8.count  // this round's lines only
             let tone = try BackgroundProcess(
                 try Executables.product("jacktone"), ["--freq", "440", "--level", "-12", "--connect", "jackvu:in_1"], environment: server.environment)
-            let heard = dump.waitForStdout(timeout: 10) { all in
+            let heard = dump.waitForStdout(timeout: 20) { all in
                 let text = String(decoding: all.utf8.dropFirst(seen), as: UTF8.self)
                 return completeLines(text).suffix(400).contains { $0.contains("/jackvu/ch/1/pitch fsff 440.0") && $0.contains("\"A4\"") }
                     && completeLines(text).suffix(400).contains { line in

@@ -61,7 +61,7 @@ final class InstallTests: XCTestCase {
             "env", ["-i", "PATH=/usr/bin:/bin", "JACK_DEFAULT_SERVER=\(server.name)", jacktone, "--connect", "jackvu:in_1"],
             label: "installed-jacktone")
         defer { tone.stop() }
-        let heard = vu.waitForStdout(timeout: 10) { text in
+        let heard = vu.waitForStdout(timeout: 20) { text in
             OSCText.updates(text).last.map { $0.string("/jackvu/ch/1/pitch", 1) == "A4" } ?? false
         }
         XCTAssertNotNil(heard, "installed jackvu hears the installed jacktone: \(vu.stdout.suffix(500)) \(vu.stderr) \(tone.stderr)")

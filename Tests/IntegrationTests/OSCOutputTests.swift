@@ -150,7 +150,7 @@ final class OSCOutputTests: XCTestCase {
             try jackvu(), ["--channels", "1", "--rate", "20", "--connect", "jacktone:out", "--osc", "udp://127.0.0.1:\(closed)"],
             environment: server.environment)
         defer { vu.stop() }
-        let text = vu.waitForStdout(timeout: 10) { text in
+        let text = vu.waitForStdout(timeout: 20) { text in
             (OSCText.updates(text).last?.float("/jackvu/status", 5) ?? 0) >= 5
         }
         XCTAssertNotNil(text, "no failed sends counted: \(vu.stdout.suffix(600)) \(vu.stderr)")
@@ -351,9 +351,9 @@ final class OSCOutputTests: XCTestCase {
             let lastOther = lines.lastIndex { !$0.hasPrefix("/jackvu/ch/1/rms f ") }
             return (lines.count - (lastOther.map { $0 + 1 } ?? 0), lines.count)
         }
-        XCTAssertNotNil(vu.waitForStdout(timeout: 10) { rmsRun($0).run >= 5 }, "not narrowed: \(vu.stdout.suffix(400))")
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { rmsRun($0).run >= 5 }, "not narrowed: \(vu.stdout.suffix(400))")
         let narrowed = rmsRun(vu.stdout)
-        XCTAssertNotNil(vu.waitForStdout(timeout: 10) { rmsRun($0).lines >= narrowed.lines + 5 })
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { rmsRun($0).lines >= narrowed.lines + 5 })
         let after = rmsRun(vu.stdout)
         XCTAssertEqual(after.run - narrowed.run, after.lines - narrowed.lines, "only rms after narrowing: \(vu.stdout.suffix(400))")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
@@ -379,7 +379,7 @@ final class OSCOutputTests: XCTestCase {
         let selected = try BackgroundProcess(
             try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--send", "rms,pitch"], environment: server.environment)
         defer { selected.stop() }
-        let text = try XCTUnwrap(selected.waitForStdout(timeout: 10) { completeLines($0).count >= 10 })
+        let text = try XCTUnwrap(selected.waitForStdout(timeout: 20) { completeLines($0).count >= 10 })
         let lines = completeLines(text)
         XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("/jackvu/ch/1/rms f ") || $0.hasPrefix("/jackvu/ch/1/pitch fsff ") }, "\(lines.prefix(4))")
         // The first update: a full block, so the RMS is already the steady −12 − 3.01 dBFS.
@@ -391,7 +391,7 @@ final class OSCOutputTests: XCTestCase {
             try jackvu(), ["--name", "json", "--channels", "2", "--connect", "jacktone:out", "--format", "json"],
             environment: server.environment)
         defer { json.stop() }
-        let out = try XCTUnwrap(json.waitForStdout(timeout: 10) { completeLines($0).count >= 5 })
+        let out = try XCTUnwrap(json.waitForStdout(timeout: 20) { completeLines($0).count >= 5 })
         let objects = try completeLines(out).map { line -> [String: Any] in
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
         }

@@ -154,7 +154,7 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertEqual(OSCText.updates(traced.stdout).last?.string("/jackvu/ch/1/pitch", 1), "A4", traced.stderr)
         usleep(3_000_000)
         _ = try Executables.run("pkill", ["-TERM", "-f", "^\(jackvu) --name traced "])
-        XCTAssertTrue(traced.waitForExit(timeout: 10), "strace did not end")
+        XCTAssertTrue(traced.waitForExit(timeout: 20), "strace did not end")
 
         // Each thread's system calls, in order (a call strace splits in two is counted once).
         var calls: [String: [String]] = [:]

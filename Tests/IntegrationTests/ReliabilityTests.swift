@@ -47,7 +47,7 @@ final class ReliabilityTests: XCTestCase {
             return (last?.string("/jackvu/ch/1/pitch", 1), last?.float("/jackvu/status", 0), last?.float("/jackvu/status", 9),
                     last?.float("/jackvu/status", 8))
         }
-        XCTAssertNotNil(seconds(within: 10) { lastNote().note == "A4" }, vu.stderr)
+        XCTAssertNotNil(seconds(within: 20) { lastNote().note == "A4" }, vu.stderr)
 
         let rounds: [(rate: Int, freq: String, note: String)] = [
             (48000, "523.25", "C5"), (48000, "659.26", "E5"), (48000, "392", "G4"), (48000, "293.66", "D4"), (44100, "440", "A4"),
@@ -60,17 +60,17 @@ final class ReliabilityTests: XCTestCase {
             XCTAssertNotNil(seconds(within: 20) { lastNote().connected == 0 }, "round \(i + 1): \(lastNote())")
             server = try JackServer(sampleRate: round.rate, label: "reconnect", name: name)
             let up = Date()
-            let back = seconds(within: 10) { (try? server.lsp().stdout.contains("jackvu:in_1")) ?? false }
+            let back = seconds(within: 20) { (try? server.lsp().stdout.contains("jackvu:in_1")) ?? false }
             XCTAssertNotNil(back, "round \(i + 1): jackvu did not come back: \(vu.stderr)")
             let after = Date().timeIntervalSince(up)
             print("reconnect round \(i + 1) (\(round.rate) Hz): jackvu's ports back \(String(format: "%.2f", after)) s after the server was up")
             slowest = max(slowest, after)
             tone = try BackgroundProcess(try jacktone(), ["--freq", round.freq], environment: server.environment)
             XCTAssertNotNil(
-                seconds(within: 5) { connections(server, of: "jackvu:in_1") == ["jacktone:out"] },
+                seconds(within: 20) { connections(server, of: "jackvu:in_1") == ["jacktone:out"] },
                 "round \(i + 1): --connect did not connect the new jacktone: \(connections(server, of: "jackvu:in_1"))")
             XCTAssertNotNil(
-                seconds(within: 10) {
+                seconds(within: 20) {
                     let now = lastNote()
                     return now.note == round.note && now.rate == Double(round.rate) && now.reconnects == Double(i + 1)
                         && now.connected == 1
@@ -114,16 +114,16 @@ final class ReliabilityTests: XCTestCase {
         let late = try BackgroundProcess(try jacktone(), ["--name", "late"], environment: server.environment, label: "late")
         defer { late.stop() }
         try waitForPortsListed(server, ["late:out"])
-        let took = seconds(within: 5) { connections(server, of: "jackvu:in_1") == ["late:out"] }
+        let took = seconds(within: 20) { connections(server, of: "jackvu:in_1") == ["late:out"] }
         XCTAssertNotNil(took, "late:out was not connected: \(connections(server, of: "jackvu:in_1"))")
         print("a port that appeared later was connected after \(String(format: "%.2f", took ?? -1)) s")
 
         func inputsConnected() -> Double? { OSCText.updates(vu.stdout).last?.float("/jackvu/status", 11) }
-        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
+        XCTAssertNotNil(seconds(within: 20) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
 
         // By hand: system:capture_1 → jackvu:in_2; then another client appears.
         XCTAssertEqual(try Executables.run("jack_connect", ["system:capture_1", "jackvu:in_2"], environment: server.environment).status, 0)
-        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 2 }, "inputs connected: \(inputsConnected() ?? -1)")
+        XCTAssertNotNil(seconds(within: 20) { inputsConnected() == 2 }, "inputs connected: \(inputsConnected() ?? -1)")
         let other = try BackgroundProcess(try jacktone(), ["--name", "other"], environment: server.environment, label: "other")
         defer { other.stop() }
         try waitForPortsListed(server, ["other:out"])
@@ -142,9 +142,9 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertEqual(try Executables.run("jack_connect", ["late:out", "jackvu:in_1"], environment: server.environment).status, 0)
 
         // The source goes away: shown in the status, not fatal.
-        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 2 })
+        XCTAssertNotNil(seconds(within: 20) { inputsConnected() == 2 })
         late.stop()
-        XCTAssertNotNil(seconds(within: 3) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
+        XCTAssertNotNil(seconds(within: 20) { inputsConnected() == 1 }, "inputs connected: \(inputsConnected() ?? -1)")
         XCTAssertTrue(vu.isRunning)
 
         // --connect-once: "tone.*:out" matches toneA now; toneB, later, is left alone.
@@ -156,7 +156,7 @@ final class ReliabilityTests: XCTestCase {
             environment: server.environment, label: "once")
         defer { once.stop() }
         try waitForPorts(server, ["once:in_2"], process: once)
-        XCTAssertNotNil(seconds(within: 5) { connections(server, of: "once:in_1") == ["toneA:out"] })
+        XCTAssertNotNil(seconds(within: 20) { connections(server, of: "once:in_1") == ["toneA:out"] })
         let toneB = try BackgroundProcess(try jacktone(), ["--name", "toneB"], environment: server.environment, label: "toneB")
         defer { toneB.stop() }
         try waitForPortsListed(server, ["toneB:out"])
@@ -186,7 +186,7 @@ final class ReliabilityTests: XCTestCase {
             guard let u = last(), let rms = u.float("/jackvu/ch/1/rms"), let m = u.float("/jackvu/loudness/momentary") else { return false }
             return abs(rms - -15.0103) < 0.1 && abs(m - (baseline ?? m)) < 0.5 && u.string("/jackvu/ch/1/pitch", 1) == "A4"
         }
-        XCTAssertNotNil(seconds(within: 10) { steady() }, last().map { "\($0.messages)" } ?? vu.stderr)
+        XCTAssertNotNil(seconds(within: 20) { steady() }, last().map { "\($0.messages)" } ?? vu.stderr)
         usleep(500_000)
         baseline = try XCTUnwrap(last()?.float("/jackvu/loudness/momentary"))
 
@@ -195,12 +195,12 @@ final class ReliabilityTests: XCTestCase {
             tone.send("inject \(kind) \(duration)")
             if kind != "denormal" { expected += duration * 48000 }
             // The bad audio reaches jackvu, and is counted.
-            let counted = seconds(within: 5) { (last()?.float("/jackvu/status", 10) ?? 0) >= expected - 512 }
+            let counted = seconds(within: 20) { (last()?.float("/jackvu/status", 10) ?? 0) >= expected - 512 }
             XCTAssertNotNil(counted, "\(kind): counted \(last()?.float("/jackvu/status", 10) ?? -1) of \(expected)")
             // Then the meters recover within their windows (plus the time to see it): counted
             // to the end means the bad audio has ended (subnormals are not counted: wait).
             if kind == "denormal" { usleep(UInt32(duration * 1e6)) }
-            let recovered = seconds(within: 1) { steady() }
+            let recovered = seconds(within: 10) { steady() }
             XCTAssertNotNil(recovered, "\(kind): not recovered: \(last().map { "\($0.messages)" } ?? "")")
             print("bad audio '\(kind)' for \(duration) s: meters steady again \(String(format: "%.2f", recovered ?? -1)) s after it ended")
         }
@@ -251,7 +251,7 @@ final class ReliabilityTests: XCTestCase {
             environment: server.environment.merging(["JACKVU_TEST_STALL_WORKER": "3:3"]) { $1 })
         defer { vu.stop() }
         func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
-        XCTAssertNotNil(seconds(within: 10) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
+        XCTAssertNotNil(seconds(within: 20) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
         let before = try XCTUnwrap(last())
         XCTAssertEqual(before.float("/jackvu/status", 2), 0, "no overruns before the stall")
         let p99Before = try XCTUnwrap(before.float("/jackvu/callback", 1))
@@ -260,7 +260,7 @@ final class ReliabilityTests: XCTestCase {
 
         // The stall starts 3 s after jackvu did: wait until updates stop, then change the tone.
         var size = vu.stdout.count
-        XCTAssertNotNil(seconds(within: 6) {
+        XCTAssertNotNil(seconds(within: 10) {
             usleep(300_000)
             defer { size = vu.stdout.count }
             return vu.stdout.count == size
@@ -268,8 +268,8 @@ final class ReliabilityTests: XCTestCase {
         usleep(1_800_000)
         tone.send("659.26")
         let mark = vu.stdout.count
-        XCTAssertNotNil(seconds(within: 5) { (last()?.float("/jackvu/status", 2) ?? 0) > 0 }, "no overruns counted")
-        XCTAssertNotNil(seconds(within: 5) { last()?.string("/jackvu/ch/1/pitch", 1) == "E5" })
+        XCTAssertNotNil(seconds(within: 20) { (last()?.float("/jackvu/status", 2) ?? 0) > 0 }, "no overruns counted")
+        XCTAssertNotNil(seconds(within: 20) { last()?.string("/jackvu/ch/1/pitch", 1) == "E5" })
         let after = OSCText.updates(String(vu.stdout.dropFirst(mark)))
         let notes = after.compactMap { $0.string("/jackvu/ch/1/pitch", 1) }.filter { $0 != "\"\"" && !$0.isEmpty }
         XCTAssertEqual(notes.first, "E5", "the first note after the stall: \(notes.prefix(5))")
@@ -304,7 +304,7 @@ final class ReliabilityTests: XCTestCase {
             environment: server.environment)
         defer { vu.stop() }
         func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
-        XCTAssertNotNil(seconds(within: 10) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
+        XCTAssertNotNil(seconds(within: 20) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" }, vu.stderr)
         let cyclesBefore = try XCTUnwrap(last()?.float("/jackvu/status", 4))
         let mark = vu.stdout.count
         let start = Date()

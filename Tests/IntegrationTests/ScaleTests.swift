@@ -24,7 +24,7 @@ final class ScaleTests: XCTestCase {
             try Executables.product("jackvu"), ["--name", "observer", "--channels", "1", "--text", "--send", "status", "--rate", "1"],
             environment: server.environment, label: "observer")
         defer { baseline.stop() }
-        _ = baseline.waitForStdout(timeout: 10) { self.status($0) != nil }
+        _ = baseline.waitForStdout(timeout: 20) { self.status($0) != nil }
         let before = try XCTUnwrap(status(baseline.stdout), baseline.stderr)
         sleep(seconds)
         let alone = try XCTUnwrap(status(baseline.stdout)).xruns - before.xruns

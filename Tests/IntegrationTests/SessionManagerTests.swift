@@ -230,7 +230,7 @@ final class SessionManagerTests: XCTestCase {
         let vu = try BackgroundProcess(
             try Executables.product("jackvu"), [], environment: ["NSM_URL": "osc.udp://127.0.0.1:\(port)/", "JACK_DEFAULT_SERVER": "jackvu-none"])
         defer { vu.stop() }
-        XCTAssertTrue(vu.waitForExit(timeout: 10))
+        XCTAssertTrue(vu.waitForExit(timeout: 20))
         XCTAssertEqual(vu.exitStatus, 69)
         XCTAssertEqual(vu.stderr, "jackvu: no answer from the session manager at NSM_URL within 5 s\n")
     }
@@ -275,7 +275,7 @@ final class SessionManagerTests: XCTestCase {
     }
 
     private func reads(_ vu: BackgroundProcess, note: String, rms: Double) throws -> Bool {
-        vu.waitForStdout(timeout: 10) { text in
+        vu.waitForStdout(timeout: 20) { text in
             OSCText.updates(text).suffix(3).contains { u in
                 u.string("/jackvu/ch/1/pitch", 1) == note && abs((u.float("/jackvu/ch/1/rms") ?? 0) - rms) < 0.1
             }
