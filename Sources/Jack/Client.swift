@@ -270,9 +270,11 @@ public final class Client: @unchecked Sendable {
     /// port goes (checked with jack_property), and a second removal from this process only
     /// adds a writer to JACK's shared metadata database (a Berkeley DB without deadlock
     /// detection) while the server removes the same keys.
-    public func close(within limit: Double = Client.closeLimit) {
+    public func close(within limit: Double = Client.closeLimit, serverGone: Bool = false) {
         guard let handle else { return }
-        let wasActive = active
+        // After the server shut down, only jack_client_close (JACK's documentation of the
+        // shutdown callbacks): a deactivation has no server to ask.
+        let wasActive = active && !serverGone
         active = false
         ports.removeAll()
         self.handle = nil

@@ -134,11 +134,12 @@ final class JackConnection {
 
     /// Stops processing and closes the client, waiting for libjack at most `limit` seconds.
     /// The metadata writer stops first (within one batch).
-    func close(within limit: Double = Client.closeLimit) {
+    /// `serverGone`: the server shut down (the client is only closed, not deactivated).
+    func close(within limit: Double = Client.closeLimit, serverGone: Bool = false) {
         stopWriting.store(1)
         metadataWriter?.join()
         metadataWriter = nil
-        client.close(within: limit)
+        client.close(within: limit, serverGone: serverGone)
     }
 
     /// The --connect sources seen so far: when ports appear, only new ones are connected, so

@@ -240,9 +240,13 @@ public final class Engine {
                 printError(
                     "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))")
                         + "; waiting for it to come back (--no-reconnect exits instead)")
-                // Without waiting: libjack may never finish closing a client whose server
-                // died (see Client.close); that client's thread and handlers are left to it.
-                gone.close(within: 0)
+                // The old client is closed before any new one is opened: a jack_client_open
+                // (a reconnect attempt) beside libjack's closing of the old client crashed
+                // jackvu inside libjack, in 3 of 15 graceful server stops (and never once the
+                // close had finished first: 0 of 20). libjack may never finish closing a client
+                // whose server died (see Client.close): after 3 s that client's thread and
+                // handlers are left to it and reconnecting goes on.
+                gone.close(within: Client.closeLimit, serverGone: true)
                 connection = nil
                 shared.inputsConnected.store(0)
                 shared.serverConnected.store(false, ordering: .relaxed)
