@@ -20,65 +20,7 @@ public final class Analyzer: @unchecked Sendable {
     // @unchecked Sendable: used by one thread at a time (the worker); it owns all its buffers.
 
     /// What to compute. A meter that no output or port needs is left out (`--send`).
-    public struct Features: OptionSet, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
-        /// FFT bars, peak frequency and note.
-        public static let spectrum = Features(rawValue: 1)
-        /// YIN pitch.
-        public static let yin = Features(rawValue: 2)
-        /// 1/3-octave bands.
-        public static let thirds = Features(rawValue: 4)
-        /// VU meter.
-        public static let vu = Features(rawValue: 8)
-        /// Per-hop block levels and display ballistics, and integrated loudness and range
-        /// kept current while running (a summary needs them only at the end).
-        public static let live = Features(rawValue: 16)
-        /// PPM.
-        public static let ppm = Features(rawValue: 32)
-        /// K-System meter.
-        public static let k = Features(rawValue: 64)
-        /// Digital peak with hold and the clip count.
-        public static let dpeak = Features(rawValue: 128)
-        /// Phase correlation of channel pairs.
-        public static let correlation = Features(rawValue: 256)
-        /// EBU R 128 loudness.
-        public static let loudness = Features(rawValue: 512)
-        /// True peak (BS.1770).
-        public static let truePeak = Features(rawValue: 1024)
-        /// VU, PPM, K, digital peak, correlation.
-        public static let meters: Features = [.vu, .ppm, .k, .dpeak, .correlation]
-        /// What a file summary needs: loudness and true peak over the whole file.
-        public static let summary: Features = [.loudness, .truePeak]
-        public static let all: Features = [.spectrum, .yin, .thirds, .meters, .live, .summary]
-
-        /// What the selected message kinds, the meter ports (`--meter`) and MIDI notes need.
-        public static func needed(for c: Configuration, midiNotes: Bool = false) -> Features {
-            var f: Features = [.live]
-            let kinds = c.send
-            if kinds.contains(.truepeak) { f.insert(.truePeak) }
-            if kinds.contains(.dpeak) { f.insert(.dpeak) }
-            if kinds.contains(.vu) { f.insert(.vu) }
-            if kinds.contains(.ppm) { f.insert(.ppm) }
-            if kinds.contains(.k) { f.insert(.k) }
-            if kinds.contains(.pitch) || midiNotes { f.insert(.yin) }
-            if kinds.contains(.peakfreq) || kinds.contains(.bars) { f.insert(.spectrum) }
-            if kinds.contains(.thirds) { f.insert(.thirds) }
-            if kinds.contains(.correlation) { f.insert(.correlation) }
-            if kinds.contains(.loudness) { f.insert(.loudness) }
-            if c.displayed { f.formUnion([.spectrum, .yin, .dpeak, .loudness, .truePeak, .correlation]) }
-            switch c.meterSource {
-            case .rms: break
-            case .peak: f.insert(.dpeak)
-            case .truepeak: f.insert(.truePeak)
-            case .vu: f.insert(.vu)
-            case .ppm: f.insert(.ppm)
-            case .k: f.insert(.k)
-            case .momentary, .shortterm: f.insert(.loudness)
-            }
-            return f
-        }
-    }
+    public typealias Features = AnalysisFeatures
 
     public let configuration: Configuration
     public let features: Features
@@ -121,6 +63,8 @@ public final class Analyzer: @unchecked Sendable {
     private var lastGatingUpdate = -1
     /// Below this YIN confidence no note is named.
     private let pitchConfidenceThreshold: Double
+    /// The scale `meter_N`'s 0 … 1 spans (`--meter`).
+    private let meterScale: DisplayScale
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
     public init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
@@ -160,6 +104,7 @@ public final class Analyzer: @unchecked Sendable {
         thirdLevels = .allocate(capacity: max(1, c.channels * bandCount))
         thirdLevels.initialize(repeating: Decibels.floor, count: max(1, c.channels * bandCount))
         pitchConfidenceThreshold = configuration.pitchConfidence
+        meterScale = configuration.meterScale
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
         correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
@@ -310,19 +255,17 @@ public final class Analyzer: @unchecked Sendable {
 
     private func meterValue(channel c: Int, loudness l: LoudnessSnapshot) -> Float {
         let ch = channels[c]
-        let floor = configuration.meterFloorDBFS
-        func map(_ v: Double, _ lo: Double, _ hi: Double) -> Float { Float(min(1, max(0, (v - lo) / (hi - lo)))) }
+        // The scale the ports' pretty-names and the displays show (`MeterScales`).
+        func map(_ v: Double) -> Float { Float(meterScale.fraction(of: v)) }
         switch configuration.meterSource {
         case .rms: return ch.displayLevel
-        case .peak: return map(ch.heldPeak, floor, 0)
-        case .truepeak: return map(ch.displayTruePeak, floor, 0)
-        case .vu: return map(vuReading(channel: c), VUMeter.scale.lowerBound, VUMeter.scale.upperBound)
-        case .ppm:
-            let scale = configuration.ppmType.scale
-            return map(ppmReading(channel: c), scale.lowerBound, scale.upperBound)
-        case .k: return map(kReading(channel: c), -40, Double(configuration.kHeadroom))
-        case .momentary: return map(l.momentary, -59, -5)
-        case .shortterm: return map(l.shortTerm, -59, -5)
+        case .peak: return map(ch.heldPeak)
+        case .truepeak: return map(ch.displayTruePeak)
+        case .vu: return map(vuReading(channel: c))
+        case .ppm: return map(ppmReading(channel: c))
+        case .k: return map(kReading(channel: c))
+        case .momentary: return map(l.momentary)
+        case .shortterm: return map(l.shortTerm)
         }
     }
 
@@ -546,5 +489,28 @@ final class LaneGroup: @unchecked Sendable {
         meters?.process(frames: frames, from: source)
         thirds?.process(frames: frames, from: source)
         if withTruePeak { truePeak?.process(frames: frames, channels: first, count: count, from: source) }
+    }
+}
+
+extension AnalysisFeatures {
+    /// What the selected message kinds (`Readings.table`), the displays, the meter ports
+    /// (`--meter`) and MIDI notes need.
+    public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
+        var f: AnalysisFeatures = [.live]
+        for kind in c.send.kinds { f.formUnion(kind.reading.features) }
+        if midiNotes { f.insert(.yin) }
+        if c.displayed {
+            for r in Readings.table where r.display != nil { f.formUnion(r.features) }
+        }
+        switch c.meterSource {
+        case .rms: break
+        case .peak: f.insert(.dpeak)
+        case .truepeak: f.insert(.truePeak)
+        case .vu: f.insert(.vu)
+        case .ppm: f.insert(.ppm)
+        case .k: f.insert(.k)
+        case .momentary, .shortterm: f.insert(.loudness)
+        }
+        return f
     }
 }

@@ -188,50 +188,10 @@ public struct Configuration: Equatable, Sendable {
         return listen
     }
 
-    /// The scale displays draw the meter bar on (`--meter`), with its colour zones: dBFS
-    /// meters green below −18, yellow to −6, red above (true peak: −6 and −1 dBTP, the R 128
-    /// limit); VU yellow from −3, red from 0 VU; PPM yellow from the alignment mark, red from
-    /// the permitted maximum (+9 dB; DIN 0 dB; BBC 4 and 6); K-System green to 0, yellow to +4,
-    /// red above (Katz); loudness yellow from −23 LUFS (the R 128 target), red from −18.
+    /// The scale the meter ports' 0 … 1 spans and the displays draw the meter bar on
+    /// (`--meter`), with its colour zones (`MeterScales`).
     public var meterScale: DisplayScale {
-        let floor = meterFloorDBFS
-        let dbStep = floor <= -90 ? 20.0 : floor <= -40 ? 10.0 : floor <= -20 ? 6.0 : 3.0
-        switch meterSource {
-        case .rms, .peak:
-            return DisplayScale(
-                name: meterSource == .rms ? "RMS" : "Peak", unit: "dBFS", range: floor...0, yellowFrom: -18, redFrom: -6,
-                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
-        case .truepeak:
-            return DisplayScale(
-                name: "True peak", unit: "dBTP", range: floor...0, yellowFrom: -6, redFrom: -1,
-                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
-        case .vu:
-            return DisplayScale(
-                name: "VU", unit: "VU", range: VUMeter.scale, yellowFrom: -3, redFrom: 0,
-                marks: [-20, -10, -7, -5, -3, -2, -1, 0, 1, 2, 3], holdIsSamplePeak: false)
-        case .ppm:
-            let scale = ppmType.scale
-            let (yellow, red, step): (Double, Double, Double)
-            switch ppmType {
-            case .ebu: (yellow, red, step) = (0, 9, 4)
-            case .nordic: (yellow, red, step) = (0, 9, 6)
-            case .din: (yellow, red, step) = (-9, 0, 5)
-            case .bbc: (yellow, red, step) = (4, 6, 1)
-            }
-            return DisplayScale(
-                name: "PPM \(ppmType.rawValue.uppercased())", unit: ppmType == .bbc ? "mark" : "dB", range: scale,
-                yellowFrom: yellow, redFrom: red, marks: DisplayScale.marks(scale, step: step), holdIsSamplePeak: false)
-        case .k:
-            let range = -40...Double(kHeadroom)
-            return DisplayScale(
-                name: "K-\(kHeadroom)", unit: "dB", range: range, yellowFrom: 0, redFrom: 4,
-                marks: DisplayScale.marks(range, step: 4), holdIsSamplePeak: false)
-        case .momentary, .shortterm:
-            return DisplayScale(
-                name: meterSource == .momentary ? "Momentary" : "Short-term", unit: "LUFS", range: -59...(-5),
-                yellowFrom: -23, redFrom: -18, marks: stride(from: -59.0, through: -5, by: 6).map { $0 },
-                holdIsSamplePeak: false)
-        }
+        MeterScales.scale(meterSource.rawValue, MeterScales.Parameters(floorDBFS: meterFloorDBFS, ppmType: ppmType, kHeadroom: kHeadroom))!
     }
 
     /// The pretty name of meter port `number` (1-based) in JACK's metadata: the quantity and

@@ -355,6 +355,11 @@ public struct FileAnalysis {
         let samplePeak = totals.map(\.samplePeakDBFS).max() ?? Double(Decibels.floor)
         let seconds = Double(a.framesSeen) / Double(file.sampleRate)
         let layout = (c.layout ?? ChannelLayout.forChannelCount(file.channels))?.rawValue ?? "\(file.channels) channels, weight 1"
+        // The further programme readings of the table (`Readings.extras`), from the totals.
+        var whole = Snapshot(channels: file.channels, barCount: 0)
+        whole.loudness = l
+        for (i, t) in totals.enumerated() { whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP) }
+        let extras = Readings.extras(whole)
         if format == .json {
             func n(_ x: Double, _ floor: Double = -120) -> String { x <= floor ? "null" : String(format3(x)) }
             let perChannel = totals.enumerated().map { i, t in
@@ -365,7 +370,9 @@ public struct FileAnalysis {
                 + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), "
                 + "\"loudness_range_lu\": \(format3(l.range)), \"max_momentary_lufs\": \(n(l.maxMomentary)), "
                 + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
-                + "\"sample_peak_dbfs\": \(n(samplePeak)), \"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
+                + "\"sample_peak_dbfs\": \(n(samplePeak)), "
+                + extras.map { "\(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null"), " }.joined()
+                + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
         var text = "\(escapedForLine(file.path))\n"
@@ -376,6 +383,9 @@ public struct FileAnalysis {
         text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
         text += "  true peak         \(db(truePeak, "dBTP"))\n"
         text += "  sample peak       \(db(samplePeak, "dBFS"))\n"
+        for e in extras {
+            text += "  " + e.label + String(repeating: " ", count: max(1, 18 - e.label.count)) + e.text + " " + e.unit + "\n"
+        }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
         }

@@ -37,7 +37,7 @@ public struct AnalysisOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Loudness channel layout: mono, stereo, 5.0 (L R C Ls Rs) or 5.1 (L R C LFE Ls Rs). Default: from the channel count (1, 2, 5, 6; other counts weight every channel 1).", valueName: "layout"))
     var layout: ChannelLayout?
 
-    @Option(name: .long, help: ArgumentHelp("What the meter ports carry, mapped to 0..1: rms, peak, truepeak (--meter-floor..0 dB), vu (-20..+3 VU), ppm (the --ppm scale), k (-40..+K), momentary or shortterm (-59..-5 LUFS).", valueName: "meter"))
+    @Option(name: .long, help: ArgumentHelp("What the meter ports carry, mapped to 0..1: \(MeterScales.names.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")).", valueName: "meter"))
     var meter = MeterSource.rms
 
     @Option(name: .customLong("meter-floor"), parsing: .unconditional, help: ArgumentHelp(

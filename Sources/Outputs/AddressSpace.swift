@@ -1,6 +1,7 @@
 import DSP
 
-/// jackvu's OSC address space: how a `Snapshot` becomes OSC messages. The README lists it.
+/// jackvu's OSC address space: how a `Snapshot` becomes OSC messages, as `Readings.table`
+/// describes them. The README lists it.
 ///
 /// Per channel N (1-based), in this order (each message's kind, for `--send`, is the last part
 /// of its address):
@@ -43,22 +44,8 @@ public struct AddressSpace: Sendable {
     /// The messages for one snapshot of the live client. Not real-time safe (allocates).
     public func messages(for snapshot: Snapshot) -> [OSCMessage] {
         var out = analysisMessages(for: snapshot)
-        let s = snapshot.status
-        if kinds.contains(.status) {
-            out.append(OSCMessage(prefix + "/status", [
-                .int(Int32(clamping: snapshot.sampleRate)), .int(Int32(clamping: s.xruns)),
-                .int(Int32(clamping: s.overruns)), .int(Int32(clamping: s.outputSkipped)),
-                .int(Int32(truncatingIfNeeded: s.cycles)), .int(Int32(clamping: s.oscSendFailures)),
-                .int(Int32(clamping: s.oscPortDropped)), .int(Int32(clamping: s.controlRejected)),
-                .int(s.serverConnected ? 1 : 0), .int(Int32(clamping: s.reconnects)),
-                .int(Int32(clamping: s.nonFiniteSamples)), .int(Int32(clamping: s.inputsConnected)),
-            ]))
-        }
-        if kinds.contains(.callback) {
-            out.append(OSCMessage(prefix + "/callback", [
-                .float(s.callbackMeanMicroseconds), .float(s.callbackP99Microseconds),
-                .float(s.callbackMaxMicroseconds),
-            ]))
+        for reading in selected(.instance) {
+            append(reading, subjects: 1, base: { _ in prefix }, snapshot, to: &out)
         }
         return out
     }
@@ -67,54 +54,50 @@ public struct AddressSpace: Sendable {
     public func analysisMessages(for snapshot: Snapshot) -> [OSCMessage] {
         var out: [OSCMessage] = []
         out.reserveCapacity(snapshot.channels.count * 14 + snapshot.correlations.count + 8)
-        let k = kinds
-        for (i, ch) in snapshot.channels.enumerated() {
+        let perChannel = selected(.channel)
+        for i in snapshot.channels.indices {
             let base = "\(prefix)/ch/\(i + 1)"
-            if k.contains(.peak) { out.append(OSCMessage(base + "/peak", [.float(ch.peakDBFS)])) }
-            if k.contains(.rms) { out.append(OSCMessage(base + "/rms", [.float(ch.rmsDBFS)])) }
-            if k.contains(.level) { out.append(OSCMessage(base + "/level", [.float(ch.level)])) }
-            if k.contains(.hold) { out.append(OSCMessage(base + "/hold", [.float(ch.hold)])) }
-            if k.contains(.meter) { out.append(OSCMessage(base + "/meter", [.float(ch.meter)])) }
-            if k.contains(.truepeak) {
-                out.append(OSCMessage(base + "/truepeak", [.float(ch.truePeakDBTP), .float(ch.maxTruePeakDBTP)]))
-            }
-            if k.contains(.dpeak) {
-                out.append(OSCMessage(base + "/dpeak", [.float(ch.heldPeakDBFS), .int(Int32(clamping: ch.clips))]))
-            }
-            if k.contains(.vu) { out.append(OSCMessage(base + "/vu", [.float(ch.vu)])) }
-            if k.contains(.ppm) { out.append(OSCMessage(base + "/ppm", [.float(ch.ppm)])) }
-            if k.contains(.k) { out.append(OSCMessage(base + "/k", [.float(ch.k)])) }
-            if k.contains(.pitch) {
-                out.append(OSCMessage(base + "/pitch", [
-                    .float(Float(ch.pitchHz)), .string(ch.pitchNote?.name ?? "-"),
-                    .float(Float(ch.pitchNote?.cents ?? 0)), .float(Float(ch.pitchConfidence)),
-                ]))
-            }
-            if k.contains(.peakfreq) {
-                out.append(OSCMessage(base + "/peakfreq", [
-                    .float(Float(ch.peakFrequencyHz)), .string(ch.peakNote?.name ?? "-"),
-                    .float(Float(ch.peakNote?.cents ?? 0)),
-                ]))
-            }
-            if k.contains(.bars) { out.append(OSCMessage(base + "/bars", ch.bars.map { .float($0) })) }
-            if k.contains(.thirds) && !ch.thirds.isEmpty {
-                out.append(OSCMessage(base + "/thirds", ch.thirds.map { .float($0) }))
-            }
+            for reading in perChannel { append(reading, subject: i, base: base, snapshot, to: &out) }
         }
-        if k.contains(.correlation) {
-            for (p, r) in snapshot.correlations.enumerated() {
-                out.append(OSCMessage("\(prefix)/pair/\(p + 1)/correlation", [.float(r)]))
-            }
+        for reading in selected(.pair) {
+            append(reading, subjects: snapshot.correlations.count, base: { "\(prefix)/pair/\($0 + 1)" }, snapshot, to: &out)
         }
-        if k.contains(.loudness) {
-            let l = snapshot.loudness
-            out.append(OSCMessage(prefix + "/loudness/momentary", [.float(Float(l.momentary))]))
-            out.append(OSCMessage(prefix + "/loudness/shortterm", [.float(Float(l.shortTerm))]))
-            out.append(OSCMessage(prefix + "/loudness/integrated", [.float(Float(l.integrated))]))
-            out.append(OSCMessage(prefix + "/loudness/range", [.float(Float(l.range))]))
-            out.append(OSCMessage(prefix + "/loudness/max_momentary", [.float(Float(l.maxMomentary))]))
-            out.append(OSCMessage(prefix + "/loudness/max_shortterm", [.float(Float(l.maxShortTerm))]))
+        for reading in selected(.programme) {
+            append(reading, subjects: 1, base: { _ in prefix + "/loudness" }, snapshot, to: &out)
         }
         return out
+    }
+
+    /// The selected readings of a scope, in the table's order.
+    private func selected(_ scope: Reading.Scope) -> [Reading] {
+        Readings.table.indices.compactMap { i in
+            let r = Readings.table[i]
+            return r.scope == scope && kinds.contains(MessageKind(index: i)) ? r : nil
+        }
+    }
+
+    private func append(_ reading: Reading, subjects: Int, base: (Int) -> String, _ s: Snapshot, to out: inout [OSCMessage]) {
+        for subject in 0..<subjects { append(reading, subject: subject, base: base(subject), s, to: &out) }
+    }
+
+    /// A reading's messages for one subject: a message whose arguments are all empty arrays
+    /// (no 1/3-octave bands at this rate) is left out.
+    private func append(_ reading: Reading, subject: Int, base: String, _ s: Snapshot, to out: inout [OSCMessage]) {
+        for message in reading.messages {
+            var arguments: [OSCArgument] = []
+            for field in message.fields where field.wire != .jsonOnly {
+                switch field.value(s, subject) {
+                case .float(let x): arguments.append(.float(x))
+                case .double(let x): arguments.append(.float(Float(x)))
+                case .int(let n): arguments.append(.int(Int32(clamping: n)))
+                case .wrappingInt(let n): arguments.append(.int(Int32(truncatingIfNeeded: n)))
+                case .bool(let b): arguments.append(.int(b ? 1 : 0))
+                case .note(let n): arguments.append(.string(n?.name ?? "-"))
+                case .floats(let xs): arguments.append(contentsOf: xs.map { .float($0) })
+                }
+            }
+            if arguments.isEmpty { continue }
+            out.append(OSCMessage(base + "/" + message.name, arguments))
+        }
     }
 }

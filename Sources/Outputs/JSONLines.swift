@@ -15,65 +15,59 @@ public struct JSONLines: Sendable {
     /// One update as a JSON object and a newline; `file` leads it when given (analyze).
     /// Not real-time safe (allocates).
     public func line(for s: Snapshot, file: String? = nil) -> String {
-        let k = kinds
-        func f(_ x: Float) -> String { x.isFinite ? format3(Double(x)) : "null" }
-        func d(_ x: Double) -> String { x.isFinite ? format3(x) : "null" }
-        func note(_ n: Note?) -> String { n.map { jsonString($0.name) } ?? "null" }
+        let selected = Readings.table.indices.compactMap { i -> Reading? in
+            let r = Readings.table[i]
+            return kinds.contains(MessageKind(index: i)) && !(r.liveOnly && file != nil) ? r : nil
+        }
         var out = "{"
         if let file { out += "\"file\": \(jsonString(file)), " }
-        out += "\"time_s\": \(d(s.audioTime)), \"sample_rate_hz\": \(s.sampleRate), \"channels\": ["
-        for (i, c) in s.channels.enumerated() {
+        out += "\"time_s\": \(JSONLines.number(s.audioTime)), \"sample_rate_hz\": \(s.sampleRate), \"channels\": ["
+        let perChannel = selected.filter { $0.scope == .channel }
+        for i in s.channels.indices {
             var fields = ["\"ch\": \(i + 1)"]
-            if k.contains(.peak) { fields.append("\"peak_dbfs\": \(f(c.peakDBFS))") }
-            if k.contains(.rms) { fields.append("\"rms_dbfs\": \(f(c.rmsDBFS))") }
-            if k.contains(.level) { fields.append("\"level\": \(f(c.level))") }
-            if k.contains(.hold) { fields.append("\"hold\": \(f(c.hold))") }
-            if k.contains(.meter) { fields.append("\"meter\": \(f(c.meter))") }
-            if k.contains(.truepeak) {
-                fields.append("\"true_peak_dbtp\": \(f(c.truePeakDBTP)), \"max_true_peak_dbtp\": \(f(c.maxTruePeakDBTP))")
-            }
-            if k.contains(.dpeak) { fields.append("\"dpeak_dbfs\": \(f(c.heldPeakDBFS)), \"clips\": \(c.clips)") }
-            if k.contains(.vu) { fields.append("\"vu\": \(f(c.vu))") }
-            if k.contains(.ppm) { fields.append("\"ppm\": \(f(c.ppm))") }
-            if k.contains(.k) { fields.append("\"k_db\": \(f(c.k))") }
-            if k.contains(.pitch) {
-                fields.append(
-                    "\"pitch_hz\": \(d(c.pitchHz)), \"note\": \(note(c.pitchNote)), "
-                        + "\"cents\": \(d(c.pitchNote?.cents ?? 0)), \"pitch_confidence\": \(d(c.pitchConfidence))")
-            }
-            if k.contains(.peakfreq) {
-                fields.append(
-                    "\"peakfreq_hz\": \(d(c.peakFrequencyHz)), \"peakfreq_note\": \(note(c.peakNote)), "
-                        + "\"peakfreq_cents\": \(d(c.peakNote?.cents ?? 0))")
-            }
-            if k.contains(.bars) { fields.append("\"bars\": [\(c.bars.map(f).joined(separator: ", "))]") }
-            if k.contains(.thirds) { fields.append("\"thirds_dbfs\": [\(c.thirds.map(f).joined(separator: ", "))]") }
+            for reading in perChannel { JSONLines.append(reading, subject: i, s, to: &fields) }
             out += (i > 0 ? ", " : "") + "{" + fields.joined(separator: ", ") + "}"
         }
         out += "]"
-        if k.contains(.correlation) { out += ", \"correlation\": [\(s.correlations.map(f).joined(separator: ", "))]" }
-        if k.contains(.loudness) {
-            let l = s.loudness
-            out += ", \"loudness\": {\"momentary_lufs\": \(d(l.momentary)), \"short_term_lufs\": \(d(l.shortTerm)), "
-                + "\"integrated_lufs\": \(d(l.integrated)), \"range_lu\": \(d(l.range)), "
-                + "\"max_momentary_lufs\": \(d(l.maxMomentary)), \"max_short_term_lufs\": \(d(l.maxShortTerm))}"
+        // Pairs: an array by pair for each field.
+        for reading in selected where reading.scope == .pair {
+            for field in reading.fields where field.wire != .oscOnly {
+                let values = s.correlations.indices.map { JSONLines.json(field.value(s, $0)) }
+                out += ", \"\(field.key)\": [\(values.joined(separator: ", "))]"
+            }
         }
-        if file == nil && k.contains(.status) {
-            let t = s.status
-            out += ", \"status\": {\"xruns\": \(t.xruns), \"overruns\": \(t.overruns), "
-                + "\"skipped_updates\": \(t.outputSkipped), \"cycles\": \(t.cycles), \"buffer_frames\": \(t.bufferFrames), "
-                + "\"osc_send_failures\": \(t.oscSendFailures), \"osc_port_dropped\": \(t.oscPortDropped), "
-                + "\"control_rejected\": \(t.controlRejected), \"server_connected\": \(t.serverConnected), "
-                + "\"reconnects\": \(t.reconnects), \"nonfinite_samples\": \(t.nonFiniteSamples), "
-                + "\"inputs_connected\": \(t.inputsConnected)}"
-        }
-        if file == nil && k.contains(.callback) {
-            let t = s.status
-            out += ", \"callback_us\": {\"mean\": \(f(t.callbackMeanMicroseconds)), "
-                + "\"p99\": \(f(t.callbackP99Microseconds)), \"max\": \(f(t.callbackMaxMicroseconds))}"
+        // The programme's readings, in one object.
+        var programme: [String] = []
+        for reading in selected where reading.scope == .programme { JSONLines.append(reading, subject: 0, s, to: &programme) }
+        if !programme.isEmpty { out += ", \"loudness\": {" + programme.joined(separator: ", ") + "}" }
+        for reading in selected where reading.scope == .instance {
+            var fields: [String] = []
+            JSONLines.append(reading, subject: 0, s, to: &fields)
+            out += ", \"\(reading.jsonObject ?? reading.kind)\": {" + fields.joined(separator: ", ") + "}"
         }
         return out + "}\n"
     }
+
+    /// A reading's `"key": value` pairs for one subject.
+    private static func append(_ reading: Reading, subject: Int, _ s: Snapshot, to fields: inout [String]) {
+        for field in reading.fields where field.wire != .oscOnly {
+            fields.append("\"\(field.key)\": \(json(field.value(s, subject)))")
+        }
+    }
+
+    /// A value as JSON: numbers with three decimals, null for what is not finite or absent.
+    static func json(_ v: ReadingValue) -> String {
+        switch v {
+        case .float(let x): return number(Double(x))
+        case .double(let x): return number(x)
+        case .int(let n), .wrappingInt(let n): return String(n)
+        case .bool(let b): return b ? "true" : "false"
+        case .note(let n): return n.map { jsonString($0.name) } ?? "null"
+        case .floats(let xs): return "[" + xs.map { number(Double($0)) }.joined(separator: ", ") + "]"
+        }
+    }
+
+    static func number(_ x: Double) -> String { x.isFinite ? format3(x) : "null" }
 }
 
 /// `x` with three decimals, as JSON and text print it.

@@ -1,37 +1,43 @@
-/// The kinds of message jackvu sends, each named as its address ends (`--send`). Every output
-/// (text, JSON, OSC over UDP, the `osc` port) sends the same selection.
-public enum MessageKind: String, CaseIterable, Sendable {
-    case peak, rms, level, hold, meter, truepeak, dpeak, vu, ppm, k, pitch, peakfreq, bars, thirds
-    case correlation, loudness, status, callback
+/// A kind of message jackvu sends (`--send`): one reading of `Readings.table`, named as its
+/// entry. Every output (text, JSON, OSC over UDP, the `osc` port) sends the same selection.
+public struct MessageKind: Hashable, Sendable, CustomStringConvertible {
+    /// The reading's place in the table.
+    public let index: Int
 
-    /// What each kind is, for `--help` and the README.
-    public var summary: String {
-        switch self {
-        case .peak: return "sample peak of the analysis block, dBFS"
-        case .rms: return "RMS of the analysis block, dBFS"
-        case .level: return "display level 0..1"
-        case .hold: return "peak-hold display value 0..1"
-        case .meter: return "the meter port's value 0..1"
-        case .truepeak: return "true peak, dBTP"
-        case .dpeak: return "digital peak with hold, dBFS, and clips"
-        case .vu: return "VU meter"
-        case .ppm: return "PPM"
-        case .k: return "K-System meter"
-        case .pitch: return "the note played (YIN)"
-        case .peakfreq: return "the FFT peak frequency and its note"
-        case .bars: return "spectrum bars"
-        case .thirds: return "1/3-octave bands"
-        case .correlation: return "phase correlation of channel pairs"
-        case .loudness: return "EBU R 128 loudness"
-        case .status: return "status counters"
-        case .callback: return "process callback timing"
-        }
+    init(index: Int) { self.index = index }
+
+    /// The kind named `name`, nil when there is none.
+    public init?(rawValue name: String) {
+        guard let i = Readings.table.firstIndex(where: { $0.kind == name }) else { return nil }
+        index = i
+    }
+
+    public var reading: Reading { Readings.table[index] }
+    public var rawValue: String { reading.kind }
+    public var description: String { rawValue }
+    /// What it is, for `--help` and the README.
+    public var summary: String { reading.summary }
+
+    /// Every kind, in the table's order.
+    public static var allCases: [MessageKind] { Readings.table.indices.map { MessageKind(index: $0) } }
+
+    /// Kinds the code names (the table has more: look them up by name).
+    public static let peak = named("peak"), rms = named("rms"), level = named("level"), hold = named("hold")
+    public static let meter = named("meter"), truepeak = named("truepeak"), dpeak = named("dpeak")
+    public static let vu = named("vu"), ppm = named("ppm"), k = named("k"), pitch = named("pitch")
+    public static let peakfreq = named("peakfreq"), bars = named("bars"), thirds = named("thirds")
+    public static let correlation = named("correlation"), loudness = named("loudness")
+    public static let status = named("status"), callback = named("callback")
+
+    private static func named(_ name: String) -> MessageKind {
+        guard let kind = MessageKind(rawValue: name) else { preconditionFailure("no reading '\(name)' in Readings.table") }
+        return kind
     }
 }
 
 /// A set of message kinds.
 public struct MessageKinds: Equatable, Sendable {
-    private var bits: UInt32
+    private var bits: UInt64
 
     public init(_ kinds: [MessageKind] = []) {
         bits = 0
@@ -47,8 +53,9 @@ public struct MessageKinds: Equatable, Sendable {
     /// The kinds in the order their messages come.
     public var kinds: [MessageKind] { MessageKind.allCases.filter(contains) }
 
-    private static func bit(_ k: MessageKind) -> UInt32 {
-        1 << UInt32(MessageKind.allCases.firstIndex(of: k)!)
+    private static func bit(_ k: MessageKind) -> UInt64 {
+        precondition(k.index < 64, "Readings.table has more than 64 readings: widen MessageKinds")
+        return 1 << UInt64(k.index)
     }
 
     /// Parses a comma-separated list of kinds (`peak,rms,pitch`; `all` for every kind).

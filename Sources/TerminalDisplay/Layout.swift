@@ -202,7 +202,9 @@ private struct Painter {
         screen.put("Loudness (EBU R 128)", x: x, y: y, style: CellStyle(dim: true))
         screen.put("M " + pad(lufs(l.momentary), 6) + "  S " + pad(lufs(l.shortTerm), 6) + " LUFS", x: x, y: y + 1)
         screen.put("I " + pad(lufs(l.integrated), 6) + " LUFS", x: x, y: y + 2, style: CellStyle(bold: true))
-        screen.put("LRA " + pad(fixed(l.range, 1), 5) + " LU", x: x, y: y + 3)
+        // LRA, then the further programme readings of the table (`Readings.extras`).
+        let extras = Readings.extras(s).map { "  \($0.label) \(pad($0.text, 5)) \($0.unit)" }.joined()
+        screen.put("LRA " + pad(fixed(l.range, 1), 5) + " LU" + extras, x: x, y: y + 3)
         let tp = s.channels.map(\.maxTruePeakDBTP).max() ?? -200
         let tpText = tp > -200 ? fixed(Double(tp), 1) : "-inf"
         screen.put("TP max " + pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: tp >= -1 ? style(.red, bold: true) : .plain)
@@ -347,7 +349,8 @@ private struct Painter {
         if loudness {
             let l = s.loudness
             func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
-            x = screen.put("M \(lufs(l.momentary))  S \(lufs(l.shortTerm))  I \(lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  ", x: x, y: y)
+            let extras = Readings.extras(s).map { "\($0.label) \($0.text) \($0.unit)  " }.joined()
+            x = screen.put("M \(lufs(l.momentary))  S \(lufs(l.shortTerm))  I \(lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  " + extras, x: x, y: y)
         }
         if s.correlations.isEmpty { return }
         x = screen.put("Correlation", x: x, y: y, style: CellStyle(dim: true))

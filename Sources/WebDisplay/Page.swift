@@ -141,7 +141,10 @@ function draw() {
     text("Loudness (EBU R 128)", lx, ly + 1.2 * u, 0.9 * u, DIM);
     text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, ly + 3 * u, 1.2 * u);
     text("I " + lufs(l.integrated_lufs) + " LUFS", lx, ly + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
-    text("LRA " + fixed(l.range_lu, 1) + " LU", lx, ly + 6.8 * u, 1.2 * u);
+    // LRA, then the further programme readings the table names (display.extras), by label.
+    const extras = (display.extras || []).filter(e => e.key in l)
+      .map(e => "   " + e.label + " " + (l[e.key] === null ? "-" : fixed(l[e.key], e.decimals)) + " " + e.unit);
+    text("LRA " + fixed(l.range_lu, 1) + " LU" + extras.join(""), lx, ly + 6.8 * u, 1.2 * u);
     const tp = Math.max(...channels.map(c => c.max_true_peak_dbtp === null ? -200 : c.max_true_peak_dbtp));
     text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP", lx, ly + 8.4 * u, 1.2 * u, tp >= -1 ? RED : TEXT);
   }

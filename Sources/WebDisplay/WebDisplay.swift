@@ -64,12 +64,9 @@ public final class WebDisplay: Display, @unchecked Sendable {
     /// Starts the server and returns once it listens (or throws why it cannot).
     public init(context: DisplayContext, address: HTTPListenAddress, limits: HTTPLimits = HTTPLimits()) throws(StartError) {
         self.context = context
-        // What the page draws: every reading of the terminal display, not the ones it does
-        // not show (VU, PPM and K are in `meter` when chosen; the 1/3 octaves are not drawn).
-        json = JSONLines(kinds: MessageKinds([
-            .peak, .rms, .level, .hold, .meter, .truepeak, .dpeak, .pitch, .peakfreq, .bars, .correlation, .loudness,
-            .status,
-        ]))
+        // What the page draws: the readings the displays show (`Readings.table`), not the
+        // others (VU, PPM and K are in `meter` when chosen; the 1/3 octaves are not drawn).
+        json = JSONLines(kinds: Readings.displayed)
         guard WebDisplay.resolves(address.host) else {
             throw .unresolvable("'\(address.host)' does not resolve to an address")
         }
@@ -157,6 +154,13 @@ public final class WebDisplay: Display, @unchecked Sendable {
     static func hello(_ c: DisplayContext) -> String {
         let m = c.meter
         func n(_ x: Double) -> String { fixed(x, 3) }
+        // The further programme readings the page shows by label (`ReadingDisplay.extra`).
+        let extras = Readings.table.flatMap { r -> [String] in
+            guard case .extra(let label, let decimals)? = r.display else { return [] }
+            return r.fields.filter { $0.wire != .oscOnly }.map { f in
+                "{\"key\": \(jsonString(f.key)), \"label\": \(jsonString(label)), \"unit\": \(jsonString(f.unit.rawValue)), \"decimals\": \(decimals)}"
+            }
+        }.joined(separator: ", ")
         return "{\"display\": {\"client\": \(jsonString(c.clientName)), \"channels\": \(c.channels), "
             + "\"meter\": {\"name\": \(jsonString(m.name)), \"unit\": \(jsonString(m.unit)), "
             + "\"min\": \(n(m.range.lowerBound)), \"max\": \(n(m.range.upperBound)), "
@@ -164,7 +168,8 @@ public final class WebDisplay: Display, @unchecked Sendable {
             + "\"marks\": [\(m.marks.map(n).joined(separator: ", "))], "
             + "\"hold_is_sample_peak\": \(m.holdIsSamplePeak)}, "
             + "\"bars_from_hz\": \(n(c.barsFromHz)), \"bars_to_hz\": \(n(c.barsToHz)), "
-            + "\"hold_s\": \(n(c.holdSeconds)), \"rate_hz\": \(n(c.rate)), \"stall_limit_s\": \(n(stallLimit))}}"
+            + "\"hold_s\": \(n(c.holdSeconds)), \"rate_hz\": \(n(c.rate)), \"stall_limit_s\": \(n(stallLimit)), "
+            + "\"extras\": [\(extras)]}}"
     }
 
     /// Whether `host` resolves (getaddrinfo), so a typo fails before anything starts.

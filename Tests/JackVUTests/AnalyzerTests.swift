@@ -367,6 +367,8 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (Momentary, 0..1 = -59..-5 LUFS)")
         c.meterSource = .rms
         XCTAssertEqual(c.meterPortPrettyName(1), "Meter 1 (RMS, 0..1 = -47.5..0 dBFS)")
+        // --meter takes exactly the meters the scale table has, in its order.
+        XCTAssertEqual(MeterSource.allCases.map(\.rawValue), MeterScales.names.map(\.name))
     }
 }
 

@@ -1,0 +1,396 @@
+import DSP
+
+// jackvu's vocabulary of readings: one table (`Readings.table`) says, for every kind of
+// message, what it is, in which unit, what analysis it needs, how it goes out as OSC and as
+// JSON, and whether and how the displays show it. `--send`, the analysis features computed,
+// the OSC address space (and so the oscdump-style text), JSON lines, the browser page's data
+// and the file summary's further lines all derive from it: a new reading is its DSP and one
+// entry here. (The model: LSP plugins' metadata tables, which declare each port once, with
+// its unit and range, for every wrapper to derive from.)
+//
+// `--meter`'s scales are in the same place (`MeterScales`): the meter ports' 0 … 1 mapping,
+// their pretty-names and the displays' bar all read one scale.
+
+/// What the analysis computes. A meter that no output or port needs is left out.
+public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// FFT bars, peak frequency and note.
+    public static let spectrum = AnalysisFeatures(rawValue: 1)
+    /// YIN pitch.
+    public static let yin = AnalysisFeatures(rawValue: 2)
+    /// 1/3-octave bands.
+    public static let thirds = AnalysisFeatures(rawValue: 4)
+    /// VU meter.
+    public static let vu = AnalysisFeatures(rawValue: 8)
+    /// Per-hop block levels and display ballistics, and integrated loudness and range
+    /// kept current while running (a summary needs them only at the end).
+    public static let live = AnalysisFeatures(rawValue: 16)
+    /// PPM.
+    public static let ppm = AnalysisFeatures(rawValue: 32)
+    /// K-System meter.
+    public static let k = AnalysisFeatures(rawValue: 64)
+    /// Digital peak with hold and the clip count.
+    public static let dpeak = AnalysisFeatures(rawValue: 128)
+    /// Phase correlation of channel pairs.
+    public static let correlation = AnalysisFeatures(rawValue: 256)
+    /// EBU R 128 loudness.
+    public static let loudness = AnalysisFeatures(rawValue: 512)
+    /// True peak (BS.1770).
+    public static let truePeak = AnalysisFeatures(rawValue: 1024)
+    /// VU, PPM, K, digital peak, correlation.
+    public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
+    /// What a file summary needs: loudness and true peak over the whole file.
+    public static let summary: AnalysisFeatures = [.loudness, .truePeak]
+    public static let all: AnalysisFeatures = [.spectrum, .yin, .thirds, .meters, .live, .summary]
+}
+
+/// The unit of a reading's value. A JSON key carries it as its suffix where it has one.
+public enum ReadingUnit: String, Sendable, CaseIterable {
+    case dBFS, dBTP, LUFS, LU, Hz, VU
+    /// dB on a meter's own scale (K-System).
+    case dB
+    /// On the `--ppm` type's scale: dB, or marks 1 … 7 for the BBC meter.
+    case ppmScale = "PPM scale"
+    case cents
+    /// A display position, 0 … 1.
+    case fraction = "0..1"
+    /// −1 … +1.
+    case correlation = "-1..+1"
+    /// A note name (C4, A#3), `-` or null when none.
+    case note
+    /// A count since the start (or reset).
+    case count
+    /// 1 or 0 (JSON true or false).
+    case flag
+    /// Microseconds.
+    case microseconds = "us"
+
+    /// The suffix a JSON key in this unit ends with (nil: none required).
+    public var jsonSuffix: String? {
+        switch self {
+        case .dBFS: return "_dbfs"
+        case .dBTP: return "_dbtp"
+        case .LUFS: return "_lufs"
+        case .LU: return "_lu"
+        case .Hz: return "_hz"
+        case .VU: return "vu"
+        case .dB: return "_db"
+        case .cents: return "cents"
+        default: return nil
+        }
+    }
+}
+
+/// One value of a reading for one subject (a channel, a pair, the programme, the instance).
+public enum ReadingValue {
+    /// OSC `f`; JSON a number with three decimals, null when not finite.
+    case float(Float)
+    case double(Double)
+    /// OSC `i` (clamped to 32 bits); JSON an integer.
+    case int(Int)
+    /// OSC `i` wrapping at 32 bits (a counter that may pass 2³¹); JSON an integer.
+    case wrappingInt(Int)
+    /// OSC `i` 1 or 0; JSON true or false.
+    case bool(Bool)
+    /// OSC `s`, the note's name or `-`; JSON its name or null.
+    case note(Note?)
+    /// OSC one `f` each; JSON an array.
+    case floats([Float])
+}
+
+/// One field of a message: its JSON key (which carries its unit), its unit and its value.
+public struct ReadingField: Sendable {
+    /// Where the field goes: both forms, or only one (an argument the other form has
+    /// elsewhere or never had).
+    public enum Wire: Sendable { case both, oscOnly, jsonOnly }
+    public let key: String
+    public let unit: ReadingUnit
+    public let wire: Wire
+    public let value: @Sendable (Snapshot, Int) -> ReadingValue
+
+    public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
+        self.key = key
+        self.unit = unit
+        self.wire = wire
+        self.value = value
+    }
+}
+
+/// One OSC message of a reading: the last part of its address and its arguments in order.
+public struct ReadingMessage: Sendable {
+    public let name: String
+    public let fields: [ReadingField]
+    public init(_ name: String, _ fields: [ReadingField]) {
+        self.name = name
+        self.fields = fields
+    }
+}
+
+/// How the displays show a reading.
+public enum ReadingDisplay: Sendable, Equatable {
+    /// Drawn by the displays' own layout (meters, note, spectrum, the loudness block, the
+    /// title's counters).
+    case layout
+    /// A further programme reading: shown by label, value (to `decimals` places) and unit
+    /// beside the loudness block and in the file summary, with no display code of its own.
+    case extra(label: String, decimals: Int)
+}
+
+/// One reading: a message kind of `--send`, and everything derived from it.
+public struct Reading: Sendable {
+    /// Whom one value describes, and so where its messages go: `PREFIX/ch/N/…`,
+    /// `PREFIX/pair/P/…`, `PREFIX/loudness/…` (the programme), `PREFIX/…` (this jackvu).
+    public enum Scope: Sendable, Equatable { case channel, pair, programme, instance }
+
+    /// The name `--send` and the control input's `send` take; for channel readings also
+    /// the last part of the address.
+    public let kind: String
+    /// What it is, for `--help` and the README.
+    public let summary: String
+    public let scope: Scope
+    /// What the analysis must compute for it.
+    public let features: AnalysisFeatures
+    public let messages: [ReadingMessage]
+    /// The JSON object an instance reading's fields go in (`status`, `callback_us`).
+    public let jsonObject: String?
+    /// Whether it exists only live (status counters; not in `jackvu analyze --stream`).
+    public let liveOnly: Bool
+    /// How the displays show it (nil: they do not).
+    public let display: ReadingDisplay?
+
+    public init(
+        _ kind: String, _ summary: String, scope: Scope, features: AnalysisFeatures = [], messages: [ReadingMessage],
+        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil
+    ) {
+        self.kind = kind
+        self.summary = summary
+        self.scope = scope
+        self.features = features
+        self.messages = messages
+        self.jsonObject = jsonObject
+        self.liveOnly = liveOnly
+        self.display = display
+    }
+
+    /// A reading of one message named as the kind.
+    public init(
+        _ kind: String, _ summary: String, scope: Scope, features: AnalysisFeatures = [], fields: [ReadingField],
+        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil
+    ) {
+        self.init(kind, summary, scope: scope, features: features, messages: [ReadingMessage(kind, fields)],
+                  jsonObject: jsonObject, liveOnly: liveOnly, display: display)
+    }
+
+    /// Every field, in message order.
+    public var fields: [ReadingField] { messages.flatMap(\.fields) }
+}
+
+/// The table.
+public enum Readings {
+    /// Every reading, in the order their messages come (per channel, then pairs, then the
+    /// programme, then the instance) and their JSON keys.
+    public static let table: [Reading] = [
+        // Per channel N: PREFIX/ch/N/KIND.
+        Reading("peak", "sample peak of the analysis block, dBFS", scope: .channel, fields: [
+            ReadingField("peak_dbfs", .dBFS) { s, i in .float(s.channels[i].peakDBFS) },
+        ], display: .layout),
+        Reading("rms", "RMS of the analysis block, dBFS", scope: .channel, fields: [
+            ReadingField("rms_dbfs", .dBFS) { s, i in .float(s.channels[i].rmsDBFS) },
+        ], display: .layout),
+        Reading("level", "display level 0..1", scope: .channel, fields: [
+            ReadingField("level", .fraction) { s, i in .float(s.channels[i].level) },
+        ], display: .layout),
+        Reading("hold", "peak-hold display value 0..1", scope: .channel, fields: [
+            ReadingField("hold", .fraction) { s, i in .float(s.channels[i].hold) },
+        ], display: .layout),
+        Reading("meter", "the meter port's value 0..1", scope: .channel, fields: [
+            ReadingField("meter", .fraction) { s, i in .float(s.channels[i].meter) },
+        ], display: .layout),
+        Reading("truepeak", "true peak, dBTP", scope: .channel, features: .truePeak, fields: [
+            ReadingField("true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].truePeakDBTP) },
+            ReadingField("max_true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].maxTruePeakDBTP) },
+        ], display: .layout),
+        Reading("dpeak", "digital peak with hold, dBFS, and clips", scope: .channel, features: .dpeak, fields: [
+            ReadingField("dpeak_dbfs", .dBFS) { s, i in .float(s.channels[i].heldPeakDBFS) },
+            ReadingField("clips", .count) { s, i in .int(s.channels[i].clips) },
+        ], display: .layout),
+        Reading("vu", "VU meter", scope: .channel, features: .vu, fields: [
+            ReadingField("vu", .VU) { s, i in .float(s.channels[i].vu) },
+        ]),
+        Reading("ppm", "PPM", scope: .channel, features: .ppm, fields: [
+            ReadingField("ppm", .ppmScale) { s, i in .float(s.channels[i].ppm) },
+        ]),
+        Reading("k", "K-System meter", scope: .channel, features: .k, fields: [
+            ReadingField("k_db", .dB) { s, i in .float(s.channels[i].k) },
+        ]),
+        Reading("pitch", "the note played (YIN)", scope: .channel, features: .yin, fields: [
+            ReadingField("pitch_hz", .Hz) { s, i in .double(s.channels[i].pitchHz) },
+            ReadingField("note", .note) { s, i in .note(s.channels[i].pitchNote) },
+            ReadingField("cents", .cents) { s, i in .double(s.channels[i].pitchNote?.cents ?? 0) },
+            ReadingField("pitch_confidence", .fraction) { s, i in .double(s.channels[i].pitchConfidence) },
+        ], display: .layout),
+        Reading("peakfreq", "the FFT peak frequency and its note", scope: .channel, features: .spectrum, fields: [
+            ReadingField("peakfreq_hz", .Hz) { s, i in .double(s.channels[i].peakFrequencyHz) },
+            ReadingField("peakfreq_note", .note) { s, i in .note(s.channels[i].peakNote) },
+            ReadingField("peakfreq_cents", .cents) { s, i in .double(s.channels[i].peakNote?.cents ?? 0) },
+        ], display: .layout),
+        Reading("bars", "spectrum bars", scope: .channel, features: .spectrum, fields: [
+            ReadingField("bars", .fraction) { s, i in .floats(s.channels[i].bars) },
+        ], display: .layout),
+        Reading("thirds", "1/3-octave bands", scope: .channel, features: .thirds, fields: [
+            ReadingField("thirds_dbfs", .dBFS) { s, i in .floats(s.channels[i].thirds) },
+        ]),
+        // Per channel pair P = (1, 2), (3, 4), …: PREFIX/pair/P/KIND; JSON an array by pair.
+        Reading("correlation", "phase correlation of channel pairs", scope: .pair, features: .correlation, fields: [
+            ReadingField("correlation", .correlation) { s, p in .float(s.correlations[p]) },
+        ], display: .layout),
+        // The programme: PREFIX/loudness/NAME; JSON in "loudness".
+        Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [
+            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS) { s, _ in .double(s.loudness.momentary) }]),
+            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS) { s, _ in .double(s.loudness.shortTerm) }]),
+            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS) { s, _ in .double(s.loudness.integrated) }]),
+            ReadingMessage("range", [ReadingField("range_lu", .LU) { s, _ in .double(s.loudness.range) }]),
+            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, _ in .double(s.loudness.maxMomentary) }]),
+            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS) { s, _ in .double(s.loudness.maxShortTerm) }]),
+        ], display: .layout),
+        // This jackvu, live only: PREFIX/KIND; JSON in its own object.
+        Reading("status", "status counters", scope: .instance, fields: [
+            ReadingField("sample_rate_hz", .Hz, wire: .oscOnly) { s, _ in .int(s.sampleRate) },
+            ReadingField("xruns", .count) { s, _ in .int(s.status.xruns) },
+            ReadingField("overruns", .count) { s, _ in .int(s.status.overruns) },
+            ReadingField("skipped_updates", .count) { s, _ in .int(s.status.outputSkipped) },
+            ReadingField("cycles", .count) { s, _ in .wrappingInt(s.status.cycles) },
+            ReadingField("buffer_frames", .count, wire: .jsonOnly) { s, _ in .int(s.status.bufferFrames) },
+            ReadingField("osc_send_failures", .count) { s, _ in .int(s.status.oscSendFailures) },
+            ReadingField("osc_port_dropped", .count) { s, _ in .int(s.status.oscPortDropped) },
+            ReadingField("control_rejected", .count) { s, _ in .int(s.status.controlRejected) },
+            ReadingField("server_connected", .flag) { s, _ in .bool(s.status.serverConnected) },
+            ReadingField("reconnects", .count) { s, _ in .int(s.status.reconnects) },
+            ReadingField("nonfinite_samples", .count) { s, _ in .int(s.status.nonFiniteSamples) },
+            ReadingField("inputs_connected", .count) { s, _ in .int(s.status.inputsConnected) },
+        ], jsonObject: "status", liveOnly: true, display: .layout),
+        Reading("callback", "process callback timing", scope: .instance, fields: [
+            ReadingField("mean", .microseconds) { s, _ in .float(s.status.callbackMeanMicroseconds) },
+            ReadingField("p99", .microseconds) { s, _ in .float(s.status.callbackP99Microseconds) },
+            ReadingField("max", .microseconds) { s, _ in .float(s.status.callbackMaxMicroseconds) },
+        ], jsonObject: "callback_us", liveOnly: true),
+    ]
+
+    /// The reading of a kind.
+    public static func reading(_ kind: String) -> Reading? { table.first { $0.kind == kind } }
+
+    /// One further programme reading (`ReadingDisplay.extra`) of a snapshot, as the
+    /// displays and the file summary show it.
+    public struct Extra: Sendable {
+        /// Its JSON key, label and unit ("plr_lu", "PLR", "LU").
+        public let key: String, label: String, unit: String
+        /// Its value (not finite: none yet) and the decimals it is shown to.
+        public let value: Double
+        public let decimals: Int
+        /// The value as shown: "12.0", or "-" when there is none.
+        public var text: String { value.isFinite ? fixed(value, decimals) : "-" }
+    }
+
+    /// The further programme readings of a snapshot, in the table's order.
+    public static func extras(_ s: Snapshot) -> [Extra] {
+        table.flatMap { r -> [Extra] in
+            guard case .extra(let label, let decimals)? = r.display else { return [] }
+            return r.fields.filter { $0.wire != .oscOnly }.map { f in
+                let x: Double
+                switch f.value(s, 0) {
+                case .float(let v): x = Double(v)
+                case .double(let v): x = v
+                case .int(let n), .wrappingInt(let n): x = Double(n)
+                default: x = .nan
+                }
+                return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
+            }
+        }
+    }
+
+    /// The kinds whose readings the displays show.
+    public static var displayed: MessageKinds {
+        MessageKinds(table.indices.filter { table[$0].display != nil }.map { MessageKind(index: $0) })
+    }
+}
+
+/// What `--meter` puts on the meter ports, and the scale its 0 … 1 value spans: one entry per
+/// meter, from which the ports' values, their pretty-names in JACK's metadata and the
+/// displays' bar are derived.
+public enum MeterScales {
+    /// What a scale depends on.
+    public struct Parameters: Sendable, Equatable {
+        /// `--meter-floor`, dBFS.
+        public var floorDBFS: Double
+        public var ppmType: PPMType
+        /// `--k-scale`.
+        public var kHeadroom: Int
+        public init(floorDBFS: Double, ppmType: PPMType, kHeadroom: Int) {
+            self.floorDBFS = floorDBFS
+            self.ppmType = ppmType
+            self.kHeadroom = kHeadroom
+        }
+    }
+
+    /// The meters `--meter` takes, with what each is, in the order `--help` lists them.
+    public static let names: [(name: String, summary: String)] = [
+        ("rms", "RMS display level, --meter-floor .. 0 dBFS (with --fall)"),
+        ("peak", "digital peak with hold, --meter-floor .. 0 dBFS"),
+        ("truepeak", "true peak, --meter-floor .. 0 dBTP"),
+        ("vu", "VU, -20 .. +3 VU"),
+        ("ppm", "PPM on the --ppm type's scale"),
+        ("k", "K-System, -40 .. +K dB (--k-scale)"),
+        ("momentary", "momentary loudness, -59 .. -5 LUFS"),
+        ("shortterm", "short-term loudness, -59 .. -5 LUFS"),
+    ]
+
+    /// The scale of meter `name`, with its colour zones: dBFS meters green below −18, yellow
+    /// to −6, red above (true peak: −6 and −1 dBTP, the R 128 limit); VU yellow from −3, red
+    /// from 0 VU; PPM yellow from the alignment mark, red from the permitted maximum (+9 dB;
+    /// DIN 0 dB; BBC 4 and 6); K-System green to 0, yellow to +4, red above (Katz); loudness
+    /// yellow from −23 LUFS (the R 128 target), red from −18 (the +18 scale of EBU Tech 3341,
+    /// −59 … −5 LUFS).
+    public static func scale(_ name: String, _ p: Parameters) -> DisplayScale? {
+        let floor = p.floorDBFS
+        let dbStep = floor <= -90 ? 20.0 : floor <= -40 ? 10.0 : floor <= -20 ? 6.0 : 3.0
+        switch name {
+        case "rms", "peak":
+            return DisplayScale(
+                name: name == "rms" ? "RMS" : "Peak", unit: "dBFS", range: floor...0, yellowFrom: -18, redFrom: -6,
+                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
+        case "truepeak":
+            return DisplayScale(
+                name: "True peak", unit: "dBTP", range: floor...0, yellowFrom: -6, redFrom: -1,
+                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
+        case "vu":
+            return DisplayScale(
+                name: "VU", unit: "VU", range: VUMeter.scale, yellowFrom: -3, redFrom: 0,
+                marks: [-20, -10, -7, -5, -3, -2, -1, 0, 1, 2, 3], holdIsSamplePeak: false)
+        case "ppm":
+            let scale = p.ppmType.scale
+            let (yellow, red, step): (Double, Double, Double)
+            switch p.ppmType {
+            case .ebu: (yellow, red, step) = (0, 9, 4)
+            case .nordic: (yellow, red, step) = (0, 9, 6)
+            case .din: (yellow, red, step) = (-9, 0, 5)
+            case .bbc: (yellow, red, step) = (4, 6, 1)
+            }
+            return DisplayScale(
+                name: "PPM \(p.ppmType.rawValue.uppercased())", unit: p.ppmType == .bbc ? "mark" : "dB", range: scale,
+                yellowFrom: yellow, redFrom: red, marks: DisplayScale.marks(scale, step: step), holdIsSamplePeak: false)
+        case "k":
+            let range = -40...Double(p.kHeadroom)
+            return DisplayScale(
+                name: "K-\(p.kHeadroom)", unit: "dB", range: range, yellowFrom: 0, redFrom: 4,
+                marks: DisplayScale.marks(range, step: 4), holdIsSamplePeak: false)
+        case "momentary", "shortterm":
+            return DisplayScale(
+                name: name == "momentary" ? "Momentary" : "Short-term", unit: "LUFS", range: -59...(-5),
+                yellowFrom: -23, redFrom: -18, marks: stride(from: -59.0, through: -5, by: 6).map { $0 },
+                holdIsSamplePeak: false)
+        default:
+            return nil
+        }
+    }
+}

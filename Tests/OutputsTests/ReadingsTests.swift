@@ -1,0 +1,133 @@
+import DSP
+import Foundation
+import Outputs
+import XCTest
+
+/// The table of readings, walked: every reading `--send` names goes out as OSC (and so as
+/// oscdump-style text) and as JSON, where its scope says, with its unit in its JSON key; the
+/// displays show what the table says they show; every `--meter` has a scale.
+final class ReadingsTests: XCTestCase {
+    /// Four channels (two pairs), every value finite and set, a note on every channel.
+    private func snapshot() -> Snapshot {
+        var s = Snapshot(channels: 4, barCount: 3, bandCount: 2)
+        s.sequence = 7
+        s.framesAnalysed = 48000
+        s.sampleRate = 48000
+        for i in s.channels.indices {
+            let x = Float(i + 1)
+            s.channels[i].peakDBFS = -x
+            s.channels[i].rmsDBFS = -2 * x
+            s.channels[i].maxTruePeakDBTP = -x / 2
+            s.channels[i].truePeakDBTP = -x
+            s.channels[i].pitchHz = 440
+            s.channels[i].pitchNote = Note(frequency: 440)
+            s.channels[i].peakFrequencyHz = 441
+            s.channels[i].peakNote = Note(frequency: 441)
+            s.channels[i].bars = [0.1, 0.2, 0.3]
+            s.channels[i].thirds = [-40, -41]
+        }
+        s.correlations = [0.5, -0.25]
+        s.loudness.momentary = -22
+        s.loudness.shortTerm = -23
+        s.loudness.integrated = -24
+        s.loudness.range = 5
+        s.loudness.maxMomentary = -20
+        s.loudness.maxShortTerm = -21
+        return s
+    }
+
+    func testEveryReadingGoesOutInEveryFormWithItsUnit() throws {
+        let s = snapshot()
+        XCTAssertEqual(Set(Readings.table.map(\.kind)).count, Readings.table.count, "kinds are unique")
+        XCTAssertLessThanOrEqual(Readings.table.count, 64, "MessageKinds holds 64")
+        for reading in Readings.table {
+            let name = reading.kind
+            // --send and the control input's `send` parse kinds with this.
+            let kinds = try MessageKinds.parse(name)
+            let kind = try XCTUnwrap(MessageKind(rawValue: name))
+            XCTAssertEqual(kinds.kinds, [kind], name)
+            XCTAssertFalse(reading.summary.isEmpty, name)
+
+            // OSC: the reading's messages for each subject of its scope, and nothing else.
+            let bases: [String]
+            switch reading.scope {
+            case .channel: bases = (1...4).map { "/p/ch/\($0)" }
+            case .pair: bases = ["/p/pair/1", "/p/pair/2"]
+            case .programme: bases = ["/p/loudness"]
+            case .instance: bases = ["/p"]
+            }
+            let messages = AddressSpace(prefix: "/p", kinds: kinds).messages(for: s)
+            XCTAssertEqual(messages.map(\.address), bases.flatMap { b in reading.messages.map { "\(b)/\($0.name)" } }, name)
+            for (m, message) in zip(messages, bases.flatMap { _ in reading.messages }) {
+                let arguments = message.fields.filter { $0.wire != .jsonOnly }.reduce(0) { n, f in
+                    if case .floats(let xs) = f.value(s, 0) { return n + xs.count }
+                    return n + 1
+                }
+                XCTAssertEqual(m.arguments.count, arguments, m.address)
+                XCTAssertTrue(m.text.hasPrefix(m.address + " " + m.typeTags + " "), m.text)
+            }
+
+            // JSON: each field under its key, where the scope puts it, the unit in the key.
+            let line = JSONLines(kinds: kinds).line(for: s)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+            let channels = try XCTUnwrap(object["channels"] as? [[String: Any]], line)
+            XCTAssertEqual(channels.count, 4)
+            for field in reading.fields where field.wire != .oscOnly {
+                let key = field.key
+                if let suffix = field.unit.jsonSuffix {
+                    XCTAssertTrue(key.hasSuffix(suffix), "\(name): '\(key)' should end with '\(suffix)' (\(field.unit.rawValue))")
+                }
+                switch reading.scope {
+                case .channel:
+                    for c in channels { XCTAssertNotNil(c[key], "\(name): \(key) in \(line)") }
+                    XCTAssertFalse(channels[0][key] is NSNull, "\(name): \(key) is null")
+                case .pair:
+                    XCTAssertEqual((object[key] as? [Any])?.count, 2, "\(name): \(key) in \(line)")
+                case .programme:
+                    XCTAssertNotNil((object["loudness"] as? [String: Any])?[key], "\(name): \(key) in \(line)")
+                case .instance:
+                    let container = try XCTUnwrap(reading.jsonObject, name)
+                    XCTAssertNotNil((object[container] as? [String: Any])?[key], "\(name): \(key) in \(line)")
+                }
+            }
+            // Only this reading's keys.
+            let channelKeys = Set(channels[0].keys).subtracting(["ch"])
+            XCTAssertEqual(channelKeys, reading.scope == .channel ? Set(reading.fields.filter { $0.wire != .oscOnly }.map(\.key)) : [], name)
+
+            // The displays: what they show is computed whatever --send says.
+            XCTAssertEqual(Readings.displayed.contains(kind), reading.display != nil, name)
+            if case .extra(let label, _)? = reading.display {
+                XCTAssertEqual(reading.scope, .programme, "\(name): extras are programme readings")
+                let shown = Readings.extras(s).filter { $0.label == label }
+                XCTAssertEqual(shown.map(\.key), reading.fields.filter { $0.wire != .oscOnly }.map(\.key), name)
+            }
+        }
+        // A file's stream leaves the live-only readings out.
+        let file = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSONLines().line(for: s, file: "f.wav").utf8)) as? [String: Any])
+        for reading in Readings.table where reading.liveOnly {
+            XCTAssertNil(file[reading.jsonObject ?? reading.kind], reading.kind)
+        }
+        XCTAssertThrowsError(try MessageKinds.parse("nope"))
+    }
+
+    /// Every `--meter` has a scale whose zones and marks lie on it, on every parameter.
+    func testEveryMeterHasAScale() throws {
+        for (name, summary) in MeterScales.names {
+            XCTAssertFalse(summary.isEmpty)
+            for type in PPMType.allCases {
+                for k in [12, 14, 20] {
+                    let p = MeterScales.Parameters(floorDBFS: -60, ppmType: type, kHeadroom: k)
+                    let scale = try XCTUnwrap(MeterScales.scale(name, p), name)
+                    XCTAssertLessThan(scale.range.lowerBound, scale.range.upperBound, name)
+                    XCTAssertTrue(scale.range.contains(scale.yellowFrom) && scale.range.contains(scale.redFrom), name)
+                    XCTAssertLessThanOrEqual(scale.yellowFrom, scale.redFrom, name)
+                    XCTAssertFalse(scale.marks.isEmpty, name)
+                    XCTAssertTrue(scale.marks.allSatisfy { scale.range.contains($0) }, name)
+                    XCTAssertEqual(scale.fraction(of: scale.range.lowerBound), 0)
+                    XCTAssertEqual(scale.fraction(of: scale.range.upperBound), 1)
+                }
+            }
+        }
+        XCTAssertNil(MeterScales.scale("loud", MeterScales.Parameters(floorDBFS: -60, ppmType: .ebu, kHeadroom: 20)))
+    }
+}
