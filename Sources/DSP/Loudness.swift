@@ -471,3 +471,15 @@ struct BiquadLanes<V: SIMD & Sendable>: Sendable where V.Scalar == Double {
         (x1, x2, y1, y2) = (flushed(x1), flushed(x2), flushed(y1), flushed(y2))
     }
 }
+
+extension LoudnessMeter {
+    /// The peak-to-loudness ratio (PLR) in LU: the largest true peak (dBTP) less the
+    /// integrated loudness (LUFS), the headroom a programme's peaks use above its loudness,
+    /// as EBU Tech 3343 (production guidelines for R 128) and AES TD1004 discuss it. Not a
+    /// number while either has no value yet (at its floor: silence, or nothing above the
+    /// gates).
+    public static func peakToLoudnessRatio(maxTruePeakDBTP: Double, integratedLUFS: Double) -> Double {
+        guard maxTruePeakDBTP > Double(Decibels.floor), integratedLUFS > floor else { return .nan }
+        return maxTruePeakDBTP - integratedLUFS
+    }
+}

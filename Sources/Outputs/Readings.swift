@@ -254,6 +254,13 @@ public enum Readings {
             ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, _ in .double(s.loudness.maxMomentary) }]),
             ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS) { s, _ in .double(s.loudness.maxShortTerm) }]),
         ], display: .layout),
+        Reading("plr", "peak-to-loudness ratio, LU (max true peak - integrated)", scope: .programme,
+                features: [.loudness, .truePeak], fields: [
+            ReadingField("plr_lu", .LU) { s, _ in
+                let peak = s.channels.reduce(Decibels.floor) { max($0, $1.maxTruePeakDBTP) }
+                return .double(LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: Double(peak), integratedLUFS: s.loudness.integrated))
+            },
+        ], display: .extra(label: "PLR", decimals: 1)),
         // This jackvu, live only: PREFIX/KIND; JSON in its own object.
         Reading("status", "status counters", scope: .instance, fields: [
             ReadingField("sample_rate_hz", .Hz, wire: .oscOnly) { s, _ in .int(s.sampleRate) },

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Outputs
 import TestSupport
 import XCTest
 
@@ -143,6 +144,53 @@ final class AnalyzeTests: XCTestCase {
             XCTAssertLessThanOrEqual(value, tp[i].2 + 0.2, tp[i].0)
             XCTAssertGreaterThanOrEqual(value, tp[i].2 - 0.4, tp[i].0)
         }
+
+        // PLR = max true peak − integrated loudness, on every case that has both; the −23 LUFS
+        // tone of case 1 peaks at −23 dBTP: PLR 0 LU.
+        var plrs = 0
+        for r in results + tpResults {
+            guard let peak = r["true_peak_dbtp"] as? Double, let integrated = r["integrated_lufs"] as? Double else {
+                XCTAssertTrue(r["plr_lu"] is NSNull, "PLR without both: \(r)")
+                continue
+            }
+            XCTAssertEqual(try XCTUnwrap(r["plr_lu"] as? Double, "\(r)"), peak - integrated, accuracy: 0.05, "\(r["file"] ?? "")")
+            plrs += 1
+        }
+        XCTAssertGreaterThanOrEqual(plrs, 12, "cases with a PLR")
+        XCTAssertEqual(results[0]["plr_lu"] as? Double ?? 99, 0, accuracy: 0.15, "case 1")
+    }
+
+    /// PLR in `analyze --stream`'s text and JSON (`--send plr` alone and beside the loudness and
+    /// true peak) and in the text summary, on a −23 LUFS tone with a 0.5 s burst 12 dB louder:
+    /// true peak −11 dBTP, integrated loudness the mean power of the two (every block is above
+    /// the gates), −21.66 LUFS, so PLR 10.66 LU.
+    func testPeakToLoudnessRatioInEveryForm() throws {
+        let path = try file("plr.wav", EBUSignals.tones([S(seconds: 10, dBFS: -23), S(seconds: 0.5, dBFS: -11), S(seconds: 10, dBFS: -23)]))
+        let jackvu = try Executables.product("jackvu")
+        // JSON: the last update's PLR against its own true peaks and integrated loudness.
+        let last = try XCTUnwrap(try stream(path, ["--send", "plr,truepeak,loudness"]).last)
+        let peaks = try XCTUnwrap(last["channels"] as? [[String: Any]]).compactMap { $0["max_true_peak_dbtp"] as? Double }
+        let plr = loudness(last, "plr_lu")
+        XCTAssertEqual(plr, (peaks.max() ?? 0) - loudness(last, "integrated_lufs"), accuracy: 0.05)
+        XCTAssertEqual(peaks.max() ?? 0, -11, accuracy: 0.1)
+        let integrated = 10 * log10((20 * pow(10, -2.3) + 0.5 * pow(10, -1.1)) / 20.5)
+        XCTAssertEqual(plr, -11 - integrated, accuracy: 0.2)
+        // Alone, it is the only reading.
+        let alone = try XCTUnwrap(try stream(path, ["--send", "plr"]).last)
+        XCTAssertEqual(Set((alone["loudness"] as? [String: Any])?.keys.map { $0 } ?? []), ["plr_lu"])
+        XCTAssertEqual(loudness(alone, "plr_lu"), plr, accuracy: 0.001)
+        // Text: the same value as an OSC message.
+        let text = try Executables.run(jackvu, ["analyze", "--stream", "--send", "plr", path], timeout: 120)
+        XCTAssertEqual(text.status, 0, text.stderr)
+        let lines = text.stdout.split(separator: "\n").filter { $0.hasPrefix("/jackvu/loudness/") }
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("/jackvu/loudness/plr f ") }, "\(lines.prefix(3))")
+        XCTAssertEqual(Double(lines.last?.split(separator: " ").last ?? "") ?? 0, plr, accuracy: 0.001)
+        // The summary, text and JSON.
+        let summary = try Executables.run(jackvu, ["analyze", path], timeout: 120)
+        XCTAssertTrue(summary.stdout.contains("  PLR               \(fixed(plr, 1)) LU\n"), summary.stdout)
+        let json = try XCTUnwrap(try summaries([path]).first)
+        XCTAssertEqual(try XCTUnwrap(json["plr_lu"] as? Double),
+                       try XCTUnwrap(json["true_peak_dbtp"] as? Double) - (try XCTUnwrap(json["integrated_lufs"] as? Double)), accuracy: 0.05)
     }
 
     func testTech3341Cases10And13ThroughTwentyFilesEach() throws {

@@ -62,6 +62,10 @@ final class LiveMetersTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(u.float("/jackvu/ch/1/truepeak", 1) ?? -99, u.float("/jackvu/ch/1/truepeak", 0) ?? 99, "max true peak")
         XCTAssertGreaterThanOrEqual(u.float("/jackvu/ch/1/truepeak", 1) ?? -99, -23.2, "max true peak")
         XCTAssertLessThanOrEqual(u.float("/jackvu/ch/1/truepeak", 1) ?? 99, -21.5, "max true peak")
+        // PLR: the larger channel's maximum true peak less the integrated loudness, as printed.
+        let maxTruePeak = max(u.float("/jackvu/ch/1/truepeak", 1) ?? -99, u.float("/jackvu/ch/2/truepeak", 1) ?? -99)
+        XCTAssertEqual(u.float("/jackvu/loudness/plr") ?? 99, maxTruePeak - (u.float("/jackvu/loudness/integrated") ?? 0),
+                       accuracy: 0.05, "PLR = max TP − I")
         XCTAssertEqual(u.float("/jackvu/ch/2/k") ?? 0, -3, accuracy: 0.2, "K-20: −23 dBFS sine")
         XCTAssertEqual(u.float("/jackvu/ch/1/ppm") ?? 0, -5, accuracy: 0.3, "EBU PPM, alignment −18 dBFS")
         XCTAssertEqual(u.float("/jackvu/pair/1/correlation") ?? 0, 1, accuracy: 0.01)
@@ -102,6 +106,11 @@ final class LiveMetersTests: XCTestCase {
         XCTAssertNotNil(steady, "JSON: \(completeLines(json.stdout).last ?? "")")
         let channels = try XCTUnwrap(last["channels"] as? [[String: Any]])
         XCTAssertEqual(try XCTUnwrap(channels[0]["ppm"] as? Double), -5, accuracy: 0.3, "EBU PPM, alignment −18 dBFS")
+        let loudness = try XCTUnwrap(last["loudness"] as? [String: Any])
+        let peaks = channels.compactMap { $0["max_true_peak_dbtp"] as? Double }
+        XCTAssertEqual(peaks.count, 2)
+        XCTAssertEqual(try XCTUnwrap(loudness["plr_lu"] as? Double),
+                       (peaks.max() ?? 0) - (try XCTUnwrap(loudness["integrated_lufs"] as? Double)), accuracy: 0.05, "PLR in JSON")
         let correlation = try XCTUnwrap(last["correlation"] as? [Double])
         XCTAssertEqual(correlation.count, 1)
         XCTAssertEqual(correlation.first ?? 0, 1, accuracy: 0.01, "the same tone on both inputs")

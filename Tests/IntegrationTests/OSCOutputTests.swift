@@ -73,6 +73,7 @@ final class OSCOutputTests: XCTestCase {
         for g in groups where updates.contains(g.lines) { matched += 1 }
         XCTAssertGreaterThanOrEqual(matched, groups.count - 1, "all but possibly the last (cut at stop) match")
         XCTAssertTrue(groups.first.map { $0.lines.contains("/jackvu/ch/1/pitch fsff ") && $0.lines.contains("\"A4\"") } ?? false)
+        XCTAssertTrue(groups.contains { $0.lines.contains("/jackvu/loudness/plr f ") }, "PLR over UDP")
 
         // Time tags: NTP seconds.fraction in hex, strictly growing, spaced like the audio.
         let tags = groups.map { g -> Double in

@@ -39,6 +39,11 @@ final class WebDisplayTests: XCTestCase {
         (() => { const d = g.getImageData(0, 0, canvas.width, canvas.height).data; let n = 0;
           for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n / (d.length / 4); })()
         """
+    /// The text the page draws on its LRA line (the canvas's fillText, recorded for one draw).
+    private static let lraLine = """
+        (() => { const seen = [], f = g.fillText; g.fillText = function (t, ...a) { seen.push(String(t)); return f.call(this, t, ...a); };
+          try { draw(); } finally { g.fillText = f; } return seen.find(t => t.startsWith("LRA ")) || ""; })()
+        """
     /// The same for the page's waiting state ("waiting for audio …"), drawn for a moment.
     private static let waitingFraction = """
         (() => { const saved = update; update = null; draw(); const f = \(drawnFraction); update = saved; draw(); return f; })()
@@ -83,6 +88,9 @@ final class WebDisplayTests: XCTestCase {
             let waiting = try XCTUnwrap(try page.evaluate(Self.waitingFraction) as? Double, "page \(i)'s canvas")
             print("page \(i): \(fixed(100 * drawn, 1)) % of the canvas drawn, \(fixed(100 * waiting, 1)) % when waiting for audio")
             XCTAssertGreaterThan(drawn, 2 * waiting, "page \(i)'s canvas shows no more than the waiting state")
+            // The table's further programme readings (PLR) are drawn beside LRA, as the update says.
+            let lra = try XCTUnwrap(try page.evaluate(Self.lraLine) as? String, "page \(i)'s LRA line")
+            XCTAssertNotNil(lra.range(of: "^LRA -?[0-9]+\\.[0-9] LU   PLR (-|-?[0-9]+\\.[0-9]) LU$", options: .regularExpression), "page \(i): \(lra)")
         }
         // The pages' connections close with the browser; the reader's stays and keeps receiving.
         browser.stop()
@@ -176,6 +184,10 @@ final class WebDisplayTests: XCTestCase {
         let meter = try XCTUnwrap((hello["display"] as? [String: Any])?["meter"] as? [String: Any])
         XCTAssertEqual(meter["unit"] as? String, "dBFS")
         XCTAssertEqual(meter["min"] as? Double, -60)
+        // The further programme readings the page draws by label, from the table.
+        let extras = try XCTUnwrap((hello["display"] as? [String: Any])?["extras"] as? [[String: Any]])
+        XCTAssertTrue(extras.contains { $0["key"] as? String == "plr_lu" && $0["label"] as? String == "PLR" && $0["unit"] as? String == "LU" }, "\(extras)")
+        XCTAssertTrue((object["loudness"] as? [String: Any])?.keys.contains("plr_lu") ?? false, snapshot.body)
 
         let page = try XCTUnwrap(httpGet(port: port, path: "/"))
         XCTAssertEqual(page.status, 200)

@@ -57,6 +57,10 @@ final class LayoutTests: XCTestCase {
         XCTAssertTrue(text.contains("M  -23.0  S  -23.4 LUFS"), text)
         XCTAssertTrue(text.contains("LRA   2.5 LU"), text)
         XCTAssertTrue(text.contains("TP max -17.9 dBTP"), text)
+        // The table's further programme readings beside LRA: PLR = −17.9 − (−23.1) LU.
+        XCTAssertTrue(text.contains("LRA   2.5 LU  PLR   5.2 LU"), text)
+        let narrow = Layout.render(snapshot(), context: context(), state: ViewState(), width: 79, height: 24, capabilities: color)
+        XCTAssertTrue(narrow.line(23).contains("LRA 2.5 LU  PLR 5.2 LU"), narrow.line(23))
         XCTAssertTrue(text.contains("Correlation  1-2 +0.00"), text)
         // The big note: the A glyph's top row, drawn with block characters.
         XCTAssertTrue(screen.line(1).hasPrefix("   ██"), screen.line(1))
