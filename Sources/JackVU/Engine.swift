@@ -105,12 +105,6 @@ public final class Engine {
 
         // OSC destinations and the control input, before any port appears: a bad address
         // ends the run before anything is connected.
-        var senders: [OSCSender] = []
-        for url in c.oscDestinations {
-            do { senders.append(try OSCSender(endpoint: try OSCEndpoint(url: url))) } catch {
-                throw EngineError(Engine.status(for: error), "--osc: \(error.description)")
-            }
-        }
         var controlInput: ControlInput?
         if let listen = c.listen {
             do {
@@ -121,6 +115,10 @@ public final class Engine {
                 throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
             }
         }
+
+        let factory = try OutputFactory(
+            configuration: c, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
+            controlRejected: controlInput?.rejected)
 
         // Displays: after everything that can fail on a bad option (the terminal display takes
         // the terminal over; `defer` gives it back on every way out).
@@ -157,10 +155,8 @@ public final class Engine {
             }
         }
         let control = OutputControl(rate: c.rate)
-        let output = OutputLoop(
-            snapshots: snapshots, configuration: c, stdout: stdoutWriter, senders: senders, oscPort: capture.oscQueue,
-            oscPortMaxEvent: capture.oscMaxEvent, displays: displays, shared: shared, control: control,
-            controlRejected: controlInput?.rejected)
+        let outputs = factory.outputs(displays: displays, stdout: stdoutWriter)
+        let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected)
@@ -180,9 +176,9 @@ public final class Engine {
                     Analyzer.Features.needed(for: needed, midiNotes: c.midiNotes).rawValue, ordering: .relaxed)
                 control.kinds.withLock { $0 = kinds }
             case .subscribe(let endpoint):
-                control.subscriptions.withLock { $0.append((endpoint, true)) }
+                factory.udp?.request(endpoint, add: true)
             case .unsubscribe(let endpoint):
-                control.subscriptions.withLock { $0.append((endpoint, false)) }
+                factory.udp?.request(endpoint, add: false)
             }
         }
         closeFirst = false
@@ -194,7 +190,7 @@ public final class Engine {
             wake.signal()
             worker.join()
             output.join()
-            stdoutWriter?.stop()
+            for o in outputs { o.stop() }
         }
 
         try connection!.activate()

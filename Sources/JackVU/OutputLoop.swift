@@ -13,8 +13,6 @@ final class OutputControl: @unchecked Sendable {
     let rateBits: Atomic<UInt64>
     /// The message selection, when changed.
     let kinds = Mutex<MessageKinds?>(nil)
-    /// Destinations to add or remove.
-    let subscriptions = Mutex<[(OSCEndpoint, Bool)]>([])
 
     init(rate: Double) { rateBits = Atomic(rate.bitPattern) }
 
@@ -32,7 +30,8 @@ final class StdoutWriter: @unchecked Sendable {
     private let pending = Mutex<String?>(nil)
     private let wake = WakeSignal()
     private let stopping = Atomic<Bool>(false)
-    private let skipped: Counter
+    /// Texts replaced before they were written.
+    let skipped: Counter
     private let onClosed: @Sendable (OutputError) -> Void
     private var thread: PosixThread?
 
@@ -72,60 +71,37 @@ final class StdoutWriter: @unchecked Sendable {
     }
 }
 
-/// The output thread: fans each new snapshot out to every output, at most `rate` times a
-/// second and as soon as the worker has published one (it is woken): the text or JSON on
-/// stdout (through `StdoutWriter`), OSC bundles over UDP to every destination, and OSC
-/// packets for the `osc` MIDI port (through a queue the process callback empties). Nothing
-/// here waits on an output: UDP sends never block (failures counted), the port's queue drops
-/// what does not fit (counted), and stdout has its own thread.
+/// The output thread: fans each new snapshot out to every output in its list (`SnapshotOutput`,
+/// built by `OutputFactory`), at most `rate` times a second and as soon as the worker has
+/// published one (it is woken). It knows no output by name: each takes the update and returns
+/// at once (a slow one has a thread of its own). The message selection (`--send`, the control
+/// input's `send`) is the loop's: every output sends the same.
 final class OutputLoop: @unchecked Sendable {
-    // @unchecked Sendable: the snapshot front and the senders are used by this loop's thread
-    // only.
+    // @unchecked Sendable: the snapshot front and the outputs' `take` are used by this loop's
+    // thread only.
     private let snapshots: TripleBuffer<Snapshot>
     private var addressSpace: AddressSpace
     private var json: JSONLines
-    private let format: OutputFormat
-    private let stdout: StdoutWriter?
-    /// The destinations given (`--osc`): never removed.
-    private let senders: [OSCSender]
-    /// Those added by `subscribe`, in the order of `subscriptions.endpoints`.
-    private var subscribers: [OSCSender] = []
-    private var subscriptions: Subscriptions
-    /// Where a refused subscription is counted (the control input's rejections).
-    private let controlRejected: Counter?
-    private let oscPort: PacketQueue?
-    /// The largest event the `osc` port took in its last cycle, bytes (0: not known yet).
-    private let oscPortMaxEvent: Counter
-    private let displays: [any Display]
+    private let outputs: [any SnapshotOutput]
     private let shared: SharedState
     private let control: OutputControl
     /// Woken by the worker after each publish.
     let wake = WakeSignal()
     private var thread: PosixThread?
 
-    /// At most this many destinations, those given and those subscribed together.
-    static let maxDestinations = 32
-
-    init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, stdout: StdoutWriter?,
-         senders: [OSCSender], oscPort: PacketQueue?, oscPortMaxEvent: Counter, displays: [any Display] = [],
-         shared: SharedState, control: OutputControl, controlRejected: Counter? = nil)
+    init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, outputs: [any SnapshotOutput],
+         shared: SharedState, control: OutputControl)
     {
         self.snapshots = snapshots
-        subscriptions = Subscriptions(lifetime: c.subscribeTimeout)
-        self.controlRejected = controlRejected
         addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
         json = JSONLines(kinds: c.send)
-        format = c.format
-        self.stdout = stdout
-        self.senders = senders
-        self.oscPort = oscPort
-        self.oscPortMaxEvent = oscPortMaxEvent
-        self.displays = displays
+        self.outputs = outputs
         self.shared = shared
         self.control = control
     }
 
     func start() {
+        for output in outputs { output.start() }
         thread = PosixThread(name: "jackvu-output") { [self] in run() }
     }
 
@@ -139,7 +115,10 @@ final class OutputLoop: @unchecked Sendable {
         var nextAllowed = 0
         var rate = control.rate
         while !shared.stopping.load(ordering: .relaxed) {
-            applyControl()
+            if let kinds = control.kinds.withLock({ k in defer { k = nil }; return k }) {
+                addressSpace.kinds = kinds
+                json.kinds = kinds
+            }
             if control.rate != rate {  // a new rate applies from now
                 rate = control.rate
                 nextAllowed = min(nextAllowed, monotonicNanoseconds() + max(1, Int(1e9 / rate)))
@@ -159,78 +138,11 @@ final class OutputLoop: @unchecked Sendable {
             }
             let sent = snapshots.withFront { snapshot -> Bool in
                 guard snapshot.sequence > 0 else { return false }
-                emit(snapshot)
+                let update = OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json)
+                for output in outputs { output.take(update) }
                 return true
             }
             if sent { nextAllowed = monotonicNanoseconds() + max(1, Int(1e9 / control.rate)) }
-        }
-    }
-
-    private func applyControl() {
-        if let kinds = control.kinds.withLock({ k in defer { k = nil }; return k }) {
-            addressSpace.kinds = kinds
-            json.kinds = kinds
-        }
-        let changes = control.subscriptions.withLock { s in defer { s = [] }; return s }
-        let now = monotonicNanoseconds()
-        for (endpoint, add) in changes {
-            // A destination given on the command line is neither added twice nor removed.
-            if senders.contains(where: { $0.endpoint.host == endpoint.host && $0.endpoint.port == endpoint.port }) { continue }
-            if add {
-                switch subscriptions.subscribe(endpoint, now: now, capacity: OutputLoop.maxDestinations - senders.count) {
-                case .added:
-                    if let sender = try? OSCSender(endpoint: endpoint) {
-                        subscribers.append(sender)
-                    } else {
-                        _ = subscriptions.unsubscribe(endpoint)
-                        controlRejected?.add()
-                    }
-                case .renewed: break
-                case .refused: controlRejected?.add()
-                }
-            } else if subscriptions.unsubscribe(endpoint) {
-                subscribers.removeAll { $0.endpoint == endpoint }
-            }
-        }
-        for endpoint in subscriptions.expire(now: now) { subscribers.removeAll { $0.endpoint == endpoint } }
-    }
-
-    /// Sends every packet to one destination; failures counted.
-    private func send(_ packets: [[UInt8]], to sender: OSCSender) {
-        for packet in packets where !sender.send(packet) { shared.oscSendFailures.add() }
-    }
-
-    private func emit(_ snapshot: Snapshot) {
-        for display in displays { display.show(snapshot) }
-        if let stdout, format == .json { stdout.offer(json.line(for: snapshot)) }
-        guard stdout != nil && format == .text || !senders.isEmpty || !subscribers.isEmpty || oscPort != nil else { return }
-        let messages = addressSpace.messages(for: snapshot)
-        if let stdout, format == .text {
-            var text = ""
-            for m in messages { text += m.text }
-            stdout.offer(text)
-        }
-        guard !senders.isEmpty || !subscribers.isEmpty || oscPort != nil else { return }
-        let timeTag = snapshot.timeTag != 0 ? snapshot.timeTag : OSCBundle.timeTagNow()
-        var udp: [[UInt8]] = []
-        if !senders.isEmpty || !subscribers.isEmpty {
-            udp = OSCBundle.encode(messages, timeTag: timeTag)
-            for sender in senders { send(udp, to: sender) }
-            for sender in subscribers { send(udp, to: sender) }
-        }
-        if let oscPort {
-            let portMax = oscPortMaxEvent.count
-            // The same bundles, unless the port's events are smaller than a safe datagram.
-            let packets = portMax > 0 && portMax < OSCBundle.safeDatagramSize || udp.isEmpty
-                ? OSCBundle.encode(messages, timeTag: timeTag, maxSize: portMax > 0 ? portMax : OSCBundle.safeDatagramSize)
-                : udp
-            for packet in packets {
-                if portMax > 0 && packet.count > portMax {
-                    oscPort.countDropped()
-                } else {
-                    oscPort.push(packet)
-                }
-            }
         }
     }
 }

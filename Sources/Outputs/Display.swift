@@ -8,12 +8,17 @@ import Realtime
 /// `show` must return at once: a display draws on its own thread(s) from the newest snapshot
 /// it holds, and a slow terminal or browser costs it skipped frames (counted in
 /// `DisplayContext.skipped`), never analysis.
-public protocol Display: AnyObject, Sendable {
+public protocol Display: SnapshotOutput {
     /// Takes the newest snapshot. Called on the output thread only; never blocks for long.
     func show(_ snapshot: Snapshot)
     /// Stops drawing and gives back what the display took (the terminal, the listening
     /// socket). Idempotent.
     func stop()
+}
+
+extension Display {
+    /// A display is an output that shows the snapshot itself.
+    public func take(_ update: OutputUpdate) { show(update.snapshot) }
 }
 
 /// What a display needs to know beyond the snapshots, and what it may ask of the engine.

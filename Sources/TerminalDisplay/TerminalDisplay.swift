@@ -13,6 +13,7 @@ import Synchronization
 /// Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
 /// there) and, on a fatal signal, by a handler.
 public final class TerminalDisplay: Display, @unchecked Sendable {
+    public var name: String { "terminal" }
     // @unchecked Sendable: `pending` is a Mutex, `stopping` atomic; the rest belongs to the
     // display thread (until it has been joined).
     private let context: DisplayContext

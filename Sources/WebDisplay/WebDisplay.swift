@@ -34,6 +34,7 @@ import Synchronization
 /// only from the page's own origin or those `--http-origin` names. Everything served is
 /// read-only (GET).
 public final class WebDisplay: Display, @unchecked Sendable {
+    public var name: String { "browser" }
     // @unchecked Sendable: the mutable state is in Mutexes and atomics.
     private let context: DisplayContext
     private let hub: Hub

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Outputs
 import TestSupport
 import XCTest
 
@@ -41,6 +42,23 @@ final class InProcessTests: XCTestCase {
                     }
             }
             XCTAssertNotNil(heard, "round \(round): the in-process jackvu names A4 at -15.01 dBFS RMS over OSC: \(dump.stdout.suffix(600))")
+            if round == 1 {
+                // The `osc` port carries the same messages, made by the same output factory as
+                // the command's: OSC bundles read by a real JACK client (jack_midi_dump).
+                let midi = try BackgroundProcess("jack_midi_dump", ["-a", "oscprobe"], environment: server.environment, label: "midi-dump")
+                defer { midi.stop() }
+                try waitForPortsListed(server, ["oscprobe:input"])
+                XCTAssertEqual(try Executables.run("jack_connect", ["jackvu:osc", "oscprobe:input"], environment: server.environment).status, 0)
+                let pitch = midi.waitForStdout(timeout: 20) { out in
+                    let messages = completeLines(out).flatMap { line -> [OSCMessage] in
+                        guard let colon = line.firstIndex(of: ":") else { return [] }
+                        let bytes = line[line.index(after: colon)...].split(separator: " ").compactMap { UInt8($0, radix: 16) }
+                        return (try? OSCDecoder.messages(in: bytes)) ?? []
+                    }
+                    return messages.contains { $0.address == "/jackvu/ch/1/pitch" && $0.arguments.count == 4 && $0.arguments[1] == .string("A4") }
+                }
+                XCTAssertNotNil(pitch, "the in-process osc port: \(midi.stdout.suffix(300))")
+            }
             XCTAssertEqual(tone.stop(signal: SIGTERM), 0)
 
             // Metadata (written for the internal client by jack_property: see Client.setProperty).

@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Outputs
+import Realtime
+import Synchronization
+
+/// Builds the outputs of a run from its configuration, for the command and the in-process form
+/// alike (the in-process form simply has no displays): the text or JSON stream on stdout, OSC
+/// bundles over UDP (`--osc`, and destinations the control input subscribes), the `osc` MIDI
+/// port, and the displays the caller made. The output loop takes the list and knows none of
+/// them by name.
+struct OutputFactory {
+    /// The UDP output, which the control input's `subscribe` and `unsubscribe` reach.
+    let udp: OSCUDPOutput?
+    private let port: OSCPortOutput?
+    private let format: OutputFormat
+
+    /// Makes the outputs that can fail on a bad option (OSC destinations), before anything
+    /// connects and before a display takes the terminal.
+    init(configuration c: Configuration, oscPort: (queue: PacketQueue, maxEvent: Counter)?, shared: SharedState,
+         controlRejected: Counter?) throws(EngineError)
+    {
+        format = c.format
+        if !c.oscDestinations.isEmpty || c.listen != nil {
+            var senders: [OSCSender] = []
+            for url in c.oscDestinations {
+                do { senders.append(try OSCSender(endpoint: try OSCEndpoint(url: url))) } catch {
+                    throw EngineError(Engine.status(for: error), "--osc: \(error.description)")
+                }
+            }
+            udp = OSCUDPOutput(
+                senders: senders, lifetime: c.subscribeTimeout, failures: shared.oscSendFailures, rejected: controlRejected)
+        } else {
+            udp = nil
+        }
+        port = oscPort.map { OSCPortOutput(queue: $0.queue, maxEvent: $0.maxEvent) }
+    }
+
+    /// The whole list, in the order the outputs take each update: the displays (people see
+    /// it soonest), the stream on stdout (nil: stdout carries none, under a terminal display
+    /// or --quiet), OSC over UDP, the `osc` port (after UDP, whose bundles it may reuse).
+    func outputs(displays: [any Display], stdout: StdoutWriter?) -> [any SnapshotOutput] {
+        var list: [any SnapshotOutput] = displays
+        if let stdout { list.append(StdoutOutput(writer: stdout, format: format)) }
+        if let udp { list.append(udp) }
+        if let port { list.append(port) }
+        return list
+    }
+}
+
+/// The text or JSON stream on stdout, through its own writer thread (a slow reader blocks only
+/// that; text it had not taken yet is replaced and counted as skipped).
+final class StdoutOutput: SnapshotOutput, @unchecked Sendable {
+    // @unchecked Sendable: the writer is thread-safe; `format` is immutable.
+    private let writer: StdoutWriter
+    private let format: OutputFormat
+
+    init(writer: StdoutWriter, format: OutputFormat) {
+        self.writer = writer
+        self.format = format
+    }
+
+    var name: String { "stdout" }
+    func take(_ update: OutputUpdate) { writer.offer(format == .json ? update.jsonLine : update.text) }
+    func stop() { writer.stop() }
+    var counters: [String: Int] { ["skipped": writer.skipped.count] }
+}
+
+/// OSC bundles over UDP to every destination given (`--osc`, never removed) and subscribed
+/// (the control input's `subscribe`, until it expires or is unsubscribed). Sends never block:
+/// a refused port, an unreachable host or a full socket fails at once and is counted.
+final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
+    // @unchecked Sendable: `requests` is a Mutex; the rest is used by the output thread only.
+    /// At most this many destinations, those given and those subscribed together.
+    static let maxDestinations = 32
+
+    private let senders: [OSCSender]
+    /// Those added by `subscribe`, in the order of `subscriptions.endpoints`.
+    private var subscribers: [OSCSender] = []
+    private var subscriptions: Subscriptions
+    /// Subscriptions asked for (true) or ended (false) since the last update.
+    private let requests = Mutex<[(OSCEndpoint, Bool)]>([])
+    private let failures: Counter
+    /// Where a refused subscription is counted (the control input's rejections).
+    private let rejected: Counter?
+
+    init(senders: [OSCSender], lifetime: Double, failures: Counter, rejected: Counter?) {
+        self.senders = senders
+        subscriptions = Subscriptions(lifetime: lifetime)
+        self.failures = failures
+        self.rejected = rejected
+    }
+
+    var name: String { "osc-udp" }
+    var counters: [String: Int] { ["send_failures": failures.count] }
+    func stop() {}
+
+    /// Adds (`add`) or removes a subscribed destination, from the next update on. Any thread.
+    func request(_ endpoint: OSCEndpoint, add: Bool) {
+        requests.withLock { $0.append((endpoint, add)) }
+    }
+
+    func take(_ update: OutputUpdate) {
+        applyRequests()
+        guard !senders.isEmpty || !subscribers.isEmpty else { return }
+        let packets = update.bundles()
+        for sender in senders { send(packets, to: sender) }
+        for sender in subscribers { send(packets, to: sender) }
+    }
+
+    private func send(_ packets: [[UInt8]], to sender: OSCSender) {
+        for packet in packets where !sender.send(packet) { failures.add() }
+    }
+
+    private func applyRequests() {
+        let changes = requests.withLock { r in defer { r = [] }; return r }
+        let now = monotonicNanoseconds()
+        for (endpoint, add) in changes {
+            // A destination given on the command line is neither added twice nor removed.
+            if senders.contains(where: { $0.endpoint.host == endpoint.host && $0.endpoint.port == endpoint.port }) { continue }
+            if add {
+                switch subscriptions.subscribe(endpoint, now: now, capacity: OSCUDPOutput.maxDestinations - senders.count) {
+                case .added:
+                    if let sender = try? OSCSender(endpoint: endpoint) {
+                        subscribers.append(sender)
+                    } else {
+                        _ = subscriptions.unsubscribe(endpoint)
+                        rejected?.add()
+                    }
+                case .renewed: break
+                case .refused: rejected?.add()
+                }
+            } else if subscriptions.unsubscribe(endpoint) {
+                subscribers.removeAll { $0.endpoint == endpoint }
+            }
+        }
+        for endpoint in subscriptions.expire(now: now) { subscribers.removeAll { $0.endpoint == endpoint } }
+    }
+}
+
+/// OSC packets on the `osc` MIDI port, through a queue the process callback empties: the
+/// UDP bundles, or smaller ones when the port's events are smaller than a safe datagram; what
+/// does not fit is dropped and counted.
+final class OSCPortOutput: SnapshotOutput, @unchecked Sendable {
+    // @unchecked Sendable: the queue and the counter are thread-safe.
+    private let queue: PacketQueue
+    /// The largest event the port took in its last cycle, bytes (0: not known yet).
+    private let maxEvent: Counter
+
+    init(queue: PacketQueue, maxEvent: Counter) {
+        self.queue = queue
+        self.maxEvent = maxEvent
+    }
+
+    var name: String { "osc-port" }
+    var counters: [String: Int] { ["dropped": queue.droppedPackets] }
+    func stop() {}
+
+    func take(_ update: OutputUpdate) {
+        let portMax = maxEvent.count
+        let safe = OSCBundle.safeDatagramSize
+        // The UDP output's bundles when it made them and the port takes them; otherwise
+        // bundles as large as the port's events (a safe datagram while that is not known).
+        let size = portMax > 0 && portMax < safe ? portMax : update.hasBundles(maxSize: safe) || portMax == 0 ? safe : portMax
+        for packet in update.bundles(maxSize: size) {
+            if portMax > 0 && packet.count > portMax {
+                queue.countDropped()
+            } else {
+                queue.push(packet)
+            }
+        }
+    }
+}
