@@ -64,7 +64,7 @@ final class StdoutOutput: SnapshotOutput, @unchecked Sendable {
     var name: String { "stdout" }
     func take(_ update: OutputUpdate) { writer.offer(format == .json ? update.jsonLine : update.text) }
     func stop() { writer.stop() }
-    var counters: [String: Int] { ["skipped": writer.skipped.count] }
+    var counters: [String: Int] { ["skipped": writer.ownSkipped.count] }
 }
 
 /// OSC bundles over UDP to every destination given (`--osc`, never removed) and subscribed

@@ -30,8 +30,10 @@ final class StdoutWriter: @unchecked Sendable {
     private let pending = Mutex<String?>(nil)
     private let wake = WakeSignal()
     private let stopping = Atomic<Bool>(false)
-    /// Texts replaced before they were written.
-    let skipped: Counter
+    /// Updates skipped by any slow output (the status message's count).
+    private let skipped: Counter
+    /// Texts this writer replaced before they were written.
+    let ownSkipped = Counter()
     private let onClosed: @Sendable (OutputError) -> Void
     private var thread: PosixThread?
 
@@ -48,7 +50,10 @@ final class StdoutWriter: @unchecked Sendable {
             defer { slot = text }
             return slot != nil
         }
-        if replaced { skipped.add() }
+        if replaced {
+            skipped.add()
+            ownSkipped.add()
+        }
         wake.signal()
     }
 
@@ -138,7 +143,11 @@ final class OutputLoop: @unchecked Sendable {
             }
             let sent = snapshots.withFront { snapshot -> Bool in
                 guard snapshot.sequence > 0 else { return false }
-                let update = OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json)
+                var latest = snapshot
+                latest.outputCounters = outputs.flatMap { o in
+                    o.counters.sorted { $0.key < $1.key }.map { OutputCounter(output: o.name, name: $0.key, value: $0.value) }
+                }
+                let update = OutputUpdate(snapshot: latest, addressSpace: addressSpace, json: json)
                 for output in outputs { output.take(update) }
                 return true
             }

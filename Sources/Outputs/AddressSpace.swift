@@ -94,6 +94,7 @@ public struct AddressSpace: Sendable {
                 case .bool(let b): arguments.append(.int(b ? 1 : 0))
                 case .note(let n): arguments.append(.string(n?.name ?? "-"))
                 case .floats(let xs): arguments.append(contentsOf: xs.map { .float($0) })
+                case .counters: break  // JSON only
                 }
             }
             if arguments.isEmpty { continue }

@@ -64,6 +64,14 @@ public struct JSONLines: Sendable {
         case .bool(let b): return b ? "true" : "false"
         case .note(let n): return n.map { jsonString($0.name) } ?? "null"
         case .floats(let xs): return "[" + xs.map { number(Double($0)) }.joined(separator: ", ") + "]"
+        case .counters(let counters):
+            var outputs: [String] = []
+            var byOutput: [String: [String]] = [:]
+            for c in counters {
+                if byOutput[c.output] == nil { outputs.append(c.output) }
+                byOutput[c.output, default: []].append("\(jsonString(c.name)): \(c.value)")
+            }
+            return "{" + outputs.map { "\(jsonString($0)): {" + byOutput[$0]!.joined(separator: ", ") + "}" }.joined(separator: ", ") + "}"
         }
     }
 

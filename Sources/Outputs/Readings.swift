@@ -97,6 +97,9 @@ public enum ReadingValue {
     case note(Note?)
     /// OSC one `f` each; JSON an array.
     case floats([Float])
+    /// JSON an object by output of objects by counter (`{"stdout": {"skipped": 0}}`); not in
+    /// OSC (its `/status` keeps its documented positional layout).
+    case counters([OutputCounter])
 }
 
 /// One field of a message: its JSON key (which carries its unit), its unit and its value.
@@ -276,6 +279,7 @@ public enum Readings {
             ReadingField("reconnects", .count) { s, _ in .int(s.status.reconnects) },
             ReadingField("nonfinite_samples", .count) { s, _ in .int(s.status.nonFiniteSamples) },
             ReadingField("inputs_connected", .count) { s, _ in .int(s.status.inputsConnected) },
+            ReadingField("outputs", .count, wire: .jsonOnly) { s, _ in .counters(s.outputCounters) },
         ], jsonObject: "status", liveOnly: true, display: .layout),
         Reading("callback", "process callback timing", scope: .instance, fields: [
             ReadingField("mean", .microseconds) { s, _ in .float(s.status.callbackMeanMicroseconds) },
@@ -309,7 +313,7 @@ public enum Readings {
                 case .float(let v): x = Double(v)
                 case .double(let v): x = v
                 case .int(let n), .wrappingInt(let n): x = Double(n)
-                default: x = .nan
+                case .bool, .note, .floats, .counters: x = .nan
                 }
                 return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
             }

@@ -80,6 +80,9 @@ public struct Snapshot: Sendable {
     public var loudness = LoudnessSnapshot()
     /// Status counters.
     public var status = Status()
+    /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the
+    /// output loop last read them (empty in what the worker publishes).
+    public var outputCounters: [OutputCounter] = []
 
     /// Audio time of this snapshot, seconds.
     public var audioTime: Double { sampleRate > 0 ? Double(framesAnalysed) / Double(sampleRate) : 0 }
@@ -137,5 +140,17 @@ extension Snapshot {
         }
         copy.correlations = correlations.withUnsafeBufferPointer { Array($0) }
         return copy
+    }
+}
+
+/// One counter of one output (`SnapshotOutput.counters`): e.g. `stdout` `skipped` 3.
+public struct OutputCounter: Sendable, Equatable {
+    public var output: String
+    public var name: String
+    public var value: Int
+    public init(output: String, name: String, value: Int) {
+        self.output = output
+        self.name = name
+        self.value = value
     }
 }

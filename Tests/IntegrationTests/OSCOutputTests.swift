@@ -424,6 +424,16 @@ final class OSCOutputTests: XCTestCase {
         }
         let firstDrops = try XCTUnwrap(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > 0 }.flatMap(dropped), "no drops counted")
         XCTAssertNotNil(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > firstDrops }, "the count does not grow")
+        // The outputs' own counters, by name: the osc port's drops (read by the output thread
+        // after the worker's status, so never fewer), stdout's skips.
+        let latest = try XCTUnwrap(completeLines(wide.stdout).last.flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        })
+        let status = try XCTUnwrap(latest["status"] as? [String: Any])
+        let outputs = try XCTUnwrap(status["outputs"] as? [String: [String: Int]], "\(status)")
+        XCTAssertEqual(Set(outputs.keys), ["stdout", "osc-port"], "\(outputs)")
+        XCTAssertGreaterThanOrEqual(outputs["osc-port"]?["dropped"] ?? -1, status["osc_port_dropped"] as? Int ?? .max, "\(status)")
+        XCTAssertNotNil(outputs["stdout"]?["skipped"], "\(outputs)")
         let times = completeLines(wide.stdout).compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["time_s"] as? Double
         }
