@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 //
 // jackvu — a headless JACK meter and analyser.
-// Module graph (see README.md, "Architecture"):
+// Module graph (see README.md, "How it works"):
 //   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
 //   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC
@@ -9,9 +9,12 @@
 //                   the one semaphore wait with a deadline (monotonic)
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
 //   CLiblo        — liblo (OSC), found by pkg-config
-//   Outputs       — the snapshot every output reads, the OSC address space, oscdump-style
-//                   text, JSON lines, OSC bundles over UDP and the OSC control input (liblo);
-//                   knows nothing of JACK; also the `Display` interface the displays implement
+//   Outputs       — the snapshot every output reads and the reading table (Readings.swift:
+//                   every reading's kind, unit, analysis, OSC and JSON form and display, and
+//                   --meter's scales), from which the OSC address space, oscdump-style text
+//                   and JSON lines derive; OSC bundles over UDP and the OSC control input
+//                   (liblo); knows nothing of JACK; also the `Display` interface the displays
+//                   implement
 //   TerminalDisplay — the terminal screen (--tui): layout as pure functions of a snapshot, then
 //                   the terminal I/O with plain escape sequences (no terminal library)
 //   WebDisplay    — the browser display (--http): Hummingbird + WebSocket, the page in the binary;
@@ -75,7 +78,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            // The page, as files; embedded in the binary (Page.swift puts them together).
+            resources: [.embedInCode("Page/page.html"), .embedInCode("Page/page.css"), .embedInCode("Page/page.js")]),
         .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
         .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),

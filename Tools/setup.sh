@@ -7,13 +7,14 @@
 # pipewire-jack: jackvu under pw-jack), and what the install and package tests use (dpkg-dev
 # for dpkg-shlibdeps, man-db, bash-completion, systemd for systemd-analyze), and gcc for the
 # LD_PRELOAD shim of the clock-step test, and fluidsynth, timgm6mb-soundfont and aubio-tools
-# (instrument notes for the pitch test, and aubio's reading of them). With --package dpkg-dev (Tools/package.sh).
+# (instrument notes for the pitch test, and aubio's reading of them), and nodejs (node --check
+# of the browser page's script). With --package dpkg-dev (Tools/package.sh).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev)
 [ "${1:-}" = "--package" ] && packages+=(dpkg-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -193,6 +193,16 @@ final class WebDisplayTests: XCTestCase {
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.body.contains("<canvas"))
         XCTAssertNil(page.body.range(of: "(src|href)=\"?https?:", options: .regularExpression), "no external resources")
+        // The page is the package's files put together, and its script is valid JavaScript
+        // (node --check: a syntax error fails here, not in somebody's browser).
+        let files = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources/WebDisplay/Page")
+        let script = files.appendingPathComponent("page.js").path
+        for name in ["page.js", "page.css"] {
+            let text = try String(contentsOf: files.appendingPathComponent(name), encoding: .utf8)
+            XCTAssertTrue(page.body.contains(text), "the served page holds \(name)")
+        }
+        let check = try Executables.run("node", ["--check", script])
+        XCTAssertEqual(check.status, 0, "node --check \(script): \(check.stderr)")
         XCTAssertEqual(httpGet(port: port, path: "/nothing")?.status, 404)
 
         XCTAssertTrue(tcpListening(port: port, hexAddress: "0100007F"), "listens on 127.0.0.1")

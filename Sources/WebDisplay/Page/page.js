@@ -1,0 +1,240 @@
+"use strict";
+const GREEN = "#2ecc40", YELLOW = "#ffdc00", RED = "#ff4136", CYAN = "#39cccc", DIM = "#6c7680", TEXT = "#d8dde3";
+const params = new URLSearchParams(location.search);
+const canvas = document.getElementById("screen"), live = document.getElementById("live");
+const g = canvas.getContext("2d");
+let display = null, update = null, selected = Math.max(0, (parseInt(params.get("ch") || "1", 10) || 1) - 1);
+let connected = false, retry = 1000, lastNote = null, held = [], heldAt = [];
+let meterRows = [];
+
+function connect() {
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  ws.onopen = () => { connected = true; retry = 1000; draw(); };
+  ws.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (message.display) { display = message.display; } else { update = message; remember(); }
+    draw();
+  };
+  ws.onclose = () => {
+    connected = false; draw();
+    setTimeout(connect, retry); retry = Math.min(5000, retry * 2);
+  };
+  ws.onerror = () => {};
+}
+
+// The bar's own held maximum, for meters whose hold is not the sample peak.
+function remember() {
+  const now = performance.now();
+  update.channels.forEach((c, i) => {
+    const v = c.meter || 0;
+    if (held[i] === undefined || v >= held[i] || now - heldAt[i] > (display ? display.hold_s : 1.5) * 1000) {
+      held[i] = v; heldAt[i] = now;
+    }
+  });
+}
+
+function fixed(x, d) { return x === null || x === undefined ? "-" : Number(x).toFixed(d); }
+function lufs(x) { return x === null || x <= -70 ? "-inf" : x.toFixed(1); }
+function zone(v, m) { return v >= m.red_from ? RED : v >= m.yellow_from ? YELLOW : GREEN; }
+function hz(f) { return f >= 1000 ? (f / 1000).toFixed(2) + " kHz" : f.toFixed(1) + " Hz"; }
+
+function resize() {
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(canvas.clientWidth * dpr);
+  canvas.height = Math.round(canvas.clientHeight * dpr);
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  draw();
+}
+
+function text(s, x, y, size, color, align, weight) {
+  g.font = (weight || "normal") + " " + size + "px " + '"DejaVu Sans", system-ui, sans-serif';
+  g.fillStyle = color || TEXT; g.textAlign = align || "left"; g.textBaseline = "alphabetic";
+  g.fillText(s, x, y);
+}
+
+function draw() {
+  const W = canvas.clientWidth, H = canvas.clientHeight;
+  g.clearRect(0, 0, W, H);
+  // The unit everything scales with: a landscape screen is 64 units wide and 36 high; a
+  // portrait one (a phone) is 30 wide, with the loudness block under the pitch.
+  const portrait = H > W;
+  const u = portrait ? Math.max(6, Math.min(W / 30, H / 52)) : Math.max(6, Math.min(W / 64, H / 36));
+  const pad = u;
+  // Title bar.
+  g.fillStyle = "#1d2126"; g.fillRect(0, 0, W, 2 * u);
+  let title = display ? display.client : "jackvu";
+  if (update && update.status && update.status.server_connected === false) {
+    title += "   NO JACK SERVER: waiting for it";
+  } else if (update) {
+    const s = update.status || {};
+    title += "   " + update.sample_rate_hz + " Hz   " + (s.buffer_frames || "-") + " frames   xruns " + s.xruns
+      + "   overruns " + s.overruns + "   skipped " + s.skipped_updates;
+  }
+  text(title, pad, 1.4 * u, 0.9 * u, TEXT);
+  const state = connected ? "connected" : "reconnecting …";
+  if (pad + g.measureText(title).width + g.measureText(state).width + 2 * u < W) {
+    text(state, W - pad, 1.4 * u, 0.9 * u, connected ? GREEN : YELLOW, "right");
+  } else {  // a narrow screen: a dot says it
+    g.fillStyle = "#1d2126"; g.fillRect(W - 2 * u, 0, 2 * u, 2 * u);
+    g.fillStyle = connected ? GREEN : YELLOW; g.beginPath(); g.arc(W - u, u, 0.4 * u, 0, 2 * Math.PI); g.fill();
+  }
+  if (!display || !update) {
+    const waiting = connected ? "waiting for audio …" : "waiting for jackvu …";
+    text(waiting, pad, 6 * u, 1.5 * u, DIM);
+    if (live.textContent !== waiting) live.textContent = waiting;
+    return;
+  }
+  const channels = update.channels, n = channels.length;
+  if (selected >= n) selected = 0;
+  const ch = channels[selected], m = display.meter;
+
+  // The note, large, with frequency, cents and confidence; loudness on the right.
+  const top = 3 * u, noteSize = (portrait ? 5.5 : 7) * u;
+  const note = ch.note || "–";
+  text(note, pad, top + noteSize * 0.85, noteSize, ch.note ? CYAN : DIM, "left", "bold");
+  g.font = "bold " + noteSize + "px sans-serif";
+  const nx = pad + Math.max(g.measureText("C#4").width, g.measureText(note).width) + 2 * u;
+  text("Input " + (selected + 1) + "  pitch", nx, top + 1.2 * u, 0.9 * u, DIM);
+  if (ch.note) {
+    text(hz(ch.pitch_hz), nx, top + 3.4 * u, 2 * u, TEXT, "left", "bold");
+    const cents = ch.cents || 0;
+    text((cents >= 0 ? "+" : "") + cents.toFixed(0) + " cents", nx, top + 5.2 * u, 1.1 * u, TEXT);
+    // Tuning needle, −50 … +50 cents.
+    const nxx = nx + 7 * u, nw = Math.max(4 * u, Math.min(12 * u, W - pad - nxx)), ny = top + 4.8 * u;
+    g.fillStyle = DIM; g.fillRect(nxx, ny, nw, 0.15 * u); g.fillRect(nxx + nw / 2 - 0.1 * u, ny - 0.6 * u, 0.2 * u, 1.35 * u);
+    const a = Math.abs(cents);
+    g.fillStyle = a <= 5 ? GREEN : a <= 15 ? YELLOW : RED;
+    g.fillRect(nxx + nw / 2 + Math.max(-1, Math.min(1, cents / 50)) * nw / 2 - 0.25 * u, ny - 0.7 * u, 0.5 * u, 1.55 * u);
+  } else {
+    text("no note", nx, top + 3.4 * u, 2 * u, DIM);
+  }
+  text("confidence " + fixed(ch.pitch_confidence, 2), nx, top + 6.6 * u, 0.9 * u, DIM);
+  text("FFT peak " + (ch.peakfreq_note ? hz(ch.peakfreq_hz) + " " + ch.peakfreq_note : "-"), nx, top + 7.8 * u, 0.9 * u, DIM);
+  const l = update.loudness;
+  const lx = portrait ? pad : W - pad - 17 * u, ly = portrait ? top + 9 * u : top;
+  if (l) {
+    text("Loudness (EBU R 128)", lx, ly + 1.2 * u, 0.9 * u, DIM);
+    text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, ly + 3 * u, 1.2 * u);
+    text("I " + lufs(l.integrated_lufs) + " LUFS", lx, ly + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
+    // LRA, then the further programme readings the table names (display.extras), by label.
+    const extras = (display.extras || []).filter(e => e.key in l)
+      .map(e => "   " + e.label + " " + (l[e.key] === null ? "-" : fixed(l[e.key], e.decimals)) + " " + e.unit);
+    text("LRA " + fixed(l.range_lu, 1) + " LU" + extras.join(""), lx, ly + 6.8 * u, 1.2 * u);
+    const tp = Math.max(...channels.map(c => c.max_true_peak_dbtp === null ? -200 : c.max_true_peak_dbtp));
+    text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP", lx, ly + 8.4 * u, 1.2 * u, tp >= -1 ? RED : TEXT);
+  }
+
+  // Meters: one bar per channel on the --meter scale, peak hold, reading, clip, note.
+  const mTop = (portrait && l ? ly : top) + 10 * u, labelW = 2.5 * u, valueW = 12 * u;
+  const barX = pad + labelW, barW = W - 2 * pad - labelW - valueW;
+  const spectrumMin = 8 * u, bottom = 2.5 * u;
+  const rowH = Math.max(0.9 * u, Math.min(2.2 * u, (H - mTop - spectrumMin - 3 * u - bottom) / n));
+  meterRows = [];
+  const frac = v => Math.max(0, Math.min(1, (v - m.min) / (m.max - m.min)));
+  channels.forEach((c, i) => {
+    const y = mTop + i * rowH, h = rowH * 0.7;
+    meterRows.push([y, y + rowH, i]);
+    text(String(i + 1), pad, y + h * 0.85, Math.min(h, 1.1 * u), i === selected ? CYAN : DIM, "left", i === selected ? "bold" : "normal");
+    g.fillStyle = "#22272d"; g.fillRect(barX, y, barW, h);
+    const x = Math.max(0, Math.min(1, c.meter || 0));
+    // Colour zones along the bar.
+    const yx = frac(m.yellow_from), rx = frac(m.red_from);
+    const segments = [[0, Math.min(x, yx), GREEN], [yx, Math.min(x, rx), YELLOW], [rx, x, RED]];
+    for (const [a, b, col] of segments) if (b > a) { g.fillStyle = col; g.fillRect(barX + a * barW, y, (b - a) * barW, h); }
+    const hold = m.hold_is_sample_peak ? c.hold : held[i];
+    if (hold > 0) {
+      const value = m.min + hold * (m.max - m.min);
+      g.fillStyle = zone(value, m); g.fillRect(barX + Math.min(hold, 1) * barW - 0.2 * u, y, 0.4 * u, h);
+    }
+    const reading = x <= 0 && (m.unit.startsWith("dB") || m.unit === "LUFS") ? "-inf" : (m.min + x * (m.max - m.min)).toFixed(1);
+    text(reading, barX + barW + 5 * u, y + h * 0.85, Math.min(h, 1.1 * u), zone(m.min + x * (m.max - m.min), m), "right");
+    if (c.clips > 0) {
+      g.fillStyle = RED; g.fillRect(barX + barW + 5.5 * u, y, 3.2 * u, h);
+      text("CLIP", barX + barW + 7.1 * u, y + h * 0.85, Math.min(h, 0.9 * u), "#fff", "center", "bold");
+    }
+    if (c.note) text(c.note, W - pad, y + h * 0.85, Math.min(h, 1.1 * u), CYAN, "right");
+  });
+  // The scale.
+  const sy = mTop + n * rowH + 0.9 * u;
+  let lastEnd = -1e9;
+  g.font = 0.8 * u + "px sans-serif";
+  for (const mark of m.marks) {
+    const label = Number.isInteger(mark) ? String(mark) : mark.toFixed(1);
+    const x = barX + frac(mark) * barW, w = g.measureText(label).width;
+    if (x - w / 2 <= lastEnd + 0.5 * u) continue;
+    text(label, x, sy, 0.8 * u, DIM, "center"); lastEnd = x + w / 2;
+  }
+  text(m.name + " " + m.unit, barX + barW + 2 * u, sy, 0.8 * u, DIM);
+
+  // Spectrum of the selected channel: bars coloured by height (−80 … 0 dB).
+  const sTop = sy + 1.2 * u, sBottom = H - bottom - 1.6 * u, sh = sBottom - sTop;
+  const bars = ch.bars || [], sx = barX, sw = barW;
+  if (sh > u && bars.length) {
+    text("0", sx - 0.5 * u, sTop + 0.8 * u, 0.8 * u, DIM, "right");
+    text("-80 dB", sx - 0.5 * u, sBottom, 0.8 * u, DIM, "right");
+    text("Spectrum, input " + (selected + 1), sx + sw, sTop + 0.8 * u, 0.8 * u, DIM, "right");
+    const bw = sw / bars.length;
+    bars.forEach((v, i) => {
+      const h = Math.max(0, Math.min(1, v || 0)) * sh;
+      if (h <= 0) return;
+      const grad = g.createLinearGradient(0, sBottom, 0, sTop);
+      grad.addColorStop(0, GREEN); grad.addColorStop(0.6, GREEN); grad.addColorStop(0.6, YELLOW);
+      grad.addColorStop(0.8, YELLOW); grad.addColorStop(0.8, RED); grad.addColorStop(1, RED);
+      g.fillStyle = grad;
+      g.fillRect(sx + i * bw + (bw > 3 ? 1 : 0), sBottom - h, Math.max(1, bw - (bw > 3 ? 2 : 0)), h);
+    });
+    // Frequency labels at their log positions.
+    const fMin = display.bars_from_hz, fMax = Math.min(display.bars_to_hz, update.sample_rate_hz / 2);
+    lastEnd = -1e9;
+    for (const f of [31.5, 63, 125, 250, 500, 1000, 2000, 4000, 8000, 16000]) {
+      if (f < fMin || f > fMax) continue;
+      const x = sx + Math.log(f / fMin) / Math.log(fMax / fMin) * sw;
+      const label = f >= 1000 ? f / 1000 + "k" : String(f);
+      const w = g.measureText(label).width;
+      if (x - w / 2 <= lastEnd + 0.5 * u) continue;
+      text(label, x, sBottom + 1.1 * u, 0.8 * u, DIM, "center"); lastEnd = x + w / 2;
+    }
+  }
+
+  // Correlation of the channel pairs.
+  let cx = pad;
+  if (update.correlation && update.correlation.length) {
+    text("Correlation", cx, H - 0.8 * u, 0.9 * u, DIM);
+    cx += 7 * u;
+    update.correlation.forEach((r, i) => {
+      const shown = r === null ? 0 : Math.round(r * 100) / 100 + 0;  // + 0: no "-0.00"
+      const label = (2 * i + 1) + "-" + (2 * i + 2) + " " + (shown >= 0 ? "+" : "") + shown.toFixed(2);
+      text(label, cx, H - 0.8 * u, 0.9 * u, shown < 0 ? RED : shown < 0.3 ? YELLOW : GREEN);
+      cx += 7 * u;
+    });
+  }
+  const hint = "Tab / ← → select input · click a meter";
+  g.font = 0.8 * u + "px sans-serif";
+  if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+
+  // For screen readers and scripts.
+  const summary = (!connected ? "Reconnecting to jackvu. "
+      : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. " : "")
+    + "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
+    + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit;
+  if (live.textContent !== summary) live.textContent = summary;
+  document.title = (ch.note ? ch.note + " — " : "") + (display.client || "jackvu");
+  if (params.get("log") && ch.note !== lastNote) console.log("jackvu note " + (ch.note || "-"));
+  lastNote = ch.note;
+}
+
+window.addEventListener("resize", resize);
+window.addEventListener("keydown", (e) => {
+  const n = update ? update.channels.length : 1;
+  if (e.key === "Tab" || e.key === "ArrowRight" || e.key === "ArrowDown") {
+    selected = (selected + (e.shiftKey && e.key === "Tab" ? n - 1 : 1)) % n; e.preventDefault(); draw();
+  } else if (e.key === "ArrowLeft" || e.key === "ArrowUp") {
+    selected = (selected + n - 1) % n; e.preventDefault(); draw();
+  }
+});
+canvas.addEventListener("click", (e) => {
+  const rect = canvas.getBoundingClientRect(), y = e.clientY - rect.top;
+  for (const [a, b, i] of meterRows) if (y >= a && y < b) { selected = i; draw(); }
+});
+resize();
+connect();
