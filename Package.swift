@@ -6,7 +6,8 @@
 //   DSP           — pure signal processing (CFFTW)
 //   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC
 //   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization);
-//                   the one semaphore wait with a deadline (monotonic)
+//                   the one semaphore wait with a deadline (monotonic) and the one
+//                   newest-value mailbox (NewestValue) the slow outputs' threads take from
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
 //   CLiblo        — liblo (OSC), found by pkg-config
 //   Outputs       — the snapshot every output reads and the reading table (Readings.swift:

@@ -27,7 +27,7 @@ final class OutputControl: @unchecked Sendable {
 final class StdoutWriter: @unchecked Sendable {
     // @unchecked Sendable: `pending` is a Mutex; the sink is a value.
     private let sink: FileDescriptorSink
-    private let pending = Mutex<String?>(nil)
+    private let pending = NewestValue<String>()
     private let wake = WakeSignal()
     private let stopping = Atomic<Bool>(false)
     /// Updates skipped by any slow output (the status message's count).
@@ -46,11 +46,7 @@ final class StdoutWriter: @unchecked Sendable {
 
     /// Hands over the newest text. Never blocks for long (a short lock).
     func offer(_ text: String) {
-        let replaced = pending.withLock { slot in
-            defer { slot = text }
-            return slot != nil
-        }
-        if replaced {
+        if pending.put(text) {
             skipped.add()
             ownSkipped.add()
         }
@@ -67,7 +63,7 @@ final class StdoutWriter: @unchecked Sendable {
     private func run() {
         while !stopping.load(ordering: .relaxed) {
             wake.wait(timeout: 0.1)
-            guard let text = pending.withLock({ slot in defer { slot = nil }; return slot }) else { continue }
+            guard let text = pending.take() else { continue }
             do { try sink.write(text) } catch {
                 onClosed(error)
                 return

@@ -14,12 +14,12 @@ import Synchronization
 /// there) and, on a fatal signal, by a handler.
 public final class TerminalDisplay: Display, @unchecked Sendable {
     public var name: String { "terminal" }
-    // @unchecked Sendable: `pending` is a Mutex, `stopping` atomic; the rest belongs to the
+    // @unchecked Sendable: `pending` is a NewestValue, `stopping` atomic; the rest belongs to the
     // display thread (until it has been joined).
     private let context: DisplayContext
     private let terminal: Terminal
     private let capabilities: TerminalCapabilities
-    private let pending = Mutex<Snapshot?>(nil)
+    private let pending = NewestValue<Snapshot>()
     private let stopping = Atomic<Bool>(false)
     private var thread: PosixThread?
     private let stopOnce = Mutex<Bool>(false)
@@ -42,12 +42,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
     }
 
     public func show(_ snapshot: Snapshot) {
-        let copy = snapshot.deepCopy()
-        let replaced = pending.withLock { slot in
-            defer { slot = copy }
-            return slot != nil
-        }
-        if replaced { context.skipped.add() }
+        if pending.put(snapshot.deepCopy()) { context.skipped.add() }
     }
 
     public func stop() {
@@ -87,7 +82,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 }
                 dirty = true
             }
-            if let s = pending.withLock({ slot in defer { slot = nil }; return slot }), !state.paused {
+            if let s = pending.take(), !state.paused {
                 updateHeld(&state, &heldSince, s)
                 shown = s
                 dirty = true
