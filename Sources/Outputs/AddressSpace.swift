@@ -81,9 +81,9 @@ public struct AddressSpace: Sendable {
     }
 
     /// A reading's messages for one subject: a message whose arguments are all empty arrays
-    /// (no 1/3-octave bands at this rate) is left out.
+    /// (no 1/3-octave bands at this rate) or one of whose fields has no value yet is left out.
     private func append(_ reading: Reading, subject: Int, base: String, _ s: Snapshot, to out: inout [OSCMessage]) {
-        for message in reading.messages {
+        messages: for message in reading.messages {
             var arguments: [OSCArgument] = []
             for field in message.fields where field.wire != .jsonOnly {
                 switch field.value(s, subject) {
@@ -95,6 +95,7 @@ public struct AddressSpace: Sendable {
                 case .note(let n): arguments.append(.string(n?.name ?? "-"))
                 case .floats(let xs): arguments.append(contentsOf: xs.map { .float($0) })
                 case .counters: break  // JSON only
+                case .missing: continue messages
                 }
             }
             if arguments.isEmpty { continue }

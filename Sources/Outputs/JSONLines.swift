@@ -64,6 +64,7 @@ public struct JSONLines: Sendable {
         case .bool(let b): return b ? "true" : "false"
         case .note(let n): return n.map { jsonString($0.name) } ?? "null"
         case .floats(let xs): return "[" + xs.map { number(Double($0)) }.joined(separator: ", ") + "]"
+        case .missing: return "null"
         case .counters(let counters):
             var outputs: [String] = []
             var byOutput: [String: [String]] = [:]

@@ -97,6 +97,9 @@ public enum ReadingValue {
     case note(Note?)
     /// OSC one `f` each; JSON an array.
     case floats([Float])
+    /// No value yet (PLR before there is an integrated loudness): the message is left out of
+    /// OSC and the text (which never carry NaN), the JSON value is null.
+    case missing
     /// JSON an object by output of objects by counter (`{"stdout": {"skipped": 0}}`); not in
     /// OSC (its `/status` keeps its documented positional layout).
     case counters([OutputCounter])
@@ -261,7 +264,8 @@ public enum Readings {
                 features: [.loudness, .truePeak], fields: [
             ReadingField("plr_lu", .LU) { s, _ in
                 let peak = s.channels.reduce(Decibels.floor) { max($0, $1.maxTruePeakDBTP) }
-                return .double(LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: Double(peak), integratedLUFS: s.loudness.integrated))
+                let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: Double(peak), integratedLUFS: s.loudness.integrated)
+                return plr.isFinite ? .double(plr) : .missing
             },
         ], display: .extra(label: "PLR", decimals: 1)),
         // This jackvu, live only: PREFIX/KIND; JSON in its own object.
@@ -313,7 +317,7 @@ public enum Readings {
                 case .float(let v): x = Double(v)
                 case .double(let v): x = v
                 case .int(let n), .wrappingInt(let n): x = Double(n)
-                case .bool, .note, .floats, .counters: x = .nan
+                case .bool, .note, .floats, .counters, .missing: x = .nan
                 }
                 return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
             }

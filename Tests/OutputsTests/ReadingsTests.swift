@@ -110,6 +110,18 @@ final class ReadingsTests: XCTestCase {
         XCTAssertThrowsError(try MessageKinds.parse("nope"))
     }
 
+    /// A snapshot before any measurement (every reading at its floor, no integrated loudness,
+    /// so no PLR): the text and OSC never carry NaN or infinity (a reading with no value yet is
+    /// left out), and JSON says null.
+    func testNoValueIsLeftOutNotNaN() throws {
+        let s = Snapshot(channels: 2, barCount: 4, bandCount: 3)
+        let text = AddressSpace(prefix: "/p").messages(for: s).map(\.text).joined()
+        XCTAssertFalse(text.contains("nan") || text.contains("inf"), text)
+        XCTAssertFalse(text.contains("/p/loudness/plr"), "PLR has no value yet")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSONLines().line(for: s).utf8)) as? [String: Any])
+        XCTAssertTrue((object["loudness"] as? [String: Any])?["plr_lu"] is NSNull)
+    }
+
     /// Every `--meter` has a scale whose zones and marks lie on it, on every parameter.
     func testEveryMeterHasAScale() throws {
         for (name, summary) in MeterScales.names {
