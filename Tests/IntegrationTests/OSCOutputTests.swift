@@ -134,8 +134,13 @@ final class OSCOutputTests: XCTestCase {
                      (sorted.last ?? 0) * 1000, period * 1000))
         // 2 ms of slack: under load the dummy driver's cycle stamps and the two clock reads
         // that map JACK's clock to the wall clock were seen up to 0.07 ms past the bound; a tag
-        // one period late shows up 5 ms past it.
-        XCTAssertGreaterThan(sorted.first ?? -1, -period - 0.002, "a datagram left before its audio was captured")
+        // one period late shows up 5 ms past it, on nearly every datagram (they all leave soon
+        // after their cycle). So: the 15th earliest of 300 within the bound, and even the
+        // earliest within a period of it (with a release build beside the suite and two cores
+        // busy, JACK's own cycle estimate once put one datagram 1 ms past the bound: min −8.36
+        // ms, median −1.19 ms; a late tag puts the median near −7.5 ms).
+        XCTAssertGreaterThan(sorted.count > 15 ? sorted[14] : -1, -period - 0.002, "datagrams left before their audio was captured")
+        XCTAssertGreaterThan(sorted.first ?? -1, -2 * period + 0.001, "a datagram left a period before its audio was captured")
         XCTAssertLessThan(sorted.isEmpty ? 1 : sorted[sorted.count / 2], 1, "time tags follow the audio within a second")
     }
 

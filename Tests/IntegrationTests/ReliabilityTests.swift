@@ -219,12 +219,16 @@ final class ReliabilityTests: XCTestCase {
         baseline = try XCTUnwrap(last()?.float("/jackvu/loudness/momentary"))
 
         var expected = 0.0
+        // Audio dropped unanalysed (an overrun: the worker fell behind, on a loaded machine) is
+        // not counted: each overrun is one period of frames that never reached the analysis.
+        let overrunsBefore = last()?.float("/jackvu/status", 2) ?? 0
+        func dropped() -> Double { ((last()?.float("/jackvu/status", 2) ?? 0) - overrunsBefore) * Double(server.period) }
         for (kind, duration) in [("nan", 1.0), ("inf", 0.5), ("-inf", 0.5), ("denormal", 0.5)] {
             tone.send("inject \(kind) \(duration)")
             if kind != "denormal" { expected += duration * 48000 }
             // The bad audio reaches jackvu, and is counted.
-            let counted = seconds(within: 20) { (last()?.float("/jackvu/status", 10) ?? 0) >= expected - 512 }
-            XCTAssertNotNil(counted, "\(kind): counted \(last()?.float("/jackvu/status", 10) ?? -1) of \(expected)")
+            let counted = seconds(within: 20) { (last()?.float("/jackvu/status", 10) ?? 0) >= expected - 512 - dropped() }
+            XCTAssertNotNil(counted, "\(kind): counted \(last()?.float("/jackvu/status", 10) ?? -1) of \(expected), \(dropped()) frames dropped")
             // Then the meters recover within their windows (plus the time to see it): counted
             // to the end means the bad audio has ended (subnormals are not counted: wait).
             if kind == "denormal" { usleep(UInt32(duration * 1e6)) }
@@ -233,7 +237,8 @@ final class ReliabilityTests: XCTestCase {
             print("bad audio '\(kind)' for \(duration) s: meters steady again \(String(format: "%.2f", recovered ?? -1)) s after it ended")
         }
         let count = try XCTUnwrap(last()?.float("/jackvu/status", 10))
-        XCTAssertEqual(count, expected, accuracy: 1024, "non-finite samples counted")
+        XCTAssertLessThanOrEqual(count, expected + 1024, "non-finite samples counted")
+        XCTAssertGreaterThanOrEqual(count, expected - 1024 - dropped(), "non-finite samples counted (\(dropped()) frames dropped)")
         let text = vu.stdout.lowercased()
         XCTAssertFalse(text.contains("nan") || text.contains("inf"), "NaN or infinity reached the stream")
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
