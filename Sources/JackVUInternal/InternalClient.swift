@@ -70,7 +70,7 @@ public func jackInitialize(_ client: OpaquePointer?, _ loadInit: UnsafePointer<C
             printError("\(JackVUCommand.message(for: error)) (jack_load -i \"OPTIONS\": see jackvu --help)")
             return 1
         }
-        if command.tui || command.http != nil {
+        if command.tui || command.live.http != nil {
             printError("--tui and --http are not available in process (use the jackvu command for a display)")
             return 1
         }

@@ -103,6 +103,7 @@ public struct JackVUCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "jackvu",
         abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch on CV meter ports, as OSC-style text, over OSC, and on a terminal or browser display.",
+        usage: "jackvu [<options>]\njackvu analyze [<options>] <file> ...",
         discussion: """
             jackvu registers audio inputs in_1..in_N and CV outputs meter_1..meter_N, and analyses \
             every input: sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
@@ -135,6 +136,143 @@ public struct JackVUCommand: ParsableCommand {
             """,
         version: JackVUVersion.string,
         subcommands: [AnalyzeCommand.self])
+
+    @OptionGroup(title: "JACK and outputs")
+    public var live: LiveOptions
+
+    @OptionGroup(title: "Analysis options")
+    public var analysis: AnalysisOptions
+
+    @Flag(name: .customLong("rt-canary"), help: .private)
+    public var realtimeCanary = false
+
+    /// The options a session manager or the in-process form sets.
+    public var name: String { get { live.name } set { live.name = newValue } }
+    public var quiet: Bool { get { live.quiet } set { live.quiet = newValue } }
+    public var text: Bool { live.text }
+    public var tui: Bool { live.tui }
+    public var format: OutputFormat? { live.format }
+
+    /// Whether the terminal display runs (`--tui`, or stdout is a terminal).
+    public var usesTerminal: Bool { tui || (!quiet && !text && format == nil && isatty(1) != 0) }
+
+    /// The validated configuration.
+    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
+        var c = Configuration()
+        c.clientName = live.name
+        c.serverName = live.server
+        c.channels = live.channels
+        c.workers = live.workers
+        c.connect = live.connect
+        if let raw = getenv("JACKVU_TEST_STALL_WORKER") {
+            let parts = String(cString: raw).split(separator: ":").compactMap { Double($0) }
+            if parts.count == 2 { c.testStallWorker = .init(after: parts[0], seconds: parts[1]) }
+        }
+        c.followGraph = !live.connectOnce
+        c.reconnect = !live.noReconnect
+        c.rate = live.rate
+        c.format = live.outputFormat
+        if tui && text { throw ConfigurationError(option: "--tui", message: "and --text exclude each other") }
+        if tui && format != nil {
+            throw ConfigurationError(option: "--format", message: "applies to the text stream; it cannot be used with --tui")
+        }
+        if quiet && (tui || text || format != nil) {
+            throw ConfigurationError(option: "--quiet", message: "excludes --tui, --text and --format")
+        }
+        let terminal = usesTerminal
+        c.stdoutStream = !terminal && !quiet
+        c.http = live.http
+        c.httpOrigins = live.httpOrigin
+        c.displayed = terminal || live.http != nil
+        c.oscDestinations = live.osc
+        c.oscPort = !live.noOSCPort
+        c.midiNotes = live.midiNotes
+        c.listen = live.listen
+        c.controlFrom = live.controlFrom
+        c.subscribeTimeout = live.subscribeTimeout
+        try analysis.apply(to: &c)
+        c.realtimeCanary = realtimeCanary
+        try c.validate()
+        return c
+    }
+
+    /// `0.75` or `75%` → 0.75.
+    static func parseFraction(_ text: String) throws(ConfigurationError) -> Double {
+        let trimmed = text.trimmingSuffix("%")
+        guard let value = Double(trimmed.text), value.isFinite else {
+            throw ConfigurationError(option: "--overlap", message: "'\(text)' is not a number (e.g. 0.75 or 75%)")
+        }
+        if trimmed.hadSuffix { return value / 100 }
+        guard value < 1 else {
+            throw ConfigurationError(
+                option: "--overlap", message: "\(text) is not a fraction below 1 (for a percentage write \(text)%)")
+        }
+        return value
+    }
+}
+
+/// `jackvu analyze FILE...`.
+public struct AnalyzeCommand: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse audio files (WAV, FLAC, OGG and more, at any sample rate) with the live client's pipeline.",
+        discussion: """
+            For each file, prints a summary: integrated loudness, loudness range, max momentary \
+            and short-term loudness (EBU R 128), true peak, sample peak and RMS per channel. With \
+            --stream it prints instead the update stream the live client would print for that \
+            audio, one update per hop, each led by PREFIX/time (seconds of audio). A file that \
+            cannot be read gets one line on stderr and the others are still analysed. \
+            --format json (before or after `analyze`) prints summaries as one JSON array and \
+            streams as one JSON object per line.
+
+            Exit codes: 0 all files analysed, or the reader of stdout went away (as `| head`); \
+            64 bad option or value; 66 a file could not be read; 74 stdout cannot be written.
+            """)
+
+    /// `--format` is jackvu's own option (text or json), shared with the live client: summaries
+    /// become one JSON array, streams one JSON object per line.
+    @ParentCommand public var parent: JackVUCommand
+
+    public var format: OutputFormat { parent.live.outputFormat }
+
+    @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
+    public var stream = false
+
+    @OptionGroup(title: "Analysis options")
+    public var analysis: AnalysisOptions
+
+    @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
+    public var files: [String]
+
+    public func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
+    }
+
+    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
+        var c = Configuration()
+        try analysis.apply(to: &c)
+        if let layout = c.layout { c.channels = layout.channelCount }
+        try c.validate()
+        return c
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> (text: String, hadSuffix: Bool) {
+        hasSuffix(suffix) ? (String(dropLast(suffix.count)), true) : (self, false)
+    }
+}
+
+extension AddressRange: ExpressibleByArgument {
+    public init?(argument: String) { try? self.init(parsing: argument) }
+}
+
+/// The live client's own options: JACK, its outputs and its control input (the analysis
+/// options are `AnalysisOptions`, shared with `jackvu analyze`). `--help` lists them first.
+public struct LiveOptions: ParsableArguments {
+    public init() {}
 
     @Option(name: .long, help: ArgumentHelp("JACK client name; ports are NAME:in_N and NAME:meter_N.", valueName: "name"))
     public var name = "jackvu"
@@ -211,125 +349,4 @@ public struct JackVUCommand: ParsableCommand {
     @Option(name: .customLong("subscribe-timeout"), help: ArgumentHelp(
         "How long a /subscribe lasts unless the subscriber sends it again, in seconds (1 to 3600).", valueName: "s"))
     public var subscribeTimeout = Subscriptions.defaultLifetime
-
-    @OptionGroup(title: "Analysis options")
-    public var analysis: AnalysisOptions
-
-    @Flag(name: .customLong("rt-canary"), help: .private)
-    public var realtimeCanary = false
-
-    /// Whether the terminal display runs (`--tui`, or stdout is a terminal).
-    public var usesTerminal: Bool { tui || (!quiet && !text && format == nil && isatty(1) != 0) }
-
-    /// The validated configuration.
-    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
-        var c = Configuration()
-        c.clientName = name
-        c.serverName = server
-        c.channels = channels
-        c.workers = workers
-        c.connect = connect
-        if let raw = getenv("JACKVU_TEST_STALL_WORKER") {
-            let parts = String(cString: raw).split(separator: ":").compactMap { Double($0) }
-            if parts.count == 2 { c.testStallWorker = .init(after: parts[0], seconds: parts[1]) }
-        }
-        c.followGraph = !connectOnce
-        c.reconnect = !noReconnect
-        c.rate = rate
-        c.format = outputFormat
-        if tui && text { throw ConfigurationError(option: "--tui", message: "and --text exclude each other") }
-        if tui && format != nil {
-            throw ConfigurationError(option: "--format", message: "applies to the text stream; it cannot be used with --tui")
-        }
-        if quiet && (tui || text || format != nil) {
-            throw ConfigurationError(option: "--quiet", message: "excludes --tui, --text and --format")
-        }
-        let terminal = usesTerminal
-        c.stdoutStream = !terminal && !quiet
-        c.http = http
-        c.httpOrigins = httpOrigin
-        c.displayed = terminal || http != nil
-        c.oscDestinations = osc
-        c.oscPort = !noOSCPort
-        c.midiNotes = midiNotes
-        c.listen = listen
-        c.controlFrom = controlFrom
-        c.subscribeTimeout = subscribeTimeout
-        try analysis.apply(to: &c)
-        c.realtimeCanary = realtimeCanary
-        try c.validate()
-        return c
-    }
-
-    /// `0.75` or `75%` → 0.75.
-    static func parseFraction(_ text: String) throws(ConfigurationError) -> Double {
-        let trimmed = text.trimmingSuffix("%")
-        guard let value = Double(trimmed.text), value.isFinite else {
-            throw ConfigurationError(option: "--overlap", message: "'\(text)' is not a number (e.g. 0.75 or 75%)")
-        }
-        if trimmed.hadSuffix { return value / 100 }
-        guard value < 1 else {
-            throw ConfigurationError(
-                option: "--overlap", message: "\(text) is not a fraction below 1 (for a percentage write \(text)%)")
-        }
-        return value
-    }
-}
-
-/// `jackvu analyze FILE...`.
-public struct AnalyzeCommand: ParsableCommand {
-    public init() {}
-
-    public static let configuration = CommandConfiguration(
-        commandName: "analyze",
-        abstract: "Analyse audio files (WAV, FLAC, OGG and more, at any sample rate) with the live client's pipeline.",
-        discussion: """
-            For each file, prints a summary: integrated loudness, loudness range, max momentary \
-            and short-term loudness (EBU R 128), true peak, sample peak and RMS per channel. With \
-            --stream it prints instead the update stream the live client would print for that \
-            audio, one update per hop, each led by PREFIX/time (seconds of audio). A file that \
-            cannot be read gets one line on stderr and the others are still analysed. \
-            --format json (before or after `analyze`) prints summaries as one JSON array and \
-            streams as one JSON object per line.
-
-            Exit codes: 0 all files analysed, or the reader of stdout went away (as `| head`); \
-            64 bad option or value; 66 a file could not be read; 74 stdout cannot be written.
-            """)
-
-    /// `--format` is jackvu's own option (text or json), shared with the live client: summaries
-    /// become one JSON array, streams one JSON object per line.
-    @ParentCommand public var parent: JackVUCommand
-
-    public var format: OutputFormat { parent.outputFormat }
-
-    @Flag(name: .long, help: "Print the update stream (one update per hop) instead of a summary.")
-    public var stream = false
-
-    @OptionGroup(title: "Analysis options")
-    public var analysis: AnalysisOptions
-
-    @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
-    public var files: [String]
-
-    public func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
-    }
-
-    public func makeConfiguration() throws(ConfigurationError) -> Configuration {
-        var c = Configuration()
-        try analysis.apply(to: &c)
-        if let layout = c.layout { c.channels = layout.channelCount }
-        try c.validate()
-        return c
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> (text: String, hadSuffix: Bool) {
-        hasSuffix(suffix) ? (String(dropLast(suffix.count)), true) : (self, false)
-    }
-}
-
-extension AddressRange: ExpressibleByArgument {
-    public init?(argument: String) { try? self.init(parsing: argument) }
 }
