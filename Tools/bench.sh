@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . Tools/stop.sh
 bash Tools/setup.sh --tests
-swift build -c release >&2
+swift build -c release 2>&1 | cat >&2
 bin="$(swift build -c release --show-bin-path)"
 seconds="${BENCH_SECONDS:-20}"
 only="${1:-all}"

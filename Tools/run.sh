@@ -7,8 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . Tools/stop.sh
 bash Tools/setup.sh
-swift build -c release --product jackvu >&2
-swift build -c release --product jacktone >&2
+# Always through a pipe: SwiftPM colours its diagnostics (a different compiler flag) when its
+# output is a terminal, and a changed flag rebuilds every module; piped, a run from a terminal
+# reuses what a run from a script built, and the other way round.
+swift build -c release --product jackvu 2>&1 | cat >&2
+swift build -c release --product jacktone 2>&1 | cat >&2
 bin="$(swift build -c release --show-bin-path)"
 
 pids=()

@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . Tools/stop.sh
 bash Tools/setup.sh --tests
-swift build -c release --product jackvu >&2
-swift build -c release --product jacktone >&2
+swift build -c release --product jackvu 2>&1 | cat >&2
+swift build -c release --product jacktone 2>&1 | cat >&2
 bin="$(swift build -c release --show-bin-path)"
 mkdir -p docs
 work="$(mktemp -d)"

@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 restart="${SOAK_RESTART:-120}"
 bash Tools/setup.sh --tests >&2
-swift build -c release --product jacktone >&2
+swift build -c release --product jacktone 2>&1 | cat >&2
 for product in jackvu jacktone; do
-  swift build --scratch-path .build-rtsan --product "$product" -Xswiftc -Xclang-linker -Xswiftc -fsanitize=realtime >&2
+  swift build --scratch-path .build-rtsan --product "$product" -Xswiftc -Xclang-linker -Xswiftc -fsanitize=realtime 2>&1 | cat >&2
 done
 vu_bin="$PWD/.build-rtsan/debug/jackvu"
 tone_bin="$(swift build -c release --show-bin-path)/jacktone"
