@@ -273,7 +273,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/ch/1/thirds ff -30.000000 -40.000000
 
             """)
-        XCTAssertEqual(Array(lines.suffix(9)).joined(), """
+        XCTAssertEqual(Array(lines.suffix(10)).joined(), """
             /studio/a/pair/1/correlation f 0.500000
             /studio/a/loudness/momentary f -20.000000
             /studio/a/loudness/shortterm f -21.000000
@@ -281,11 +281,12 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/loudness/range f 4.000000
             /studio/a/loudness/max_momentary f -18.000000
             /studio/a/loudness/max_shortterm f -19.000000
+            /studio/a/loudness/plr f 13.000000
             /studio/a/status iiiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0 0
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)
-        XCTAssertEqual(lines.count, 2 * 14 + 9)
+        XCTAssertEqual(lines.count, 2 * 14 + 10)  // PLR: −10 dBTP − (−23 LUFS)
     }
 
     /// A sample-rate change (48 → 44.1 kHz, as after a reconnect to a server at another rate)
