@@ -75,14 +75,16 @@ public struct Configuration: Equatable, Sendable {
     public var pitchConfidence = 0.8
     /// What the live client writes on stdout (`--format`): OSC-style text or JSON lines.
     public var format = OutputFormat.text
-    /// OSC destinations (`--osc`), as given.
-    public var oscDestinations: [String] = []
+    /// OSC destinations (`--osc`), parsed (`Configuration.oscEndpoint`); resolved when the run
+    /// starts.
+    public var oscDestinations: [OSCEndpoint] = []
     /// The `osc` MIDI port (on unless `--no-osc-port`).
     public var oscPort = true
     /// The `notes` MIDI port (`--midi-notes`).
     public var midiNotes = false
-    /// Where the OSC control input listens (`--listen`), nil for none.
-    public var listen: String?
+    /// Where the OSC control input listens (`--listen`, parsed by `listenEndpoint`), nil for
+    /// none.
+    public var listen: OSCEndpoint?
     /// Sources the control input reads (`--control-from`); empty: loopback only.
     public var controlFrom: [AddressRange] = []
     /// How long a `subscribe` lasts unless renewed, seconds (`--subscribe-timeout`).
@@ -93,8 +95,8 @@ public struct Configuration: Equatable, Sendable {
     /// A display (terminal or browser) is on: the features they show are computed whatever
     /// `send` says.
     public var displayed = false
-    /// Where the browser display listens (`--http`), nil for none.
-    public var http: String?
+    /// Where the browser display listens (`--http`, parsed by `httpAddress`), nil for none.
+    public var http: HTTPListenAddress?
     /// Origins whose pages may open the browser display's WebSocket besides its own
     /// (`--http-origin`, e.g. `https://wall.example:8443`).
     public var httpOrigins: [String] = []
@@ -156,22 +158,9 @@ public struct Configuration: Equatable, Sendable {
         try check(KMeter.headrooms.contains(kHeadroom), "--k-scale", "must be 20, 14 or 12")
         try check(pitchConfidence >= 0 && pitchConfidence <= 1, "--pitch-confidence", "must be from 0 to 1")
         if send.isEmpty { throw ConfigurationError(option: "--send", message: "must name at least one message kind") }
-        for url in oscDestinations {
-            do { _ = try OSCEndpoint(url: url) } catch { throw ConfigurationError(option: "--osc", message: error.description) }
-        }
         let lifetimes = Subscriptions.lifetimeRange
         try check(lifetimes.contains(subscribeTimeout), "--subscribe-timeout",
                   "must be from \(Int(lifetimes.lowerBound)) to \(Int(lifetimes.upperBound)) s, got \(subscribeTimeout)")
-        if let listen {
-            do { _ = try OSCEndpoint(url: Configuration.listenURL(listen)) } catch {
-                throw ConfigurationError(option: "--listen", message: error.description)
-            }
-        }
-        if let http {
-            do { _ = try HTTPListenAddress(parsing: http) } catch {
-                throw ConfigurationError(option: "--http", message: error.description)
-            }
-        }
         for origin in httpOrigins {
             let parts = origin.split(separator: "://", maxSplits: 1).map(String.init)
             try check(parts.count == 2 && ["http", "https"].contains(parts[0]) && !parts[1].isEmpty && !parts[1].contains("/"),
@@ -182,10 +171,20 @@ public struct Configuration: Equatable, Sendable {
         }
     }
 
-    /// `--listen` as a URL: a bare port means loopback (`7000` → `udp://127.0.0.1:7000`).
-    public static func listenURL(_ listen: String) -> String {
-        if let port = UInt16(listen) { return "udp://127.0.0.1:\(port)" }
-        return listen
+    /// An `--osc` destination (`udp://HOST:PORT`, `osc.udp://HOST:PORT/`); not resolved yet.
+    public static func oscEndpoint(_ url: String) throws(ConfigurationError) -> OSCEndpoint {
+        do { return try OSCEndpoint(url: url) } catch { throw ConfigurationError(option: "--osc", message: error.description) }
+    }
+
+    /// `--listen`: a URL, or a bare port meaning loopback (`7000` → `udp://127.0.0.1:7000`).
+    public static func listenEndpoint(_ listen: String) throws(ConfigurationError) -> OSCEndpoint {
+        let url = UInt16(listen).map { "udp://127.0.0.1:\($0)" } ?? listen
+        do { return try OSCEndpoint(url: url) } catch { throw ConfigurationError(option: "--listen", message: error.description) }
+    }
+
+    /// `--http`: `PORT` (loopback) or `ADDRESS:PORT`.
+    public static func httpAddress(_ text: String) throws(ConfigurationError) -> HTTPListenAddress {
+        do { return try HTTPListenAddress(parsing: text) } catch { throw ConfigurationError(option: "--http", message: error.description) }
     }
 
     /// The scale the meter ports' 0 … 1 spans and the displays draw the meter bar on

@@ -109,7 +109,7 @@ public final class Engine {
         if let listen = c.listen {
             do {
                 controlInput = try ControlInput(
-                    endpoint: try OSCEndpoint(url: Configuration.listenURL(listen)), prefix: c.prefix,
+                    endpoint: listen, prefix: c.prefix,
                     allowed: c.controlFrom.isEmpty ? AddressRange.loopback : c.controlFrom)
             } catch {
                 throw EngineError(Engine.status(for: error), "--listen: \(error.description)")

@@ -24,8 +24,8 @@ struct OutputFactory {
         format = c.format
         if !c.oscDestinations.isEmpty || c.listen != nil {
             var senders: [OSCSender] = []
-            for url in c.oscDestinations {
-                do { senders.append(try OSCSender(endpoint: try OSCEndpoint(url: url))) } catch {
+            for endpoint in c.oscDestinations {
+                do { senders.append(try OSCSender(endpoint: endpoint)) } catch {
                     throw EngineError(Engine.status(for: error), "--osc: \(error.description)")
                 }
             }

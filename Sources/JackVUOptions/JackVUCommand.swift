@@ -181,18 +181,19 @@ public struct JackVUCommand: ParsableCommand {
         }
         let terminal = usesTerminal
         c.stdoutStream = !terminal && !quiet
-        c.http = live.http
         c.httpOrigins = live.httpOrigin
         c.displayed = terminal || live.http != nil
-        c.oscDestinations = live.osc
         c.oscPort = !live.noOSCPort
         c.midiNotes = live.midiNotes
-        c.listen = live.listen
         c.controlFrom = live.controlFrom
         c.subscribeTimeout = live.subscribeTimeout
         try analysis.apply(to: &c)
         c.realtimeCanary = realtimeCanary
         try c.validate()
+        // The addresses, parsed once (resolved when the run starts).
+        for url in live.osc { c.oscDestinations.append(try Configuration.oscEndpoint(url)) }
+        c.listen = try live.listen.map { (text: String) throws(ConfigurationError) in try Configuration.listenEndpoint(text) }
+        c.http = try live.http.map { (text: String) throws(ConfigurationError) in try Configuration.httpAddress(text) }
         return c
     }
 

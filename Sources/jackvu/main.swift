@@ -97,9 +97,7 @@ func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
 }
 
 /// The browser display (`--http`); says where it listens on stderr.
-func makeWebDisplay(_ context: DisplayContext, _ address: String, origins: [String]) throws -> any Display {
-    let parsed: HTTPListenAddress
-    do { parsed = try HTTPListenAddress(parsing: address) } catch { throw EngineError(.usage, "--http \(error.description)") }
+func makeWebDisplay(_ context: DisplayContext, _ parsed: HTTPListenAddress, origins: [String]) throws -> any Display {
     do {
         var limits = HTTPLimits()
         limits.origins = origins
