@@ -125,6 +125,11 @@ rt_per_period() {
 }
 
 if [ "$only" = rt ]; then
+  # jack_meter (Debian's jackmeter) is the reference real-time client measured beside jackvu.
+  command -v jack_meter >/dev/null || {
+    echo "bench: installing jackmeter for the comparison" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jackmeter >/dev/null
+  }
   start_server rt
   start_chord
   echo "Real-time threads' own CPU per period (thread CPU clock, schedstat), jackd -R -d dummy -r 48000 -p 256, ${seconds} s each, $(date -u +%F)"
@@ -160,7 +165,7 @@ if [ "$only" = rt ]; then
   kill -INT "$vu"; wait "$vu" || true
   cb=$(grep '/callback ' $work/rt.out | tail -1)
   echo "jackvu, 64 channels, every meter port connected: $cost µs per period (real-time thread); its callback (wall): mean $(echo "$cb" | awk '{print $3}') µs, p99 ≤ $(echo "$cb" | awk '{print $4}') µs, max $(echo "$cb" | awk '{print $5}') µs"
-  kill "$meter"; wait "$meter" 2>/dev/null || true
+  kill "$meter" 2>/dev/null || true; wait "$meter" 2>/dev/null || true
   # In process: jackd's own process thread with jackvu loaded, less jackd alone.
   kill "$jackd_pid"; wait "$jackd_pid" 2>/dev/null || true
   dir=$(mktemp -d)
