@@ -286,14 +286,20 @@ final class AnalyzeTests: XCTestCase {
         let fast = try file("100M.wav", [[Float](repeating: 0.1, count: 4000)], sampleRate: 100_000_000)
         let fifo = directory.appendingPathComponent("fifo.wav").path
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json", inf, low, fifo, nan, fast, huge], timeout: 60)
+        // 139 bytes whose LIST chunk claims 4 GB (the fuzzer's find): libsndfile parsed it for
+        // minutes; jackvu refuses it at once.
+        let claim = directory.appendingPathComponent("claim.wav").path
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        try FileManager.default.copyItem(atPath: root.appendingPathComponent("Fuzz/corpus/wav/list-claims-4gb.wav").path, toPath: claim)
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json", inf, low, fifo, nan, claim, fast, huge], timeout: 60)
         XCTAssertEqual(r.status, 66, r.stderr)
         let errors = r.stderr.split(separator: "\n")
-        XCTAssertEqual(errors.count, 3, r.stderr)
-        if errors.count == 3 {
+        XCTAssertEqual(errors.count, 4, r.stderr)
+        if errors.count == 4 {
             XCTAssertTrue(errors[0].hasPrefix("jackvu: cannot analyse '\(low)': sample rate 2000 Hz is not supported"), r.stderr)
             XCTAssertTrue(errors[1].hasPrefix("jackvu: cannot read '\(fifo)': it is a pipe"), r.stderr)
-            XCTAssertTrue(errors[2].hasPrefix("jackvu: cannot analyse '\(fast)': sample rate 100000000 Hz is not supported"), r.stderr)
+            XCTAssertEqual(errors[2], "jackvu: cannot read '\(claim)': its header is damaged: its 'LIST' chunk at byte 12 claims 4278190085 bytes, the file has 119 after it")
+            XCTAssertTrue(errors[3].hasPrefix("jackvu: cannot analyse '\(fast)': sample rate 100000000 Hz is not supported"), r.stderr)
         }
         let results = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
         XCTAssertEqual(results.map { $0["file"] as? String }, [inf, nan, huge])
