@@ -225,16 +225,22 @@ public final class Client: @unchecked Sendable {
     /// The metadata helpers started (in process); ended and reaped by `close`.
     private var helpers: [pid_t] = []
 
-    /// In process: writes the kept properties with `jack_property --port -s …`, one call each,
-    /// from a shell started in the background (about 15 ms a property; the ports exist
+    /// In process: writes the kept properties with `jack_property --port -s …`, one call each
+    /// (a failed call tried again, twice), from a shell started in the background (about 15 ms
+    /// a property; the ports exist
     /// already; `close` ends it if it still runs). The server is the one named on jackd's command line (`-n`), else
     /// `$JACK_DEFAULT_SERVER`, else the default. Returns at once.
     public func writeDeferredProperties() {
         guard adopted, !deferredProperties.isEmpty else { return }
         func quoted(_ s: String) -> String { "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'" }
+        // Each property on its own, tried up to three times: one call that fails (the server
+        // busy, under load) must not cost the rest (chained with &&, one failure lost every
+        // later property: the inputs', written last; InProcessTests saw it with both cores
+        // busy).
         let script = deferredProperties.map { p in
-            (["jack_property", "--port", "-s", p.port, p.key, p.value] + (p.type.map { [$0] } ?? [])).map(quoted).joined(separator: " ")
-        }.joined(separator: " && ")
+            let call = (["jack_property", "--port", "-s", p.port, p.key, p.value] + (p.type.map { [$0] } ?? [])).map(quoted).joined(separator: " ")
+            return "for i in 1 2 3; do \(call) && break; sleep 0.1; done"
+        }.joined(separator: "; ")
         deferredProperties = []
         var environment = ProcessEnvironment.current()
         if let name = Client.serverNameOfThisProcess() { environment["JACK_DEFAULT_SERVER"] = name }
