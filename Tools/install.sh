@@ -10,7 +10,7 @@
 #   PREFIX/lib/systemd/user/jackvu@.service     a user service per bus (jackvu@mixbus)
 #   PREFIX/lib/jack/jackvu.so                   the in-process form for jack_load (for /usr:
 #                                               /usr/lib/<multiarch>/jack, where jackd looks)
-#   PREFIX/share/doc/jackvu/                    README.md, jackvu.env.example
+#   PREFIX/share/doc/jackvu/                    README.md, docs/*.md (outputs, options, tests), jackvu.env.example
 #   PREFIX/share/jackvu/install-manifest        what was installed, for --uninstall
 #
 # Usage: bash Tools/install.sh [--prefix DIR] [--destdir DIR] [--no-setup]
@@ -124,6 +124,7 @@ place 644 "$stage/jackvu.so" "$jack_dir/jackvu.so"
 place 644 "$stage/jackvu@.service" "lib/systemd/user/jackvu@.service"
 place 644 Tools/systemd/jackvu.env.example share/doc/jackvu/jackvu.env.example
 place 644 README.md share/doc/jackvu/README.md
+for doc in docs/*.md; do place 644 "$doc" "share/doc/jackvu/$doc"; done
 
 if [ -z "$destdir" ]; then
   # The manifest lists itself, so that --uninstall leaves nothing behind.
