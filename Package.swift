@@ -23,8 +23,14 @@
 //   Session       — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
 //   JackVUOptions — the command line's options (argument parser), shared with the in-process form
+//   Analysis      — the analysis core: Configuration, the Analyzer (every meter of a channel
+//                   set, fed planar chunks), the channel pool and its lanes; no JACK, no I/O,
+//                   no threads but the pool's. jackvu-bench imports it and not the engine
+//   FileAnalysis  — `jackvu analyze`: audio files (libsndfile, plain WAV read directly)
+//                   through the Analysis, summaries and streams; the fuzzers' file entry point
+//   JackVU        — the live engine: Jack → ring → worker → snapshot → outputs (the factory
+//                   builds the outputs, the connection keeper the JACK side over a run)
 //   JackVUInternal — the engine as a JACK internal client (jackvu.so for jack_load)
-//   JackVU        — the engine: Jack → ring → worker → snapshot → outputs; file analysis
 //   jackvu        — the command line
 import PackageDescription
 
@@ -69,7 +75,7 @@ let package = Package(
         .target(name: "Realtime", dependencies: ["CRealtime"]),
         .target(name: "Jack", dependencies: ["CJack", "Realtime"]),
         .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo"]),
-        .target(name: "TerminalDisplay", dependencies: ["Outputs", "Realtime"]),
+        .target(name: "TerminalDisplay", dependencies: ["DSP", "Outputs", "Realtime"]),
         .target(
             name: "WebDisplay",
             dependencies: [
@@ -84,33 +90,39 @@ let package = Package(
             resources: [.embedInCode("Page/page.html"), .embedInCode("Page/page.css"), .embedInCode("Page/page.js")]),
         .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
-        .target(name: "JackVU", dependencies: ["DSP", "Realtime", "Jack", "Outputs", "CSndfile"]),
-        .target(name: "JackVUOptions", dependencies: ["JackVU", "Outputs", "DSP", "Version", argumentParser]),
+        // The analysis: no JACK, no I/O, no threads but the channel pool's.
+        .target(name: "Analysis", dependencies: ["DSP", "Realtime", "Outputs"]),
+        .target(name: "FileAnalysis", dependencies: ["Analysis", "DSP", "Realtime", "Outputs", "CSndfile"]),
+        .target(name: "JackVU", dependencies: ["Analysis", "DSP", "Realtime", "Jack", "Outputs"]),
+        .target(name: "JackVUOptions", dependencies: ["Analysis", "Outputs", "DSP", "Version", argumentParser]),
         // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
         // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
         // threads, which ran into an unloaded library when jackd exited.
         .target(
-            name: "JackVUInternal", dependencies: ["Jack", "JackVU", "JackVUOptions", "Realtime"],
+            name: "JackVUInternal", dependencies: ["Jack", "Analysis", "JackVU", "JackVUOptions", "Outputs", "Realtime"],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(
             name: "jackvu",
-            dependencies: ["JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "Version", argumentParser]),
+            dependencies: [
+                "Analysis", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session",
+                "Version", argumentParser,
+            ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
             name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],
             path: "Tools/jacktone"),
         // The fuzzers of untrusted inputs (libFuzzer with -sanitize=fuzzer -DFUZZING; a replayer
         // of files otherwise): see Tools/test.sh and FuzzTests.
-        .executableTarget(name: "jackvu-fuzz", dependencies: ["JackVU", "Outputs"], path: "Tools/jackvu-fuzz"),
+        .executableTarget(name: "jackvu-fuzz", dependencies: ["FileAnalysis", "Outputs"], path: "Tools/jackvu-fuzz"),
         .executableTarget(
-            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "JackVU", "Outputs"],
+            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "Analysis", "Outputs"],
             path: "Tools/jackvu-bench"),
         // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
-        .testTarget(name: "JackVUTests", dependencies: ["JackVU", "DSP", "Outputs", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo"]),

@@ -2,40 +2,91 @@
 import Glibc
 #endif
 
-/// Loudness channel layouts (ITU-R BS.1770-4 Table 3): each channel's weight in the sum.
+/// Loudness channel layouts: the loudspeakers of each channel in ITU-R BS.2051's orders, and
+/// each channel's weight G_i in the loudness sum by its position as ITU-R BS.1770-4 (§2.4,
+/// Table 3) says: 1.41 (+1.5 dB) for a loudspeaker at an azimuth of 60° to 120° and an
+/// elevation below 30°, 0 for the LFE channel, 1.0 otherwise. So 7.1's rear surrounds
+/// (±135°) and 7.1.4's height channels weigh 1.0; ffmpeg's ebur128 filter gives every back,
+/// side and top-back channel 1.41 and reads such a programme louder.
 public enum ChannelLayout: String, CaseIterable, Sendable {
     /// One channel, weight 1.
     case mono
+    /// One channel meant for both loudspeakers of a stereo pair: weight 2 (+3.01 dB), as
+    /// libebur128's EBUR128_DUAL_MONO and ffmpeg's ebur128 `dualmono`.
+    case dualMono = "dual-mono"
     /// L, R: weights 1, 1.
     case stereo
-    /// L, R, C, Ls, Rs: weights 1, 1, 1, 1.41, 1.41 (surrounds +1.5 dB).
+    /// L, R, C (BS.2051 0+3+0): weights 1.
+    case surround30 = "3.0"
+    /// L, R, C, Ls, Rs: weights 1, 1, 1, 1.41, 1.41 (surrounds at ±110°).
     case surround50 = "5.0"
-    /// L, R, C, LFE, Ls, Rs (the SMPTE/ITU order): LFE excluded (weight 0), surrounds 1.41.
+    /// L, R, C, LFE, Ls, Rs (BS.2051 0+5+0, the SMPTE/ITU order): LFE excluded (weight 0),
+    /// surrounds 1.41.
     case surround51 = "5.1"
+    /// L, R, C, LFE, Lss, Rss, Lrs, Rrs (BS.2051 0+7+0): side surrounds (±90°) 1.41, rear
+    /// surrounds (±135°) 1.0.
+    case surround71 = "7.1"
+    /// 7.1 and the four height loudspeakers Ltf, Rtf, Ltb, Rtb (BS.2051 4+7+0): heights
+    /// (elevation 30° and above) 1.0.
+    case surround714 = "7.1.4"
+
+    /// One loudspeaker: its label, azimuth and elevation (degrees, BS.2051's nominal
+    /// positions), or nil for the LFE channel.
+    public struct Loudspeaker: Sendable, Equatable {
+        public let label: String
+        public let azimuth: Double?
+        public let elevation: Double
+        init(_ label: String, _ azimuth: Double?, _ elevation: Double = 0) {
+            self.label = label
+            self.azimuth = azimuth
+            self.elevation = elevation
+        }
+
+        /// Its weight by BS.1770-4 §2.4 (LFE 0; 1.41 for |azimuth| 60° … 120° below 30°
+        /// elevation; otherwise 1.0).
+        public var weight: Double {
+            guard let azimuth else { return 0 }
+            return (60...120).contains(abs(azimuth)) && elevation < 30 ? 1.41 : 1.0
+        }
+    }
+
+    /// The loudspeakers, in channel order.
+    public var loudspeakers: [Loudspeaker] {
+        let l = Loudspeaker("L", 30), r = Loudspeaker("R", -30), c = Loudspeaker("C", 0), lfe = Loudspeaker("LFE", nil)
+        switch self {
+        case .mono, .dualMono: return [Loudspeaker("M", 0)]
+        case .stereo: return [l, r]
+        case .surround30: return [l, r, c]
+        case .surround50: return [l, r, c, Loudspeaker("Ls", 110), Loudspeaker("Rs", -110)]
+        case .surround51: return [l, r, c, lfe, Loudspeaker("Ls", 110), Loudspeaker("Rs", -110)]
+        case .surround71, .surround714:
+            let plane = [l, r, c, lfe, Loudspeaker("Lss", 90), Loudspeaker("Rss", -90), Loudspeaker("Lrs", 135), Loudspeaker("Rrs", -135)]
+            guard self == .surround714 else { return plane }
+            return plane + [Loudspeaker("Ltf", 45, 30), Loudspeaker("Rtf", -45, 30), Loudspeaker("Ltb", 135, 30), Loudspeaker("Rtb", -135, 30)]
+        }
+    }
 
     /// Number of channels.
-    public var channelCount: Int {
-        switch self {
-        case .mono: return 1
-        case .stereo: return 2
-        case .surround50: return 5
-        case .surround51: return 6
-        }
-    }
+    public var channelCount: Int { loudspeakers.count }
 
     /// Per-channel weights G_i.
-    public var weights: [Double] {
-        switch self {
-        case .mono: return [1]
-        case .stereo: return [1, 1]
-        case .surround50: return [1, 1, 1, 1.41, 1.41]
-        case .surround51: return [1, 1, 1, 0, 1.41, 1.41]
+    public var weights: [Double] { self == .dualMono ? [2] : loudspeakers.map(\.weight) }
+
+    /// The left/right loudspeaker pairs whose phase correlation is read, as channel indices:
+    /// L/R, then the surround and height pairs front to back (none for mono).
+    public var pairs: [(left: Int, right: Int)] {
+        let labels = loudspeakers.map(\.label)
+        var out: [(left: Int, right: Int)] = []
+        for (i, label) in labels.enumerated() where label.hasPrefix("L") && label != "LFE" {
+            if let j = labels.firstIndex(of: "R" + label.dropFirst()) { out.append((i, j)) }
         }
+        return out
     }
 
-    /// The layout for a channel count (1, 2, 5, 6), or nil.
+    /// The layout for a channel count, as `--layout` defaults: 1 mono, 2 stereo, 5 → 5.0,
+    /// 6 → 5.1; nil for any other (every channel weighted 1).
     public static func forChannelCount(_ n: Int) -> ChannelLayout? {
-        allCases.first { $0.channelCount == n }
+        [ChannelLayout.mono, .stereo, .surround50, .surround51].first { $0.channelCount == n }
     }
 }
 
@@ -260,6 +311,10 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Largest short-term loudness since the start or reset, LUFS.
     /// (Likewise never below the short-term loudness shown.)
     public var maxShortTerm: Double { LoudnessMeter.lufs(max(maxShortTermPower, shortTermPower)) }
+
+    /// The audio measured since the start or reset, in seconds (whole 10 ms steps): the
+    /// duration the integrated loudness covers.
+    public var measuredSeconds: Double { Double(stepCount) * Double(stepSamples) / Double(sampleRate) }
 
     /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
     /// passed the gates. Not real-time safe (scans the history).

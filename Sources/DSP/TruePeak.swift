@@ -399,8 +399,6 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// Largest true peak of channel `c` since the start or reset (linear). Real-time safe.
     public func maxPeak(channel c: Int) -> Float { maxPeaks[c] }
 
-    /// Largest true peak of channel `c` since the last call (linear), and starts a new
-    /// interval. Real-time safe.
     /// Largest |oversampled value| of channel `c` in the frames of the latest `process` call
     /// (with `tracksLatest`; else at least that).
     public func latestPeak(channel c: Int) -> Float { latestPeaks[c] }
@@ -409,10 +407,18 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// quiet blocks across calls; a file summary leaves it off.
     public var tracksLatest = false
 
+    /// Largest true peak of channel `c` since the last call (linear), and starts a new
+    /// interval. Real-time safe.
     public func takeRecentPeak(channel c: Int) -> Float {
         let p = recentPeaks[c]
         recentPeaks[c] = 0
         return p
+    }
+
+    /// Forgets channel `c`'s maximum (not its filter history). Real-time safe.
+    public func reset(channel c: Int) {
+        maxPeaks[c] = 0
+        recentPeaks[c] = 0
     }
 
     /// Forgets the maxima (not the filter history). Real-time safe.

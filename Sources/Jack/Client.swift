@@ -117,7 +117,7 @@ public final class Client: @unchecked Sendable {
                 let context = Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
                 let keepGoing = context.process!.process(ProcessScope(
                     frames: Int(nframes), scratch: nil,
-                    cycleStartMicroseconds: UInt64(jackvu_cycle_start_usecs(context.client))))
+                    cycleStartMicroseconds: UInt64(jackvu_cycle_start_usecs(context.client)), client: context.client))
                 jackvu_rtsan_exit()
                 return keepGoing ? 0 : 1
             }, arg)

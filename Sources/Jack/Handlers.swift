@@ -10,12 +10,28 @@ public struct ProcessScope {
     public let cycleStartMicroseconds: UInt64
     /// Set during warm-up: every port reads and writes this scratch buffer instead of JACK's.
     private let scratch: UnsafeMutablePointer<Float>?
+    /// The client, for the transport (nil during warm-up).
+    private let client: OpaquePointer?
 
     @inline(__always)
-    init(frames: Int, scratch: UnsafeMutablePointer<Float>?, cycleStartMicroseconds: UInt64) {
+    init(frames: Int, scratch: UnsafeMutablePointer<Float>?, cycleStartMicroseconds: UInt64, client: OpaquePointer? = nil) {
         self.frames = frames
         self.scratch = scratch
         self.cycleStartMicroseconds = cycleStartMicroseconds
+        self.client = client
+    }
+
+    /// The JACK transport in this cycle: whether it rolls, and its frame. Real-time safe
+    /// (jack_transport_query is, by JACK's documentation: it reads the engine's current
+    /// position); stopped at frame 0 during warm-up.
+    @inline(__always)
+    public func transport() -> (rolling: Bool, frame: Int) {
+        guard scratch == nil, let client else { return (false, 0) }
+        var position = jack_position_t()
+        let state = jack_transport_query(client, &position)
+        // Raw values: `==` on the imported enum would look up its type metadata, which takes a
+        // lock the first time (RealtimeSanitizer caught it in the first cycle).
+        return (state.rawValue == JackTransportRolling.rawValue, Int(position.frame))
     }
 
     /// The event buffer of a MIDI output port for this cycle, cleared. Call once per cycle for

@@ -1,3 +1,4 @@
+import Analysis
 import DSP
 import Jack
 import Realtime
@@ -45,6 +46,15 @@ final class Capture: Sendable {
     let discardBefore = Counter()
     static let discardEverything = Int.max
 
+    /// With `--follow-transport`: the ring's last channel carries the transport, per frame
+    /// (`Capture.transportStopped`, `…Rolling`, `…RollingFromZero`).
+    var followsTransport: Bool { ring.channels > meterValues.count }
+    /// 1 while the transport rolled in the last cycle (the callback's own memory).
+    let transportRolled = Counter()
+    /// The transport channel's values: stopped, rolling, and the first cycle of a roll that
+    /// starts at frame 0.
+    static let transportStopped: Float = 0, transportRolling: Float = 1, transportRollingFromZero: Float = 2
+
     init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)
     {
@@ -56,6 +66,17 @@ final class Capture: Sendable {
         self.canary = canary
         self.oscQueue = oscQueue
         self.notesQueue = notesQueue
+    }
+
+    /// What a run of `c` at `sampleRate` needs: a ring of at least a second (and 32768
+    /// frames; with `--follow-transport` one channel more, the transport's), the `osc` and
+    /// `notes` ports' queues when those ports exist.
+    convenience init(configuration c: Configuration, sampleRate: Int, wake: WakeSignal) {
+        self.init(
+            ring: AudioRing(channels: c.channels + (c.followTransport ? 1 : 0), minimumCapacity: max(sampleRate, 32768)),
+            meterValues: AtomicFloatArray(count: c.channels), wake: wake, canary: c.realtimeCanary,
+            oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
+            notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
     }
 
     /// Forgets the warm-up: statistics start at activation.
@@ -130,6 +151,15 @@ final class CaptureProcessor: ProcessHandler {
                 if let samples = input.baseAddress, input.count == frames {
                     ring.copyIn(channel: c, from: samples, frames: frames)
                 }
+            }
+            if capture.followsTransport {
+                let transport = scope.transport()
+                let fromZero = transport.rolling && transport.frame == 0 && capture.transportRolled.count == 0
+                capture.transportRolled.store(transport.rolling ? 1 : 0)
+                ring.fill(
+                    channel: inputs.count,
+                    with: fromZero ? Capture.transportRollingFromZero : transport.rolling ? Capture.transportRolling : Capture.transportStopped,
+                    frames: frames)
             }
             ring.commit(frames: frames)
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import Jack
 import Outputs
 import Realtime

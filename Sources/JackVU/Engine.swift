@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import DSP
 import Jack
 import Outputs
@@ -51,23 +52,15 @@ public final class Engine {
     /// (a session manager is told then that jackvu is ready), with the client's real name.
     public var onStarted: ((_ clientName: String) -> Void)?
 
-    /// Waits between attempts to reach a server that went away: 0.1 s, doubling to 1 s.
-    static let reconnectDelays: [Double] = [0.1, 0.2, 0.4, 0.8, 1.0]
-
     /// Runs until stopped. Returns normally after SIGINT/SIGTERM (or a closed stdout); throws
     /// with the exit status and message for every failure. Not real-time safe; call from the
     /// main thread, before any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and
     /// SIGUSR1 in every thread it starts, and waits for them here). SIGHUP restarts the
     /// measurements (integrated loudness, loudness range, maxima, clip counts) without
-    /// stopping. When the server goes away, the JACK side (`JackConnection`) is closed and
+    /// stopping. When the server goes away, the JACK side (`ConnectionKeeper`) is closed and
     /// opened again once a server of that name is back; everything else goes on.
     public func run() throws(EngineError) {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for s in [SIGINT, SIGTERM, SIGUSR1, SIGHUP] { sigaddset(&signals, s) }
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-        if adopted == nil { signal(SIGPIPE, SIG_IGN) }
-
+        var signals = Engine.blockSignals(ignoringSIGPIPE: adopted == nil)
         let c = configuration
         let wake = WakeSignal()
         let events = self.events
@@ -76,75 +69,54 @@ public final class Engine {
         let notifications = Notifications(shared: shared, events: events)
 
         // The first client: the server's sample rate sizes the analysis.
-        var connection: JackConnection?
+        let first: JackConnection
         if let adopted {
-            connection = JackConnection(adopting: adopted, configuration: c, notifications: notifications)
+            first = JackConnection(adopting: adopted, configuration: c, notifications: notifications)
         } else {
-            connection = try JackConnection(configuration: c, notifications: notifications)
+            first = try JackConnection(configuration: c, notifications: notifications)
         }
-        let sampleRate = connection!.client.sampleRate
+        var started = false
+        defer { if !started { first.close() } }
+        let sampleRate = first.client.sampleRate
         // The client's real name: under PipeWire a name in use becomes NAME-2 (see
         // `Client.init`). Every output uses the real one.
-        let clientName = connection!.client.name
+        let clientName = first.client.name
         Engine.reportName(clientName, asked: c.clientName)
         let analyzer: Analyzer
         do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate, features: features) } catch {
-            connection?.close()
             throw EngineError(.software, error.description)
         }
         // Long-lived capture state: outlives every client.
-        let capture = Capture(
-            ring: AudioRing(channels: c.channels, minimumCapacity: max(sampleRate, 32768)),
-            meterValues: AtomicFloatArray(count: c.channels), wake: wake,
-            canary: c.realtimeCanary, oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
-            notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
+        let capture = Capture(configuration: c, sampleRate: sampleRate, wake: wake)
         shared.serverSampleRate.store(sampleRate)
-        shared.serverBufferSize.store(connection!.client.bufferSize)
-        var closeFirst = true
-        defer { if closeFirst { connection?.close() } }
-
-        // OSC destinations and the control input, before any port appears: a bad address
-        // ends the run before anything is connected.
-        var controlInput: ControlInput?
-        if let listen = c.listen {
-            do {
-                controlInput = try ControlInput(
-                    endpoint: listen, prefix: c.prefix,
-                    allowed: c.controlFrom.isEmpty ? AddressRange.loopback : c.controlFrom)
-            } catch {
-                throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
-            }
+        shared.serverBufferSize.store(first.client.bufferSize)
+        let requestReset: @Sendable () -> Void = {
+            shared.resetRequested.store(true, ordering: .relaxed)
+            wake.signal()
         }
 
+        // Every output, before any port appears: a bad address ends the run before anything
+        // is connected; the displays last (the terminal display takes the terminal over;
+        // `defer` gives it back on every way out).
+        let controlInput = try Engine.controlInput(c)
         let factory = try OutputFactory(
             configuration: c, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
             controlRejected: controlInput?.rejected)
-
-        // Displays: after everything that can fail on a bad option (the terminal display takes
-        // the terminal over; `defer` gives it back on every way out).
         let context = DisplayContext(
             clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
             barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
-            reset: {
-                shared.resetRequested.store(true, ordering: .relaxed)
-                wake.signal()
-            },
-            quit: { events.stop(.signal) })
+            reset: requestReset, quit: { events.stop(.signal) })
         var displays: [any Display] = []
         defer { for d in displays { d.stop() } }
-        for make in displayFactories {
-            do { displays.append(try make(context)) } catch let error as EngineError { throw error } catch {
-                throw EngineError(.software, "\(error)")
-            }
-        }
+        for make in displayFactories { displays.append(try Engine.display(make, context)) }
 
         // Ports: only now, after the slow setup (FFT planning), shortly before the client is
         // active and can be connected to.
         notifications.capture = capture
-        try connection!.registerPorts(capture: capture)
+        try first.registerPorts(capture: capture)
         capture.resetStatistics()
 
-        let snapshots = TripleBuffer { Snapshot(channels: c.channels, barCount: c.bars, bandCount: analyzer.bandCount) }
+        let snapshots = TripleBuffer { analyzer.makeSnapshot() }
         let outputError = Mutex<String>("")
         let stdoutWriter = !c.stdoutStream ? nil : StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
             if case .closed = error {
@@ -160,139 +132,140 @@ public final class Engine {
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected)
+        let keeper = ConnectionKeeper(
+            first: first, capture: capture, configuration: c, shared: shared, events: events,
+            notifications: notifications, inProcess: adopted != nil)
         worker.start()
         output.start()
         controlInput?.start { command in
-            switch command {
-            case .reset:
-                shared.resetRequested.store(true, ordering: .relaxed)
-                wake.signal()
-            case .rate(let r):
-                control.rate = r
-            case .send(let kinds):
-                var needed = c
-                needed.send = kinds
-                shared.neededFeatures.store(
-                    Analyzer.Features.needed(for: needed, midiNotes: c.midiNotes).rawValue, ordering: .relaxed)
-                control.kinds.withLock { $0 = kinds }
-            case .subscribe(let endpoint):
-                factory.udp?.request(endpoint, add: true)
-            case .unsubscribe(let endpoint):
-                factory.udp?.request(endpoint, add: false)
-            }
+            Engine.obey(
+                command, configuration: c, shared: shared, control: control, udp: factory.udp, reset: requestReset,
+                rejected: controlInput?.rejected)
         }
-        closeFirst = false
+        started = true
         defer {
             // Order: stop JACK calling us, then the threads that read what it wrote.
             controlInput?.stop()
-            connection?.close()
+            keeper.close()
             shared.stopping.store(true, ordering: .relaxed)
             wake.signal()
             worker.join()
             output.join()
             for o in outputs { o.stop() }
         }
-
-        try connection!.activate()
-        let unmatched = try connection!.connectInputs(strict: !c.followGraph, announce: true)
-        connection!.startFromTheConnections(capture)
-        connection!.writeMetadata()
-        shared.inputsConnected.store(connection!.connectedInputs)
-        connection!.updateMeterConnections(capture)
-        for pattern in unmatched {
-            printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
-        }
+        try keeper.start()
         onStarted?(clientName)
 
-        // Wait for signals (SIGUSR1 comes from our own threads and JACK's notifications);
-        // while the server is gone, wake up to try again.
-        var attempt = 0
-        var received: Int32 = 0
+        try waitUntilStopped(keeper, &signals, reset: requestReset)
+        if events.stopReason == .outputFailed { throw EngineError(.ioError, outputError.withLock { $0 } + ": stopping") }
+        // Otherwise a signal, `q`, or a closed stdout (which ends jackvu quietly, like other
+        // filters).
+    }
+
+    /// Waits for signals (SIGUSR1 comes from our own threads and JACK's notifications) and
+    /// lets the keeper act on each event; while the server is gone, wakes up to try again.
+    /// Returns when the run is to end; throws (69) when the server went away for good.
+    private func waitUntilStopped(
+        _ keeper: ConnectionKeeper, _ signals: inout sigset_t, reset: () -> Void
+    ) throws(EngineError) {
         while true {
-            if adopted != nil {
-                // In process: no signals; the engine's own events wake it.
-                received = 0
-                events.waitForWake()
-            } else if connection == nil {
-                var timeout = Engine.timespec(seconds: Engine.reconnectDelays[min(attempt, Engine.reconnectDelays.count - 1)])
-                received = sigtimedwait(&signals, nil, &timeout)
-            } else {
-                sigwait(&signals, &received)
-            }
+            let received = waitForEvent(&signals, retryAfter: keeper.retryDelay)
             if received == SIGHUP {  // restart the measurements
-                shared.resetRequested.store(true, ordering: .relaxed)
-                wake.signal()
+                reset()
                 continue
             }
             if received == SIGINT || received == SIGTERM { events.stop(.signal, signal: false) }
-            if events.stopReason != .running { break }
-
-            if events.takeServerGone(), let gone = connection {
-                guard c.reconnect && adopted == nil else {
-                    events.stop(.serverShutdown, signal: false)
-                    break
-                }
+            if events.stopReason != .running { return }
+            if !keeper.step() {
+                events.stop(.serverShutdown, signal: false)
                 let reason = events.shutdownReason
-                printError(
-                    "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))")
-                        + "; waiting for it to come back (--no-reconnect exits instead)")
-                // The old client is closed before any new one is opened: a jack_client_open
-                // (a reconnect attempt) beside libjack's closing of the old client crashed
-                // jackvu inside libjack, in 3 of 15 graceful server stops (and never once the
-                // close had finished first: 0 of 20). libjack may never finish closing a client
-                // whose server died (see Client.close): after 3 s that client's thread and
-                // handlers are left to it and reconnecting goes on.
-                gone.close(within: Client.closeLimit, serverGone: true)
-                connection = nil
-                shared.inputsConnected.store(0)
-                shared.serverConnected.store(false, ordering: .relaxed)
-                attempt = 0
-                continue
-            }
-            if connection == nil {
-                // Try again: a server of that name may be back.
-                if let fresh = try? JackConnection(configuration: c, notifications: notifications) {
-                    do {
-                        try fresh.registerPorts(capture: capture)
-                        try fresh.activate()
-                        _ = try fresh.connectInputs(strict: false, announce: false)
-                        fresh.startFromTheConnections(capture)
-                        fresh.writeMetadata()
-                        connection = fresh
-                        shared.serverBufferSize.store(fresh.client.bufferSize)
-                        shared.reconnects.add()
-                        shared.serverConnected.store(true, ordering: .relaxed)
-                        _ = events.takeGraphChanged()
-                        _ = events.takePortsAppeared()
-                        shared.inputsConnected.store(fresh.connectedInputs)
-                        fresh.updateMeterConnections(capture)
-                        printError(
-                            "connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
-                        Engine.reportName(fresh.client.name, asked: c.clientName)
-                    } catch {
-                        fresh.close()
-                    }
-                }
-                if connection == nil { attempt += 1 }
-                continue
-            }
-            if events.takeGraphChanged(), let connection {
-                if events.takePortsAppeared() && c.followGraph {
-                    _ = try? connection.connectInputs(strict: false, announce: false, onlyNew: true)
-                }
-                shared.inputsConnected.store(connection.connectedInputs)
-                connection.updateMeterConnections(capture)
+                throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
             }
         }
-        switch events.stopReason {
-        case .serverShutdown:
-            let reason = events.shutdownReason
-            throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
-        case .outputFailed:
-            throw EngineError(.ioError, outputError.withLock { $0 } + ": stopping")
-        default:
-            // A signal, `q`, or a closed stdout (which ends jackvu quietly, like other filters).
-            return
+    }
+
+    /// Blocks the signals the engine waits for in this thread and every thread it starts.
+    private static func blockSignals(ignoringSIGPIPE: Bool) -> sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for s in [SIGINT, SIGTERM, SIGUSR1, SIGHUP] { sigaddset(&signals, s) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        if ignoringSIGPIPE { signal(SIGPIPE, SIG_IGN) }
+        return signals
+    }
+
+    /// The next signal (0 in process, where the engine's own events wake it instead, and when
+    /// `retryAfter` seconds pass first).
+    private func waitForEvent(_ signals: inout sigset_t, retryAfter delay: Double?) -> Int32 {
+        if adopted != nil {
+            events.waitForWake()
+            return 0
+        }
+        if let delay {
+            var timeout = Engine.timespec(seconds: delay)
+            return max(0, sigtimedwait(&signals, nil, &timeout))
+        }
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        return received
+    }
+
+    /// The OSC control input (`--listen`), bound now: a bad address ends the run first.
+    private static func controlInput(_ c: Configuration) throws(EngineError) -> ControlInput? {
+        guard let listen = c.listen else { return nil }
+        do {
+            return try ControlInput(
+                endpoint: listen, prefix: c.prefix, allowed: c.controlFrom.isEmpty ? AddressRange.loopback : c.controlFrom)
+        } catch {
+            throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
+        }
+    }
+
+    /// A display from its factory; its errors end the run with their status (any error other
+    /// than an `EngineError`: 70).
+    private static func display(_ make: DisplayFactory, _ context: DisplayContext) throws(EngineError) -> any Display {
+        do { return try make(context) } catch let error as EngineError { throw error } catch {
+            throw EngineError(.software, "\(error)")
+        }
+    }
+
+    /// What a control command (`--listen`) does; on the control input's thread.
+    private static func obey(
+        _ command: ControlCommand, configuration c: Configuration, shared: SharedState, control: OutputControl,
+        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?
+    ) {
+        // A programme by name (nil: all of them) as a bit set; a name that is no programme's
+        // is counted as a rejected command.
+        func programmes(_ name: String?) -> UInt64? {
+            let names = c.resolvedProgrammes.map(\.name)
+            guard let name else { return names.count >= 64 ? ~0 : (1 << UInt64(names.count)) - 1 }
+            guard let p = names.firstIndex(of: name) else {
+                rejected?.add()
+                return nil
+            }
+            return 1 << UInt64(p)
+        }
+        switch command {
+        case .reset:
+            reset()
+        case .resetProgramme(let name):
+            // The worker takes it at its next look (within a period).
+            if let bits = programmes(name) { shared.programmeResets.bitwiseOr(bits, ordering: .relaxed) }
+        case .pause(let name):
+            if let bits = programmes(name) { shared.programmePauses.bitwiseOr(bits, ordering: .relaxed) }
+        case .resume(let name):
+            if let bits = programmes(name) { shared.programmeResumes.bitwiseOr(bits, ordering: .relaxed) }
+        case .rate(let r):
+            control.rate = r
+        case .send(let kinds):
+            var needed = c
+            needed.send = kinds
+            shared.neededFeatures.store(Analyzer.Features.needed(for: needed, midiNotes: c.midiNotes).rawValue, ordering: .relaxed)
+            control.kinds.withLock { $0 = kinds }
+        case .subscribe(let endpoint):
+            udp?.request(endpoint, add: true)
+        case .unsubscribe(let endpoint):
+            udp?.request(endpoint, add: false)
         }
     }
 
@@ -393,11 +366,4 @@ final class Notifications: NotificationHandler {
     }
     /// Set once the capture state exists (before the first activation).
     nonisolated(unsafe) var capture: Capture?
-}
-
-/// Writes `jackvu: MESSAGE` as one line on stderr; control characters in it (from a file or
-/// port name) are escaped, so it stays one line and cannot drive the terminal.
-public func printError(_ message: String) {
-    let line = "jackvu: \(escapedForLine(message))\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import Outputs
 import Realtime
 import Synchronization

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import DSP
 import Jack
 import Outputs
@@ -31,6 +32,11 @@ final class SharedState: @unchecked Sendable {
     /// Set (by SIGHUP or the control input) to restart the measurements: integrated
     /// loudness, range, maxima.
     let resetRequested = Atomic<Bool>(false)
+    /// Programmes (bit p: programme p) to reset, pause and resume, set by the control input
+    /// and the terminal display, taken by the worker.
+    let programmeResets = Atomic<UInt64>(0)
+    let programmePauses = Atomic<UInt64>(0)
+    let programmeResumes = Atomic<UInt64>(0)
     /// What the outputs need computed now (`Analyzer.Features` raw value); the control
     /// input's `send` may widen it.
     let neededFeatures: Atomic<Int>
@@ -119,6 +125,7 @@ final class Worker: @unchecked Sendable {
             }
             followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
+            applyProgrammeRequests()
             if drain() > 0 {
                 lastPublish = monotonicNanoseconds()
             } else if monotonicNanoseconds() - lastPublish > 500_000_000 {
@@ -129,6 +136,20 @@ final class Worker: @unchecked Sendable {
             }
         }
         if let notes { follower.allOff { notes.push($0) } }
+    }
+
+    /// Resets, pauses and resumes of single programmes, as asked since the last look.
+    private func applyProgrammeRequests() {
+        let resets = shared.programmeResets.exchange(0, ordering: .relaxed)
+        let pauses = shared.programmePauses.exchange(0, ordering: .relaxed)
+        let resumes = shared.programmeResumes.exchange(0, ordering: .relaxed)
+        guard resets | pauses | resumes != 0 else { return }
+        for p in 0..<64 {
+            let bit: UInt64 = 1 << UInt64(p)
+            if resets & bit != 0 { analyzer.resetMeasurements(programme: p) }
+            if pauses & bit != 0 { analyzer.setPaused(true, programme: p) }
+            if resumes & bit != 0 { analyzer.setPaused(false, programme: p) }
+        }
     }
 
     /// How long the worker waits between looks at the ring: one JACK period (the server's

@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import Jack
+import Analysis
 import JackVU
 import JackVUOptions
+import Outputs
 import Realtime
 import Synchronization
 

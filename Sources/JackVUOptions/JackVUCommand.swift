@@ -3,7 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import DSP
-import JackVU
+import Analysis
 import Outputs
 import Version
 
@@ -34,8 +34,24 @@ public struct AnalysisOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("OSC address prefix of every message.", valueName: "path"))
     var prefix = "/jackvu"
 
-    @Option(name: .long, help: ArgumentHelp("Loudness channel layout: mono, stereo, 5.0 (L R C Ls Rs) or 5.1 (L R C LFE Ls Rs). Default: from the channel count (1, 2, 5, 6; other counts weight every channel 1).", valueName: "layout"))
+    @Option(name: .long, help: ArgumentHelp("Loudness channel layout of the default programme (every channel): \(ChannelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (ITU-R BS.2051 orders: 5.1 is L R C LFE Ls Rs). Default: from the channel count (1, 2, 5, 6; other counts weight every channel 1).", valueName: "layout"))
     var layout: ChannelLayout?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A loudness programme of its own: NAME=CHANNELS[:LAYOUT], channels as ranges and lists (main=1-6:5.1, stereo=7-8, ad=9:dual-mono, mix=1-4:weights=1,1,1.41,1.41). Repeatable (at most 32); a channel may be in several. Each gets momentary, short-term and integrated loudness, range, maxima, PLR and its loudspeaker pairs' correlation at PREFIX/programme/NAME/.",
+        valueName: "name=channels[:layout]"))
+    var programme: [String] = []
+
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp(
+        "Loudness target of every programme, or of one (NAME=TARGET): a profile (\(LoudnessTarget.profiles.map(\.profile).joined(separator: ", "))) or a loudness in LUFS (e.g. -16). Adds readings relative to it (LU) and a state (within, above, below, true-peak-over). Repeatable.",
+        valueName: "[name=]profile-or-LUFS"))
+    var target: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Tolerance around the target, in LU (replaces the profile's; custom targets: 1; e.g. 1 for EBU R 128's live programmes).", valueName: "LU"))
+    var tolerance: Double?
+
+    @Option(name: .customLong("max-true-peak"), parsing: .unconditional, help: ArgumentHelp("Largest true peak the target permits, in dBTP (replaces the profile's; custom targets: -1).", valueName: "dBTP"))
+    var maxTruePeak: Double?
 
     @Option(name: .long, help: ArgumentHelp("What the meter ports carry, mapped to 0..1: \(MeterScales.names.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")).", valueName: "meter"))
     var meter = MeterSource.rms
@@ -80,6 +96,10 @@ public struct AnalysisOptions: ParsableArguments {
         c.barsToHz = barsTo
         c.prefix = prefix
         c.layout = layout
+        c.programmes = try programme.map { (text: String) throws(ConfigurationError) in try Programme.parse(text) }
+        c.targets = try target.map { (text: String) throws(ConfigurationError) in try TargetChoice.parse(text) }
+        c.toleranceLU = tolerance
+        c.maxTruePeakDBTP = maxTruePeak
         c.meterSource = meter
         c.meterFloorDBFS = meterFloor
         c.fallDBPerSecond = fall
@@ -185,6 +205,8 @@ public struct JackVUCommand: ParsableCommand {
         c.displayed = terminal || live.http != nil
         c.oscPort = !live.noOSCPort
         c.midiNotes = live.midiNotes
+        c.followTransport = live.followTransport
+        c.resetAtZero = live.resetAtZero
         c.controlFrom = live.controlFrom
         c.subscribeTimeout = live.subscribeTimeout
         try analysis.apply(to: &c)
@@ -255,6 +277,8 @@ public struct AnalyzeCommand: ParsableCommand {
         var c = Configuration()
         try analysis.apply(to: &c)
         if let layout = c.layout { c.channels = layout.channelCount }
+        // Checked against each file's channels when it is read.
+        if let last = c.programmes.flatMap(\.channels).max() { c.channels = max(c.channels, last + 1) }
         try c.validate()
         return c
     }
@@ -330,6 +354,12 @@ public struct LiveOptions: ParsableArguments {
 
     @Flag(name: .customLong("no-reconnect"), help: "Exit (status 69) when the JACK server goes away, instead of waiting for it to come back.")
     public var noReconnect = false
+
+    @Flag(name: .customLong("follow-transport"), help: "Integrate loudness only while the JACK transport rolls: a stopped transport freezes every programme's readings (its periods are left out exactly).")
+    public var followTransport = false
+
+    @Flag(name: .customLong("reset-at-zero"), help: "With --follow-transport: reset every programme when the transport starts rolling at frame 0.")
+    public var resetAtZero = false
 
     @Flag(name: .customLong("no-osc-port"), help: "Do not register the osc MIDI port (OSC packets as JACK MIDI events).")
     public var noOSCPort = false

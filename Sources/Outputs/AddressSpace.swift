@@ -22,9 +22,14 @@ import DSP
 /// - `PREFIX/ch/N/bars f…` — the spectrum bars, 0 ... 1, low to high
 /// - `PREFIX/ch/N/thirds f…` — 1/3-octave band levels 25 Hz … 20 kHz (below Nyquist), dBFS
 ///
-/// Then for each channel pair P = (1, 2), (3, 4), …: `PREFIX/pair/P/correlation f`, −1 … +1.
-/// Then the programme loudness (EBU R 128): `PREFIX/loudness/momentary f`, `…/shortterm f`,
-/// `…/integrated f` (LUFS), `…/range f` (LU), `…/max_momentary f`, `…/max_shortterm f`.
+/// Then for each channel pair P = (1, 2), (3, 4), …: `PREFIX/pair/P/correlation f`, −1 … +1
+/// (without `--programme`).
+/// Then per programme (EBU R 128), at `PREFIX/loudness` for the default programme and at
+/// `PREFIX/programme/NAME` for each of `--programme`: `…/momentary f`, `…/shortterm f`,
+/// `…/integrated f` (LUFS), `…/range f` (LU), `…/max_momentary f`, `…/max_shortterm f`,
+/// `…/plr f` (LU), `…/max_truepeak f` (dBTP), `…/duration f` (s), `…/paused i`, and with a
+/// target `…/relative fff` (LU) and `…/state ssfff`; then a named programme's loudspeaker
+/// pairs, `PREFIX/programme/NAME/pair/L-R/correlation f`.
 ///
 /// Then once: `PREFIX/status iiiiiiiiiiii` — sample rate (Hz), xruns, overruns (process cycles
 /// whose audio was dropped because analysis fell behind), skipped updates (a slow output),
@@ -59,13 +64,26 @@ public struct AddressSpace: Sendable {
             let base = "\(prefix)/ch/\(i + 1)"
             for reading in perChannel { append(reading, subject: i, base: base, snapshot, to: &out) }
         }
-        for reading in selected(.pair) {
-            append(reading, subjects: snapshot.correlations.count, base: { "\(prefix)/pair/\($0 + 1)" }, snapshot, to: &out)
+        let pairReadings = selected(.pair)
+        for p in snapshot.pairs.indices where snapshot.pairs[p].programme == nil {
+            for reading in pairReadings { append(reading, subject: p, base: "\(prefix)/pair/\(snapshot.pairs[p].label)", snapshot, to: &out) }
         }
-        for reading in selected(.programme) {
-            append(reading, subjects: 1, base: { _ in prefix + "/loudness" }, snapshot, to: &out)
+        let perProgramme = selected(.programme)
+        for p in snapshot.programmes.indices {
+            let base = programmeBase(snapshot.programmes[p].name)
+            for reading in perProgramme { append(reading, subject: p, base: base, snapshot, to: &out) }
+            // Its loudspeaker pairs: PREFIX/programme/NAME/pair/L-R/correlation.
+            for q in snapshot.pairs.indices where snapshot.pairs[q].programme == p {
+                for reading in pairReadings { append(reading, subject: q, base: "\(base)/pair/\(snapshot.pairs[q].label)", snapshot, to: &out) }
+            }
         }
         return out
+    }
+
+    /// Where programme `name`'s messages go: `PREFIX/loudness` for the default programme
+    /// (""), `PREFIX/programme/NAME` for one of `--programme`.
+    public func programmeBase(_ name: String) -> String {
+        name.isEmpty ? prefix + "/loudness" : "\(prefix)/programme/\(name)"
     }
 
     /// The selected readings of a scope, in the table's order.
@@ -93,6 +111,7 @@ public struct AddressSpace: Sendable {
                 case .wrappingInt(let n): arguments.append(.int(Int32(truncatingIfNeeded: n)))
                 case .bool(let b): arguments.append(.int(b ? 1 : 0))
                 case .note(let n): arguments.append(.string(n?.name ?? "-"))
+                case .text(let s): arguments.append(.string(s))
                 case .floats(let xs): arguments.append(contentsOf: xs.map { .float($0) })
                 case .counters: break  // JSON only
                 case .missing: continue messages

@@ -8,6 +8,13 @@ import Synchronization
 public enum ControlCommand: Equatable, Sendable {
     /// `PREFIX/reset`: restart the measurements, as SIGHUP.
     case reset
+    /// `PREFIX/reset s`: restart one programme's measurements (its loudness, and its
+    /// channels' true-peak maxima and clip counts).
+    case resetProgramme(String)
+    /// `PREFIX/pause [s]`: pause the integration of one programme, or of every programme.
+    case pause(String?)
+    /// `PREFIX/resume [s]`: resume it.
+    case resume(String?)
     /// `PREFIX/rate f`: updates per second.
     case rate(Double)
     /// `PREFIX/send s`: the message selection (`peak,rms,pitch`, `all`).
@@ -42,6 +49,13 @@ public enum ControlCommand: Equatable, Sendable {
         switch (command, m.arguments.count) {
         case ("reset", 0):
             return .reset
+        case ("reset", 1), ("pause", 1), ("resume", 1):
+            guard case .string(let name) = m.arguments[0], !name.isEmpty else { return nil }
+            return command == "reset" ? .resetProgramme(name) : command == "pause" ? .pause(name) : .resume(name)
+        case ("pause", 0):
+            return .pause(nil)
+        case ("resume", 0):
+            return .resume(nil)
         case ("rate", 1):
             guard let r = number(m.arguments[0]), ControlCommand.rateRange.contains(r) else { return nil }
             return .rate(r)

@@ -29,17 +29,38 @@ public struct JSONLines: Sendable {
             out += (i > 0 ? ", " : "") + "{" + fields.joined(separator: ", ") + "}"
         }
         out += "]"
-        // Pairs: an array by pair for each field.
-        for reading in selected where reading.scope == .pair {
+        // Channel pairs: an array by pair for each field.
+        let pairReadings = selected.filter { $0.scope == .pair }
+        let channelPairs = s.pairs.indices.filter { s.pairs[$0].programme == nil }
+        for reading in pairReadings {
             for field in reading.fields where field.wire != .oscOnly {
-                let values = s.correlations.indices.map { JSONLines.json(field.value(s, $0)) }
+                let values = channelPairs.map { JSONLines.json(field.value(s, $0)) }
                 out += ", \"\(field.key)\": [\(values.joined(separator: ", "))]"
             }
         }
-        // The programme's readings, in one object.
-        var programme: [String] = []
-        for reading in selected where reading.scope == .programme { JSONLines.append(reading, subject: 0, s, to: &programme) }
-        if !programme.isEmpty { out += ", \"loudness\": {" + programme.joined(separator: ", ") + "}" }
+        // Each programme's readings in one object: the default programme's in "loudness", the
+        // others' in "programmes" by name, with their pairs by label ("correlation":
+        // {"L-R": 0.98}).
+        var named: [String] = []
+        for p in s.programmes.indices {
+            var fields: [String] = []
+            for reading in selected where reading.scope == .programme { JSONLines.append(reading, subject: p, s, to: &fields) }
+            let own = s.pairs.indices.filter { s.pairs[$0].programme == p }
+            if !own.isEmpty {
+                for reading in pairReadings {
+                    for field in reading.fields where field.wire != .oscOnly {
+                        let values = own.map { "\(jsonString(s.pairs[$0].label)): \(JSONLines.json(field.value(s, $0)))" }
+                        fields.append("\"\(field.key)\": {" + values.joined(separator: ", ") + "}")
+                    }
+                }
+            }
+            if s.programmes[p].name.isEmpty {
+                if !fields.isEmpty { out += ", \"loudness\": {" + fields.joined(separator: ", ") + "}" }
+            } else {
+                named.append("\(jsonString(s.programmes[p].name)): {" + fields.joined(separator: ", ") + "}")
+            }
+        }
+        if !named.isEmpty { out += ", \"programmes\": {" + named.joined(separator: ", ") + "}" }
         for reading in selected where reading.scope == .instance {
             var fields: [String] = []
             JSONLines.append(reading, subject: 0, s, to: &fields)
@@ -63,6 +84,7 @@ public struct JSONLines: Sendable {
         case .int(let n), .wrappingInt(let n): return String(n)
         case .bool(let b): return b ? "true" : "false"
         case .note(let n): return n.map { jsonString($0.name) } ?? "null"
+        case .text(let s): return jsonString(s)
         case .floats(let xs): return "[" + xs.map { number(Double($0)) }.joined(separator: ", ") + "]"
         case .missing: return "null"
         case .counters(let counters):

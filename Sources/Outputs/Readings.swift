@@ -65,6 +65,10 @@ public enum ReadingUnit: String, Sendable, CaseIterable {
     case flag
     /// Microseconds.
     case microseconds = "us"
+    /// Seconds.
+    case seconds = "s"
+    /// A word from a documented set (a target state, a profile's name).
+    case text
 
     /// The suffix a JSON key in this unit ends with (nil: none required).
     public var jsonSuffix: String? {
@@ -77,6 +81,7 @@ public enum ReadingUnit: String, Sendable, CaseIterable {
         case .VU: return "vu"
         case .dB: return "_db"
         case .cents: return "cents"
+        case .seconds: return "_s"
         default: return nil
         }
     }
@@ -95,6 +100,8 @@ public enum ReadingValue {
     case bool(Bool)
     /// OSC `s`, the note's name or `-`; JSON its name or null.
     case note(Note?)
+    /// OSC `s`; JSON a string.
+    case text(String)
     /// OSC one `f` each; JSON an array.
     case floats([Float])
     /// No value yet (PLR before there is an integrated loudness): the message is left out of
@@ -251,23 +258,45 @@ public enum Readings {
         Reading("correlation", "phase correlation of channel pairs", scope: .pair, features: .correlation, fields: [
             ReadingField("correlation", .correlation) { s, p in .float(s.correlations[p]) },
         ], display: .layout),
-        // The programme: PREFIX/loudness/NAME; JSON in "loudness".
+        // Per programme: PREFIX/loudness/NAME for the default programme (JSON in "loudness"),
+        // PREFIX/programme/P/NAME for programme P of --programme (JSON in "programmes": {"P": …}).
         Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [
-            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS) { s, _ in .double(s.loudness.momentary) }]),
-            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS) { s, _ in .double(s.loudness.shortTerm) }]),
-            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS) { s, _ in .double(s.loudness.integrated) }]),
-            ReadingMessage("range", [ReadingField("range_lu", .LU) { s, _ in .double(s.loudness.range) }]),
-            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, _ in .double(s.loudness.maxMomentary) }]),
-            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS) { s, _ in .double(s.loudness.maxShortTerm) }]),
+            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.momentary) }]),
+            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
+            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.integrated) }]),
+            ReadingMessage("range", [ReadingField("range_lu", .LU) { s, p in .double(s.programmes[p].loudness.range) }]),
+            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
+            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
         ], display: .layout),
         Reading("plr", "peak-to-loudness ratio, LU (max true peak - integrated)", scope: .programme,
                 features: [.loudness, .truePeak], fields: [
-            ReadingField("plr_lu", .LU) { s, _ in
-                let peak = s.channels.reduce(Decibels.floor) { max($0, $1.maxTruePeakDBTP) }
-                let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: Double(peak), integratedLUFS: s.loudness.integrated)
+            ReadingField("plr_lu", .LU) { s, p in
+                let plr = LoudnessMeter.peakToLoudnessRatio(
+                    maxTruePeakDBTP: Double(s.maxTruePeakDBTP(programme: p)), integratedLUFS: s.programmes[p].loudness.integrated)
                 return plr.isFinite ? .double(plr) : .missing
             },
         ], display: .extra(label: "PLR", decimals: 1)),
+        Reading("programme", "the programme's max true peak (dBTP), integrated duration (s) and pause state", scope: .programme,
+                features: [.loudness, .truePeak], messages: [
+            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP) { s, p in .float(s.maxTruePeakDBTP(programme: p)) }]),
+            ReadingMessage("duration", [ReadingField("duration_s", .seconds) { s, p in .double(s.programmes[p].measuredSeconds) }]),
+            ReadingMessage("paused", [ReadingField("paused", .flag) { s, p in .bool(s.programmes[p].paused) }]),
+        ]),
+        Reading("target", "loudness relative to the programme's target (LU) and its state", scope: .programme,
+                features: [.loudness, .truePeak], messages: [
+            ReadingMessage("relative", [
+                ReadingField("relative_momentary_lu", .LU) { s, p in Readings.relative(s, p, \.momentary) },
+                ReadingField("relative_short_term_lu", .LU) { s, p in Readings.relative(s, p, \.shortTerm) },
+                ReadingField("relative_integrated_lu", .LU) { s, p in Readings.relative(s, p, \.integrated) },
+            ]),
+            ReadingMessage("state", [
+                ReadingField("state", .text) { s, p in s.state(programme: p).map { .text($0.rawValue) } ?? .missing },
+                ReadingField("profile", .text) { s, p in s.programmes[p].target.map { .text($0.profile) } ?? .missing },
+                ReadingField("target_lufs", .LUFS) { s, p in s.programmes[p].target.map { .double($0.targetLUFS) } ?? .missing },
+                ReadingField("tolerance_lu", .LU) { s, p in s.programmes[p].target.map { .double($0.toleranceLU) } ?? .missing },
+                ReadingField("true_peak_limit_dbtp", .dBTP) { s, p in s.programmes[p].target.map { .double($0.maxTruePeakDBTP) } ?? .missing },
+            ]),
+        ], display: .layout),
         // This jackvu, live only: PREFIX/KIND; JSON in its own object.
         Reading("status", "status counters", scope: .instance, fields: [
             ReadingField("sample_rate_hz", .Hz, wire: .oscOnly) { s, _ in .int(s.sampleRate) },
@@ -295,6 +324,14 @@ public enum Readings {
     /// The reading of a kind.
     public static func reading(_ kind: String) -> Reading? { table.first { $0.kind == kind } }
 
+    /// A loudness reading of programme `p` relative to its target, LU (EBU Tech 3341's "LU"
+    /// mode: the reading minus the target; silence's floor, −120 LUFS, reads −97 LU against
+    /// −23); missing without a target.
+    static func relative(_ s: Snapshot, _ p: Int, _ reading: KeyPath<LoudnessSnapshot, Double>) -> ReadingValue {
+        guard let target = s.programmes[p].target else { return .missing }
+        return .double(s.programmes[p].loudness[keyPath: reading] - target.targetLUFS)
+    }
+
     /// One further programme reading (`ReadingDisplay.extra`) of a snapshot, as the
     /// displays and the file summary show it.
     public struct Extra: Sendable {
@@ -317,7 +354,7 @@ public enum Readings {
                 case .float(let v): x = Double(v)
                 case .double(let v): x = v
                 case .int(let n), .wrappingInt(let n): x = Double(n)
-                case .bool, .note, .floats, .counters, .missing: x = .nan
+                case .bool, .note, .text, .floats, .counters, .missing: x = .nan
                 }
                 return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
             }

@@ -58,6 +58,45 @@ public struct LoudnessSnapshot: Sendable, Equatable {
     public init() {}
 }
 
+/// One loudness programme's readings (`--programme`; without it the default programme over
+/// every channel).
+public struct ProgrammeSnapshot: Sendable {
+    /// Its name; empty for the default programme (addresses `PREFIX/loudness/…`).
+    public var name: String
+    public var loudness = LoudnessSnapshot()
+    /// Its inputs, 0-based (its largest true peak is theirs: `Snapshot.maxTruePeakDBTP`).
+    public var channels: [Int]
+    /// The audio its integrated loudness covers, seconds (paused time left out).
+    public var measuredSeconds = 0.0
+    /// Its target, or nil.
+    public var target: LoudnessTarget?
+    /// Whether its integration is paused (`pause`, or a stopped transport with
+    /// `--follow-transport`).
+    public var paused = false
+
+    public init(name: String, channels: [Int], target: LoudnessTarget? = nil) {
+        self.name = name
+        self.channels = channels
+        self.target = target
+    }
+
+}
+
+/// Whose phase correlation a pair value is.
+public struct PairSubject: Sendable, Equatable {
+    /// The programme (an index into `Snapshot.programmes`), or nil for the channel pairs
+    /// (1, 2), (3, 4), … of the default programme.
+    public var programme: Int?
+    /// `1`, `2`, … for channel pairs; the loudspeakers' labels (`L-R`, `Ls-Rs`) in a
+    /// programme.
+    public var label: String
+
+    public init(programme: Int?, label: String) {
+        self.programme = programme
+        self.label = label
+    }
+}
+
 /// Everything the outputs need at one moment: written by the worker, read by the output
 /// thread through a `TripleBuffer` (never copied there, so its arrays are never reallocated).
 public struct Snapshot: Sendable {
@@ -74,10 +113,18 @@ public struct Snapshot: Sendable {
     public var publishedNanoseconds = 0
     /// Per channel.
     public var channels: [ChannelSnapshot]
-    /// Phase correlation of the channel pairs (1, 2), (3, 4), …
+    /// Phase correlation of each pair in `pairs`.
     public var correlations: [Float]
-    /// Programme loudness over all channels (weighted by the layout).
-    public var loudness = LoudnessSnapshot()
+    /// Whose each correlation is: the channel pairs (1, 2), (3, 4), … without programmes,
+    /// else each programme's loudspeaker pairs.
+    public var pairs: [PairSubject]
+    /// The loudness programmes: the default one (named ""), or those of `--programme`.
+    public var programmes: [ProgrammeSnapshot]
+    /// The first programme's loudness (the default programme's, over all channels).
+    public var loudness: LoudnessSnapshot {
+        get { programmes[0].loudness }
+        set { programmes[0].loudness = newValue }
+    }
     /// Status counters.
     public var status = Status()
     /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the
@@ -122,13 +169,31 @@ public struct Snapshot: Sendable {
         public init() {}
     }
 
-    public init(channels: Int, barCount: Int, bandCount: Int = 0) {
+    /// A snapshot for `channels` inputs, with these programmes and pairs (default: the
+    /// default programme and the channel pairs).
+    public init(
+        channels: Int, barCount: Int, bandCount: Int = 0, programmes: [ProgrammeSnapshot]? = nil, pairs: [PairSubject]? = nil
+    ) {
         self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
-        correlations = [Float](repeating: 0, count: channels / 2)
+        self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1)) }
+        self.programmes = programmes ?? [ProgrammeSnapshot(name: "", channels: Array(0..<channels))]
+        correlations = [Float](repeating: 0, count: self.pairs.count)
     }
 }
 
 extension Snapshot {
+    /// The largest true peak of programme `p`'s channels since the start or reset, dBTP.
+    public func maxTruePeakDBTP(programme p: Int) -> Float {
+        programmes[p].channels.reduce(Decibels.floor) { $1 < channels.count ? max($0, channels[$1].maxTruePeakDBTP) : $0 }
+    }
+
+    /// Where programme `p` stands against its target (nil without one).
+    public func state(programme p: Int) -> LoudnessTarget.State? {
+        programmes[p].target?.state(
+            integratedLUFS: programmes[p].loudness.integrated, maxShortTermLUFS: programmes[p].loudness.maxShortTerm,
+            maxTruePeakDBTP: Double(maxTruePeakDBTP(programme: p)))
+    }
+
     /// A copy that shares no array storage with this one (so the worker, which reuses its
     /// buffers, never has to copy on write).
     public func deepCopy() -> Snapshot {
@@ -139,6 +204,7 @@ extension Snapshot {
             copy.channels[i].thirds = channels[i].thirds.withUnsafeBufferPointer { Array($0) }
         }
         copy.correlations = correlations.withUnsafeBufferPointer { Array($0) }
+        copy.programmes = programmes.withUnsafeBufferPointer { Array($0) }
         return copy
     }
 }

@@ -61,3 +61,10 @@ public struct FileDescriptorSink: Sendable {
         }
     }
 }
+
+/// Writes `jackvu: MESSAGE` as one line on stderr; control characters in it (from a file or
+/// port name) are escaped, so it stays one line and cannot drive the terminal.
+public func printError(_ message: String) {
+    let line = "jackvu: \(escapedForLine(message))\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+}

@@ -94,6 +94,17 @@ public final class AudioRing: @unchecked Sendable {
         }
     }
 
+    /// Producer: sets `frames` samples of `channel` at the write position to `value`, after
+    /// a successful `reserve(frames:)`. Real-time safe.
+    @inline(__always)
+    public func fill(channel: Int, with value: Float, frames: Int) {
+        let start = writeIndex.load(ordering: .relaxed) & mask
+        let first = min(frames, capacity - start)
+        let ring = base(channel)
+        (ring + start).update(repeating: value, count: first)
+        if first < frames { ring.update(repeating: value, count: frames - first) }
+    }
+
     /// Producer: publishes `frames` frames copied into every channel. Real-time safe.
     @inline(__always)
     public func commit(frames: Int) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DSP
 import Outputs
 
 /// What the person at the terminal chose: the selected channel, pause, help.
@@ -195,19 +196,63 @@ private struct Painter {
 
     // MARK: Loudness
 
+    /// A programme's state against its target, short (`OK`, `HIGH`, …), and its colour.
+    func stateCell(_ state: LoudnessTarget.State) -> (text: String, style: CellStyle) {
+        switch state {
+        case .pending: return ("...", CellStyle(dim: true))
+        case .within: return ("OK", style(.green, bold: true))
+        case .below: return ("LOW", style(.yellow, bold: true))
+        case .above: return ("HIGH", style(.red, bold: true))
+        case .truePeakOver: return ("TP OVER", style(.red, bold: true))
+        case .shortTermOver: return ("ST OVER", style(.red, bold: true))
+        }
+    }
+
+    /// Several programmes (`--programme`): a row each, short-term and integrated loudness
+    /// and the state against its target, in 27 columns and `rows` rows.
+    mutating func drawProgrammes(_ s: Snapshot, x: Int, y: Int, rows: Int) {
+        func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
+        func pad(_ t: String, _ n: Int) -> String { String(repeating: " ", count: max(0, n - t.count)) + t }
+        screen.put("Programme  S LUFS I LUFS", x: x, y: y, style: CellStyle(dim: true))
+        let count = s.programmes.count
+        let shown = count <= rows - 1 ? count : rows - 2
+        for (i, p) in s.programmes.prefix(shown).enumerated() {
+            let name = p.name.count > 8 ? String(p.name.prefix(7)) + "~" : p.name
+            var cx = screen.put(name + String(repeating: " ", count: 8 - name.count), x: x, y: y + 1 + i)
+            cx = screen.put(pad(lufs(p.loudness.shortTerm), 7), x: cx, y: y + 1 + i)
+            cx = screen.put(pad(lufs(p.loudness.integrated), 7), x: cx, y: y + 1 + i, style: CellStyle(bold: true))
+            if let state = s.state(programme: i) {
+                let cell = stateCell(state)
+                screen.put(" " + cell.text, x: cx, y: y + 1 + i, style: cell.style, maxWidth: x + 27 - cx)
+            }
+        }
+        if shown < count { screen.put("+\(count - shown) more (--http shows all)", x: x, y: y + 1 + shown, style: CellStyle(dim: true), maxWidth: 27) }
+    }
+
     mutating func drawLoudnessBlock(_ s: Snapshot, x: Int, y: Int) {
+        if s.programmes.count > 1 || !s.programmes[0].name.isEmpty {
+            drawProgrammes(s, x: x, y: y, rows: 5)
+            return
+        }
         let l = s.loudness
         func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
         func pad(_ t: String, _ n: Int) -> String { String(repeating: " ", count: max(0, n - t.count)) + t }
-        screen.put("Loudness (EBU R 128)", x: x, y: y, style: CellStyle(dim: true))
+        if let target = s.programmes[0].target, let state = s.state(programme: 0) {
+            let cell = stateCell(state)
+            let cx = screen.put("Target " + target.profile + " ", x: x, y: y, style: CellStyle(dim: true), maxWidth: 19)
+            screen.put(cell.text, x: cx, y: y, style: cell.style, maxWidth: x + 27 - cx)
+        } else {
+            screen.put("Loudness (EBU R 128)", x: x, y: y, style: CellStyle(dim: true))
+        }
         screen.put("M " + pad(lufs(l.momentary), 6) + "  S " + pad(lufs(l.shortTerm), 6) + " LUFS", x: x, y: y + 1)
         screen.put("I " + pad(lufs(l.integrated), 6) + " LUFS", x: x, y: y + 2, style: CellStyle(bold: true))
         // LRA, then the further programme readings of the table (`Readings.extras`).
         let extras = Readings.extras(s).map { "  \($0.label) \(pad($0.text, 5)) \($0.unit)" }.joined()
         screen.put("LRA " + pad(fixed(l.range, 1), 5) + " LU" + extras, x: x, y: y + 3)
-        let tp = s.channels.map(\.maxTruePeakDBTP).max() ?? -200
+        let tp = s.maxTruePeakDBTP(programme: 0)
         let tpText = tp > -200 ? fixed(Double(tp), 1) : "-inf"
-        screen.put("TP max " + pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: tp >= -1 ? style(.red, bold: true) : .plain)
+        let limit = s.programmes[0].target?.maxTruePeakDBTP ?? -1
+        screen.put("TP max " + pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
     }
 
     // MARK: Meters
@@ -350,7 +395,8 @@ private struct Painter {
             let l = s.loudness
             func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
             let extras = Readings.extras(s).map { "\($0.label) \($0.text) \($0.unit)  " }.joined()
-            x = screen.put("M \(lufs(l.momentary))  S \(lufs(l.shortTerm))  I \(lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  " + extras, x: x, y: y)
+            let name = s.programmes[0].name.isEmpty ? "" : s.programmes[0].name + (s.programmes.count > 1 ? " (+\(s.programmes.count - 1))" : "") + "  "
+            x = screen.put(name + "M \(lufs(l.momentary))  S \(lufs(l.shortTerm))  I \(lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  " + extras, x: x, y: y)
         }
         if s.correlations.isEmpty { return }
         x = screen.put("Correlation", x: x, y: y, style: CellStyle(dim: true))
@@ -358,7 +404,9 @@ private struct Painter {
             // Zones and sign from the value as shown, so that 0.00 never shows red.
             let shown = (Double(r) * 100).rounded() / 100
             let value = (shown >= 0 ? "+" : "") + fixed(shown == 0 ? 0 : shown, 2)
-            x = screen.put("  \(2 * i + 1)-\(2 * i + 2) ", x: x, y: y, style: CellStyle(dim: true))
+            let pair = s.pairs[i]
+            let label = pair.programme.map { "\(s.programmes[$0].name) \(pair.label)" } ?? "\(2 * i + 1)-\(2 * i + 2)"
+            x = screen.put("  \(label) ", x: x, y: y, style: CellStyle(dim: true))
             let zone: DisplayScale.Zone = shown < 0 ? .red : shown < 0.3 ? .yellow : .green
             x = screen.put(value, x: x, y: y, style: style(zone))
             if x >= width - 1 { break }

@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import ArgumentParser
+import Analysis
 import JackVU
 import JackVUOptions
+import Outputs
 import Session
 
 /// jackvu in a session manager's session (NSM API; `NSM_URL` is set): it announces itself,

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Analysis
+import FileAnalysis
 import JackVU
 import JackVUOptions
 import Outputs

@@ -24,14 +24,17 @@ final class RealtimeSafetyTests: XCTestCase {
 
     /// Over 10,000 process cycles with a tone flowing, neither client's callback allocates or
     /// locks: both are still running and RTSan reported nothing. jackvu runs with every output
-    /// on: the `osc` and `notes` MIDI ports (filled by the callback), OSC over UDP.
+    /// on: the `osc` and `notes` MIDI ports (filled by the callback), OSC over UDP, and with
+    /// `--follow-transport` (the callback reads the transport every cycle, and writes it into
+    /// the ring) and programmes.
     func testProcessCallbacksNeverAllocateOrLock() throws {
         let jackvu = try sanitizedProduct("jackvu")
         let jacktone = try sanitizedProduct("jacktone")
         // 64-frame periods at 48 kHz: 750 cycles a second.
         let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan")
         let vu = try BackgroundProcess(
-            jackvu, ["--channels", "8", "--rate", "10", "--midi-notes", "--osc", "udp://127.0.0.1:\(freeUDPPort())"],
+            jackvu, ["--channels", "8", "--rate", "10", "--midi-notes", "--osc", "udp://127.0.0.1:\(freeUDPPort())",
+                     "--follow-transport", "--programme", "main=1-6:5.1", "--programme", "stereo=7-8"],
             environment: server.environment)
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:in_8"], process: vu)
@@ -144,7 +147,8 @@ final class RealtimeSafetyTests: XCTestCase {
         try waitForPortsListed(server, ["jacktone:out"])
         let trace = NSTemporaryDirectory() + "jackvu-strace-\(getpid()).txt"
         defer { try? FileManager.default.removeItem(atPath: trace) }
-        let arguments = ["--name", "traced", "--channels", "2", "--connect", "jacktone:out", "--rate", "10", "--send", "pitch,status,callback"]
+        let arguments = ["--name", "traced", "--channels", "2", "--connect", "jacktone:out", "--rate", "10", "--send", "pitch,status,callback",
+                         "--follow-transport"]
         let traced = try BackgroundProcess(strace, ["-f", "-qq", "-o", trace, jackvu] + arguments, environment: server.environment)
         defer { traced.stop() }
         let deadline = Date().addingTimeInterval(30)

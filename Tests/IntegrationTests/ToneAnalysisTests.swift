@@ -143,7 +143,7 @@ final class ToneAnalysisTests: XCTestCase {
 }
 
 /// Waits until every port in `names` exists on `server` and jackvu runs (its first status
-/// line is out: JACK refuses connections to a client that is not active yet).
+/// line, text or JSON, is out: JACK refuses connections to a client that is not active yet).
 func waitForPorts(_ server: JackServer, _ names: [String], process: BackgroundProcess, timeout: Double = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
     // jack_lsp may open while jackvu starts: its metadata is written after activation in
@@ -152,7 +152,7 @@ func waitForPorts(_ server: JackServer, _ names: [String], process: BackgroundPr
     while Date() < deadline {
         let listed = (try? server.lsp().stdout) ?? ""
         if names.allSatisfy({ name in listed.split(separator: "\n").contains { $0 == name } }),
-            process.stdout.contains("/status ")
+            process.stdout.contains("/status ") || process.stdout.contains("\"status\": {")
         {
             return
         }

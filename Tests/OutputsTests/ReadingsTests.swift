@@ -33,6 +33,8 @@ final class ReadingsTests: XCTestCase {
         s.loudness.range = 5
         s.loudness.maxMomentary = -20
         s.loudness.maxShortTerm = -21
+        s.programmes[0].measuredSeconds = 1
+        s.programmes[0].target = LoudnessTarget.profile("ebu-r128")
         return s
     }
 

@@ -45,6 +45,33 @@ final class LayoutTests: XCTestCase {
 
     let color = TerminalCapabilities(colors: true, unicode: true)
 
+    /// Programmes (`--programme`): a row each beside the note with its short-term and
+    /// integrated loudness and its state; two fit, eight show four and say how many more; a
+    /// single default programme with a target says the profile and its state.
+    func testProgrammesShowARowEachWithTheirState() {
+        for count in [2, 8] {
+            var s = snapshot(channels: 2 * count)
+            s.programmes = (0..<count).map { i in
+                var p = ProgrammeSnapshot(name: "prog\(i)", channels: [2 * i, 2 * i + 1], target: LoudnessTarget.profile("ebu-r128"))
+                p.loudness.integrated = i == 1 ? -20 : -23
+                p.loudness.shortTerm = -23.5
+                return p
+            }
+            let text = Layout.render(s, context: context(channels: 2 * count), state: ViewState(), width: 80, height: 24, capabilities: color).text
+            XCTAssertTrue(text.contains("Programme  S LUFS I LUFS"), text)
+            XCTAssertTrue(text.contains("prog0     -23.5  -23.0 OK"), text)
+            XCTAssertTrue(text.contains("prog1     -23.5  -20.0 HIGH"), text)
+            if count == 8 {
+                XCTAssertTrue(text.contains("prog2") && !text.contains("prog4 "), text)
+                XCTAssertTrue(text.contains("+5 more"), text)
+            }
+        }
+        var s = snapshot()
+        s.programmes[0].target = LoudnessTarget.profile("atsc-a85")
+        let text = Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).text
+        XCTAssertTrue(text.contains("Target atsc-a85 OK"), text)
+    }
+
     func testEightyByTwentyFourShowsEverything() {
         let screen = Layout.render(snapshot(), context: context(), state: ViewState(), width: 80, height: 24, capabilities: color)
         XCTAssertEqual(screen.height, 24)

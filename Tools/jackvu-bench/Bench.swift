@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import DSP
-import JackVU
+import Analysis
 import Outputs
 
 /// `jackvu-bench simd|worker`: the benchmarks of BENCHMARKS.md that need no JACK server.
@@ -15,6 +15,7 @@ enum Bench {
         case "simd": simd()
         case "worker": worker(seconds: args.count > 1 ? Double(args[1]) ?? 60 : 60)
         case "send": send(seconds: args.count > 1 ? Double(args[1]) ?? 30 : 30)
+        case "programmes": programmes(seconds: args.count > 1 ? Double(args[1]) ?? 10 : 10)
         case "meters": meters(seconds: args.count > 1 ? Double(args[1]) ?? 10 : 10, channels: args.count > 2 ? Int(args[2]) ?? 2 : 2)
         case "osc-latency":
             oscLatency(port: args.count > 1 ? UInt16(args[1]) ?? 9000 : 9000, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
@@ -27,7 +28,7 @@ enum Bench {
         case "threads":
             threadCPU(pid: args.count > 1 ? Int32(args[1]) ?? 0 : 0, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | truepeak-lanes [SECONDS [CHANNELS]] | send [SECONDS] | meters [SECONDS [CHANNELS]] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | truepeak-lanes [SECONDS [CHANNELS]] | send [SECONDS] | meters [SECONDS [CHANNELS]] | programmes [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
             exit(args.isEmpty ? 0 : 64)
         }
     }
@@ -81,13 +82,14 @@ enum Bench {
     // MARK: Worker CPU time per second of audio
 
     /// CPU time of the analysis for `kinds` (what `--send` computes), 2 channels.
-    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double, channels: Int = 2) -> Double {
+    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double, channels: Int = 2, programmes: [String] = []) -> Double {
         let rate = 48000, chunk = 256
         var c = Configuration()
         c.channels = channels
         c.send = kinds
+        c.programmes = programmes.map { try! Programme.parse($0) }
         let analyzer = try! Analyzer(configuration: c, sampleRate: rate, features: Analyzer.Features.needed(for: c))
-        var snapshot = Snapshot(channels: channels, barCount: c.bars, bandCount: analyzer.bandCount)
+        var snapshot = analyzer.makeSnapshot()
         let buffers = testSignal(channels: channels, rate: rate)
         let total = Int(seconds * Double(rate))
         let t0 = threadCPU()
@@ -130,6 +132,28 @@ enum Bench {
             }
         }
         return best
+    }
+
+    /// 64 channels' loudness as today's one programme, and as 1, 8 and 32 programmes of their
+    /// own (`--send rms,loudness,programme,target,plr,correlation`), best of 3 alternating.
+    static func programmes(seconds: Double) {
+        let channels = 64
+        print("Worker CPU per second of audio per channel, loudness by programme, \(channels) channels, 48 kHz, 256-frame chunks, \(Int(seconds)) s of audio per run, best of 3 alternating")
+        let kinds = try! MessageKinds.parse("rms,loudness,programme,target,plr,correlation")
+        let cases: [(String, [String])] = [
+            ("default programme (64 ch)", []),
+            ("1 programme (64 ch)", ["all=1-64"]),
+            ("8 programmes (7.1 each)", (0..<8).map { "p\($0)=\(8 * $0 + 1)-\(8 * $0 + 8):7.1" }),
+            ("32 programmes (stereo)", (0..<32).map { "p\($0)=\(2 * $0 + 1)-\(2 * $0 + 2)" }),
+        ]
+        var best = [Double](repeating: .infinity, count: cases.count)
+        for _ in 0..<3 {
+            for (i, c) in cases.enumerated() {
+                best[i] = min(best[i], cpuPerChannelSecond(kinds: kinds, seconds: seconds, channels: channels, programmes: c.1))
+            }
+        }
+        print(pad("programmes", 28), "ms/s/ch", "  vs default")
+        for (i, c) in cases.enumerated() { print(pad(c.0, 28), pad(fmt(best[i]), 7), "  " + fmt(best[i] / best[0]) + "×") }
     }
 
     /// Each meter alone (`--send rms,KIND`: the block levels plus that meter) and all of
@@ -193,7 +217,7 @@ enum Bench {
             var c = Configuration()
             c.channels = channels
             let analyzer = try! Analyzer(configuration: c, sampleRate: rate)
-            var snapshot = Snapshot(channels: channels, barCount: c.bars)
+            var snapshot = analyzer.makeSnapshot()
             let chunk = 256
             let buffers = testSignal(channels: channels, rate: rate)
             let total = Int(seconds * Double(rate))
@@ -243,7 +267,7 @@ enum Bench {
                 var c = Configuration()
                 c.channels = channels
                 let analyzer = try! Analyzer(configuration: c, sampleRate: rate)
-                var snapshot = Snapshot(channels: channels, barCount: c.bars)
+                var snapshot = analyzer.makeSnapshot()
                 let total = Int(seconds * Double(rate))
                 let t0 = threadCPU()
                 var offset = 0

@@ -11,7 +11,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import JackVU
+import FileAnalysis
 import Outputs
 
 private enum Target { case wav, control }

@@ -52,6 +52,12 @@ function text(s, x, y, size, color, align, weight) {
   g.fillText(s, x, y);
 }
 
+// A programme's state against its target, short, and its colour.
+function stateText(s) {
+  return { "within": "OK", "above": "HIGH", "below": "LOW", "true-peak-over": "TP OVER", "short-term-over": "ST OVER" }[s] || "…";
+}
+function stateColor(s) { return s === "within" ? GREEN : s === "pending" ? DIM : s === "below" ? YELLOW : RED; }
+
 function draw() {
   const W = canvas.clientWidth, H = canvas.clientHeight;
   g.clearRect(0, 0, W, H);
@@ -110,10 +116,23 @@ function draw() {
   }
   text("confidence " + fixed(ch.pitch_confidence, 2), nx, top + 6.6 * u, 0.9 * u, DIM);
   text("FFT peak " + (ch.peakfreq_note ? hz(ch.peakfreq_hz) + " " + ch.peakfreq_note : "-"), nx, top + 7.8 * u, 0.9 * u, DIM);
-  const l = update.loudness;
+  const l = update.loudness, programmes = update.programmes ? Object.entries(update.programmes) : [];
   const lx = portrait ? pad : W - pad - 17 * u, ly = portrait ? top + 9 * u : top;
-  if (l) {
-    text("Loudness (EBU R 128)", lx, ly + 1.2 * u, 0.9 * u, DIM);
+  if (programmes.length) {
+    // One row per programme (--programme): short-term, integrated, its state.
+    text("Programme      S        I LUFS", lx, ly + 1.2 * u, 0.9 * u, DIM);
+    const rows = programmes.length <= 6 ? programmes.length : 5;
+    programmes.slice(0, rows).forEach(([name, p], i) => {
+      const y = ly + (2.6 + 1.25 * i) * u;
+      text(name.length > 9 ? name.slice(0, 8) + "…" : name, lx, y, 1.0 * u, TEXT);
+      text(lufs(p.short_term_lufs), lx + 9.5 * u, y, 1.0 * u, TEXT, "right");
+      text(lufs(p.integrated_lufs), lx + 13.5 * u, y, 1.0 * u, TEXT, "right", "bold");
+      if (p.state) text(stateText(p.state), lx + 14 * u, y, 0.8 * u, stateColor(p.state));
+    });
+    if (rows < programmes.length) text("+" + (programmes.length - rows) + " more", lx, ly + (2.6 + 1.25 * rows) * u, 0.9 * u, DIM);
+  } else if (l) {
+    text(l.state ? "Target " + l.profile + "  " + stateText(l.state) : "Loudness (EBU R 128)", lx, ly + 1.2 * u, 0.9 * u,
+      l.state ? stateColor(l.state) : DIM);
     text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, ly + 3 * u, 1.2 * u);
     text("I " + lufs(l.integrated_lufs) + " LUFS", lx, ly + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
     // LRA, then the further programme readings the table names (display.extras), by label.
@@ -125,7 +144,7 @@ function draw() {
   }
 
   // Meters: one bar per channel on the --meter scale, peak hold, reading, clip, note.
-  const mTop = (portrait && l ? ly : top) + 10 * u, labelW = 2.5 * u, valueW = 12 * u;
+  const mTop = (portrait && (l || programmes.length) ? ly : top) + 10 * u, labelW = 2.5 * u, valueW = 12 * u;
   const barX = pad + labelW, barW = W - 2 * pad - labelW - valueW;
   const spectrumMin = 8 * u, bottom = 2.5 * u;
   const rowH = Math.max(0.9 * u, Math.min(2.2 * u, (H - mTop - spectrumMin - 3 * u - bottom) / n));
@@ -196,17 +215,24 @@ function draw() {
     }
   }
 
-  // Correlation of the channel pairs.
+  // Correlation of the channel pairs, or of each programme's loudspeaker pairs.
   let cx = pad;
-  if (update.correlation && update.correlation.length) {
+  const pairs = (update.correlation || []).map((r, i) => [(2 * i + 1) + "-" + (2 * i + 2), r]);
+  for (const [name, p] of programmes) {
+    for (const [label, r] of Object.entries(p.correlation || {})) pairs.push([name + " " + label, r]);
+  }
+  if (pairs.length) {
     text("Correlation", cx, H - 0.8 * u, 0.9 * u, DIM);
     cx += 7 * u;
-    update.correlation.forEach((r, i) => {
+    for (const [name, r] of pairs) {
       const shown = r === null ? 0 : Math.round(r * 100) / 100 + 0;  // + 0: no "-0.00"
-      const label = (2 * i + 1) + "-" + (2 * i + 2) + " " + (shown >= 0 ? "+" : "") + shown.toFixed(2);
+      const label = name + " " + (shown >= 0 ? "+" : "") + shown.toFixed(2);
+      g.font = 0.9 * u + "px sans-serif";
+      const w = Math.max(7 * u, g.measureText(label).width + u);
+      if (cx + w > W) break;
       text(label, cx, H - 0.8 * u, 0.9 * u, shown < 0 ? RED : shown < 0.3 ? YELLOW : GREEN);
-      cx += 7 * u;
-    });
+      cx += w;
+    }
   }
   const hint = "Tab / ← → select input · click a meter";
   g.font = 0.8 * u + "px sans-serif";

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-@testable import JackVU
+@testable import FileAnalysis
 import TestSupport
 import XCTest
 

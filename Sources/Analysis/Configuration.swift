@@ -58,6 +58,22 @@ public struct Configuration: Equatable, Sendable {
     /// Loudness channel layout (`--layout`); nil: from the channel count (1 mono, 2 stereo,
     /// 5 → 5.0, 6 → 5.1; any other count weights every channel 1).
     public var layout: ChannelLayout?
+    /// Loudness programmes (`--programme`); empty: one programme over every channel, weighted
+    /// by `layout` (`resolvedProgrammes`).
+    public var programmes: [Programme] = []
+    /// `--target`s, in the order given (a programme's own beats the one for all).
+    public var targets: [TargetChoice] = []
+    /// `--tolerance` (LU) and `--max-true-peak` (dBTP): replace the chosen profile's figures
+    /// (a custom target's default: 1 LU and −1 dBTP).
+    public var toleranceLU: Double?
+    public var maxTruePeakDBTP: Double?
+    /// Integrate loudness only while the JACK transport rolls (`--follow-transport`): the
+    /// process callback reads the transport every period and the worker leaves out exactly
+    /// the periods in which it stood.
+    public var followTransport = false
+    /// With `followTransport`: reset every programme when the transport starts rolling at
+    /// frame 0 (`--reset-at-zero`).
+    public var resetAtZero = false
     /// What `meter_N` carries (`--meter`).
     public var meterSource = MeterSource.rms
     /// The sine level that reads 0 VU, dBFS (`--vu-reference`).
@@ -169,6 +185,46 @@ public struct Configuration: Equatable, Sendable {
         for pattern in connect {
             try check(!pattern.isEmpty, "--connect", "must not be empty")
         }
+        try validateProgrammes()
+        if resetAtZero && !followTransport {
+            throw ConfigurationError(option: "--reset-at-zero", message: "applies with --follow-transport")
+        }
+    }
+
+    /// `--programme`, `--target`, `--tolerance` and `--max-true-peak` against each other and
+    /// the inputs.
+    private func validateProgrammes() throws(ConfigurationError) {
+        if !programmes.isEmpty && layout != nil {
+            throw ConfigurationError(option: "--layout", message: "weights the default programme; with --programme give each programme its layout (NAME=CHANNELS:LAYOUT)")
+        }
+        if programmes.count > Programme.maxCount {
+            throw ConfigurationError(option: "--programme", message: "at most \(Programme.maxCount) programmes, got \(programmes.count)")
+        }
+        var names = Set<String>()
+        for p in programmes {
+            if !names.insert(p.name).inserted {
+                throw ConfigurationError(option: "--programme", message: "'\(p.name)' is named twice")
+            }
+            if let beyond = p.channels.first(where: { $0 >= channels }) {
+                throw ConfigurationError(
+                    option: "--programme", message: "'\(p.name)': channel \(beyond + 1) does not exist (there are \(channels))")
+            }
+        }
+        for t in targets {
+            if let name = t.programme, !names.contains(name) {
+                throw ConfigurationError(
+                    option: "--target", message: "'\(name)' is no programme (" + (names.isEmpty ? "none is given with --programme" : names.sorted().joined(separator: ", ")) + ")")
+            }
+        }
+        if targets.isEmpty && (toleranceLU != nil || maxTruePeakDBTP != nil) {
+            throw ConfigurationError(option: toleranceLU != nil ? "--tolerance" : "--max-true-peak", message: "applies to a --target; give one")
+        }
+        if let toleranceLU, !(toleranceLU > 0 && toleranceLU <= 10) {
+            throw ConfigurationError(option: "--tolerance", message: "must be above 0 and at most 10 LU, got \(toleranceLU)")
+        }
+        if let maxTruePeakDBTP, !(maxTruePeakDBTP >= -20 && maxTruePeakDBTP <= 3) {
+            throw ConfigurationError(option: "--max-true-peak", message: "must be from -20 to 3 dBTP, got \(maxTruePeakDBTP)")
+        }
     }
 
     /// An `--osc` destination (`udp://HOST:PORT`, `osc.udp://HOST:PORT/`); not resolved yet.
@@ -201,17 +257,67 @@ public struct Configuration: Equatable, Sendable {
         return "Meter \(number) (\(scale.name), 0..1 = \(text(scale.range.lowerBound))..\(text(scale.range.upperBound)) \(scale.unit))"
     }
 
+    /// The programmes metered, each with its target: `programmes`, or without them the
+    /// default programme (every channel, `layout`, no loudspeaker pairs of its own: its
+    /// correlations are the channel pairs').
+    public var resolvedProgrammes: [Programme] {
+        var list = programmes
+        if list.isEmpty {
+            var all = Programme(name: "", channels: Array(0..<channels), layout: layout ?? ChannelLayout.forChannelCount(channels))
+            all.pairs = []
+            list = [all]
+        }
+        for i in list.indices { list[i].target = target(for: list[i].name) }
+        return list
+    }
+
+    /// The target of programme `name` (`--target NAME=…`, else `--target …` for all), with
+    /// `--tolerance` and `--max-true-peak` applied; nil without one.
+    public func target(for name: String) -> LoudnessTarget? {
+        guard let choice = targets.last(where: { $0.programme == name && !name.isEmpty }) ?? targets.last(where: { $0.programme == nil })
+        else { return nil }
+        var t = choice.profile.flatMap(LoudnessTarget.profile)
+            ?? LoudnessTarget(profile: "custom", targetLUFS: choice.customLUFS ?? -23, toleranceLU: 1, maxTruePeakDBTP: -1)
+        if let toleranceLU { t.toleranceLU = toleranceLU }
+        if let maxTruePeakDBTP { t.maxTruePeakDBTP = maxTruePeakDBTP }
+        return t
+    }
+
+    /// The loudspeaker pairs whose phase correlation is read, as input indices, and the
+    /// programme each belongs to (nil: the channel pairs (1, 2), (3, 4), … of the default
+    /// programme, `PREFIX/pair/P/…`).
+    public var correlationPairs: [(left: Int, right: Int, subject: PairSubject)] {
+        var out: [(left: Int, right: Int, subject: PairSubject)] = []
+        if programmes.isEmpty {
+            for p in 0..<(channels / 2) { out.append((2 * p, 2 * p + 1, PairSubject(programme: nil, label: String(p + 1)))) }
+        }
+        for (index, p) in programmes.enumerated() {
+            for pair in p.pairs {
+                out.append((p.channels[pair.left], p.channels[pair.right], PairSubject(programme: index, label: pair.label)))
+            }
+        }
+        return out
+    }
+
     /// Loudness weights for the configured channels.
     public var loudnessWeights: [Double] {
         (layout ?? ChannelLayout.forChannelCount(channels))?.weights ?? Array(repeating: 1, count: channels)
     }
 
     /// The DSP settings at `sampleRate`.
-    func spectrum(sampleRate: Double) -> SpectrumConfiguration {
+    public func spectrum(sampleRate: Double) -> SpectrumConfiguration {
         SpectrumConfiguration(
             sampleRate: sampleRate, fftSize: fftSize, barCount: bars,
             minFrequency: barsFromHz, maxFrequency: barsToHz)
     }
+}
+
+/// What the live client writes on stdout and how `jackvu analyze` prints.
+public enum OutputFormat: String, CaseIterable, Sendable {
+    /// OSC-style text lines; `analyze`'s summaries as aligned text.
+    case text
+    /// One JSON object per line; `analyze`'s summaries as one JSON array.
+    case json
 }
 
 /// A setting that is out of range; `option` names the command-line option.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 
 /// The samples of a plain WAV file (little-endian 16-, 24- or 32-bit integers, or 32-bit
 /// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE) read with `pread` into one buffer

@@ -1,19 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import CSndfile
 import DSP
 import Outputs
 import Realtime
 import Synchronization
-
-/// How `jackvu analyze` prints.
-public enum OutputFormat: String, CaseIterable, Sendable {
-    /// Summaries as aligned text; streams as OSC-style text lines.
-    case text
-    /// Summaries as one JSON array; streams as one JSON object per line.
-    case json
-}
 
 /// An audio file opened with libsndfile for reading as float frames — a plain WAV file's
 /// samples read and converted in one pass (`PlainWave`). Only regular files: a pipe or a
@@ -307,6 +300,12 @@ public struct FileAnalysis {
         if let layout = c.layout, layout.channelCount != file.channels {
             throw EngineError(.noInput, "cannot analyse '\(path)' as \(layout.rawValue): it has \(file.channels) channels")
         }
+        for programme in c.programmes {
+            if let beyond = programme.channels.first(where: { $0 >= file.channels }) {
+                throw EngineError(
+                    .noInput, "cannot analyse '\(path)' with --programme \(programme.name): it has \(file.channels) channels, not \(beyond + 1)")
+            }
+        }
         do { try c.validate() } catch { throw EngineError(.usage, error.description) }
         let analyzer: Analyzer
         do {
@@ -316,7 +315,7 @@ public struct FileAnalysis {
             let status: ExitStatus = if case .unsupportedSampleRate = error { .noInput } else { .usage }
             throw EngineError(status, "cannot analyse '\(path)': \(error.description)")
         }
-        var snapshot = Snapshot(channels: file.channels, barCount: c.bars, bandCount: analyzer.bandCount)
+        var snapshot = analyzer.makeSnapshot()
         let addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
         let json = JSONLines(kinds: c.send)
         // Chunks of 2^18 samples (1 MB; 131072 stereo frames): each hand-over between the
@@ -385,11 +384,16 @@ public struct FileAnalysis {
         let samplePeak = totals.map(\.samplePeakDBFS).max() ?? Double(Decibels.floor)
         let seconds = Double(a.framesSeen) / Double(file.sampleRate)
         let layout = (c.layout ?? ChannelLayout.forChannelCount(file.channels))?.rawValue ?? "\(file.channels) channels, weight 1"
-        // The further programme readings of the table (`Readings.extras`), from the totals.
-        var whole = Snapshot(channels: file.channels, barCount: 0)
-        whole.loudness = l
+        // Every programme's final readings, and the further programme readings of the table
+        // (`Readings.extras`) from them.
+        var whole = a.makeSnapshot()
         for (i, t) in totals.enumerated() { whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP) }
+        for p in whole.programmes.indices {
+            whole.programmes[p].loudness = a.finalLoudness(programme: p)
+            whole.programmes[p].measuredSeconds = a.finalProgramme(p).seconds
+        }
         let extras = Readings.extras(whole)
+        let named = c.programmes.isEmpty ? [] : Array(whole.programmes.indices)
         if format == .json {
             func n(_ x: Double, _ floor: Double = -120) -> String { x <= floor ? "null" : String(format3(x)) }
             let perChannel = totals.enumerated().map { i, t in
@@ -402,20 +406,27 @@ public struct FileAnalysis {
                 + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
                 + "\"sample_peak_dbfs\": \(n(samplePeak)), "
                 + extras.map { "\(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null"), " }.joined()
+                + targetJSON(whole, 0)
+                + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(whole, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
-        func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
         var text = "\(escapedForLine(file.path))\n"
-        text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(layout)), \(fixed(seconds, 3)) s\n"
-        text += "  integrated        \(db(l.integrated, "LUFS"))\n"
-        text += "  loudness range    \(fixed(l.range, 1)) LU\n"
-        text += "  max momentary     \(db(l.maxMomentary, "LUFS"))\n"
-        text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
+        text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(named.isEmpty ? layout : "\(named.count) programmes")), \(fixed(seconds, 3)) s\n"
+        if named.isEmpty {
+            text += "  integrated        \(db(l.integrated, "LUFS"))\n"
+            text += "  loudness range    \(fixed(l.range, 1)) LU\n"
+            text += "  max momentary     \(db(l.maxMomentary, "LUFS"))\n"
+            text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
+        }
         text += "  true peak         \(db(truePeak, "dBTP"))\n"
         text += "  sample peak       \(db(samplePeak, "dBFS"))\n"
-        for e in extras {
-            text += "  " + e.label + String(repeating: " ", count: max(1, 18 - e.label.count)) + e.text + " " + e.unit + "\n"
+        if named.isEmpty {
+            for e in extras {
+                text += "  " + e.label + String(repeating: " ", count: max(1, 18 - e.label.count)) + e.text + " " + e.unit + "\n"
+            }
+            text += targetText(whole, 0)
         }
+        for p in named { text += programmeText(whole, p, c.programmes[p]) }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
         }
@@ -424,6 +435,68 @@ public struct FileAnalysis {
         }
         return text
     }
+}
+
+/// A level as the summary prints it: one decimal, `-inf` at the floor.
+private func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
+
+/// The summary's lines about programme `index`'s target, if it has one: labels indented by
+/// `indent` and padded to `width` (as the lines around them).
+private func targetText(_ s: Snapshot, _ index: Int, indent: String = "  ", width: Int = 18) -> String {
+    let p = s.programmes[index]
+    guard let target = p.target, let state = s.state(programme: index) else { return "" }
+    func label(_ l: String) -> String { indent + l + String(repeating: " ", count: max(1, width - l.count)) }
+    let relative = p.loudness.integrated > -120 ? fixed(p.loudness.integrated - target.targetLUFS, 1) + " LU" : "-"
+    return label("target") + "\(target.profile): \(fixed(target.targetLUFS, 1)) LUFS ± \(fixed(target.toleranceLU, 1)) LU, "
+        + "true peak ≤ \(fixed(target.maxTruePeakDBTP, 1)) dBTP" + (target.maxShortTermLUFS.map { ", short-term ≤ \(fixed($0, 1)) LUFS" } ?? "") + "\n"
+        + label("relative") + relative + "\n"
+        + label("state") + state.rawValue + "\n"
+}
+
+/// The JSON members about programme `index`'s target (each followed by ", "), if it has one.
+private func targetJSON(_ s: Snapshot, _ index: Int) -> String {
+    let p = s.programmes[index]
+    guard let target = p.target, let state = s.state(programme: index) else { return "" }
+    let relative = p.loudness.integrated > -120 ? format3(p.loudness.integrated - target.targetLUFS) : "null"
+    return "\"target\": {\"profile\": \(jsonString(target.profile)), \"target_lufs\": \(format3(target.targetLUFS)), "
+        + "\"tolerance_lu\": \(format3(target.toleranceLU)), \"true_peak_limit_dbtp\": \(format3(target.maxTruePeakDBTP)), "
+        + "\"max_short_term_lufs\": \(target.maxShortTermLUFS.map { format3($0) } ?? "null")}, "
+        + "\"relative_integrated_lu\": \(relative), \"state\": \(jsonString(state.rawValue)), "
+}
+
+/// One programme's block of a text summary.
+private func programmeText(_ s: Snapshot, _ index: Int, _ programme: Programme) -> String {
+    let p = s.programmes[index], l = p.loudness, peak = Double(s.maxTruePeakDBTP(programme: index))
+    let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: peak, integratedLUFS: l.integrated)
+    var text = "  programme \(p.name)" + " (\(programmeDescription(programme)))\n"
+    text += "    integrated      \(db(l.integrated, "LUFS"))\n"
+    text += "    loudness range  \(fixed(l.range, 1)) LU\n"
+    text += "    max momentary   \(db(l.maxMomentary, "LUFS"))\n"
+    text += "    max short-term  \(db(l.maxShortTerm, "LUFS"))\n"
+    text += "    max true peak   \(db(peak, "dBTP"))\n"
+    text += "    PLR             \(plr.isFinite ? fixed(plr, 1) : "-") LU\n"
+    text += "    duration        \(fixed(p.measuredSeconds, 1)) s\n"
+    return text + targetText(s, index, indent: "    ", width: 16)
+}
+
+/// One programme of a JSON summary.
+private func programmeJSON(_ s: Snapshot, _ index: Int, _ programme: Programme) -> String {
+    let p = s.programmes[index], l = p.loudness, peak = Double(s.maxTruePeakDBTP(programme: index))
+    func n(_ x: Double) -> String { x <= -120 || !x.isFinite ? "null" : format3(x) }
+    let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: peak, integratedLUFS: l.integrated)
+    return "{\"name\": \(jsonString(p.name)), \"channels\": [\(programme.channels.map { String($0 + 1) }.joined(separator: ", "))], "
+        + "\"layout\": \(jsonString(programme.layout?.rawValue ?? "weights")), "
+        + "\"weights\": [\(programme.weights.map { format3($0) }.joined(separator: ", "))], "
+        + "\"integrated_lufs\": \(n(l.integrated)), \"range_lu\": \(format3(l.range)), "
+        + "\"max_momentary_lufs\": \(n(l.maxMomentary)), \"max_short_term_lufs\": \(n(l.maxShortTerm)), "
+        + "\"max_true_peak_dbtp\": \(n(peak)), \"plr_lu\": \(n(plr)), "
+        + targetJSON(s, index) + "\"duration_s\": \(format3(p.measuredSeconds))}"
+}
+
+/// `5.1 on 1-6`, `weights 1,1 on 9,10`.
+func programmeDescription(_ p: Programme) -> String {
+    let layout = p.layout?.rawValue ?? "weights " + p.weights.map { fixed($0, 2) }.joined(separator: ",")
+    return layout + " on " + p.channels.map { String($0 + 1) }.joined(separator: ",")
 }
 
 extension EngineError {

@@ -9,7 +9,7 @@ import Outputs
 /// when no note (or another note) has been named for `stableHops` hops; a change of note is a
 /// note-off followed by a note-on. Channel N plays on MIDI channel N (channels above 16 wrap).
 /// Velocity follows the block's RMS: 1 at −60 dBFS … 127 at 0 dBFS.
-struct NoteFollower {
+public struct NoteFollower {
     /// Hops a note (or its absence) must last before it counts.
     static let stableHops = 2
 
@@ -17,14 +17,14 @@ struct NoteFollower {
     private var candidate: [Int?]
     private var count: [Int]
 
-    init(channels: Int) {
+    public init(channels: Int) {
         playing = Array(repeating: nil, count: channels)
         candidate = Array(repeating: nil, count: channels)
         count = Array(repeating: 0, count: channels)
     }
 
     /// The MIDI messages for this hop's snapshot (3 bytes each), in order.
-    mutating func update(_ snapshot: Snapshot, emit: ([UInt8]) -> Void) {
+    public mutating func update(_ snapshot: Snapshot, emit: ([UInt8]) -> Void) {
         for (c, ch) in snapshot.channels.enumerated() where c < playing.count {
             let note = ch.pitchNote.map(\.midi).flatMap { (0...127).contains($0) ? $0 : nil }
             if note == candidate[c] {
@@ -47,7 +47,7 @@ struct NoteFollower {
     }
 
     /// Note-offs for every playing note (when stopping).
-    mutating func allOff(emit: ([UInt8]) -> Void) {
+    public mutating func allOff(emit: ([UInt8]) -> Void) {
         for c in playing.indices {
             if let old = playing[c] { emit([0x80 | UInt8(c % 16), UInt8(old), 64]) }
             playing[c] = nil

@@ -52,15 +52,17 @@ public final class Analyzer: @unchecked Sendable {
     /// The channels whose true peak runs in the lane groups (live, full groups of eight), the
     /// first ones; the rest go channel by channel.
     private let truePeakLaneChannels: Int
-    private let loudness: LoudnessMeter
+    /// The loudness programmes (`--programme`, or the default one over every channel).
+    private let programmes: [ProgrammeMeter]
     private let truePeak: TruePeakMeter
+    /// The pairs whose phase correlation is read (`Configuration.correlationPairs`).
+    private let pairChannels: [(left: Int, right: Int)]
     private var correlations: [CorrelationMeter]
+    /// For each channel, the first programme it belongs to (its meter port's loudness with
+    /// `--meter momentary|shortterm`), or 0.
+    private let programmeOfChannel: [Int]
     /// New samples in the current hop (the same for every channel).
     private var filled = 0
-    /// Integrated loudness and range, recomputed once per second of audio.
-    private var integrated = LoudnessMeter.floor
-    private var range = 0.0
-    private var lastGatingUpdate = -1
     /// Below this YIN confidence no note is named.
     private let pitchConfidenceThreshold: Double
     /// The scale `meter_N`'s 0 … 1 spans (`--meter`).
@@ -73,6 +75,7 @@ public final class Analyzer: @unchecked Sendable {
         self.features = features
         self.sampleRate = sampleRate
         hopSize = min(configuration.hopSize, configuration.fftSize)
+        transportRolling = !configuration.followTransport
         let spectrum = configuration.spectrum(sampleRate: Double(sampleRate))
         var made: [ChannelAnalysis] = []
         for _ in 0..<configuration.channels {
@@ -105,9 +108,28 @@ public final class Analyzer: @unchecked Sendable {
         thirdLevels.initialize(repeating: Decibels.floor, count: max(1, c.channels * bandCount))
         pitchConfidenceThreshold = configuration.pitchConfidence
         meterScale = configuration.meterScale
-        loudness = LoudnessMeter(sampleRate: sampleRate, weights: configuration.loudnessWeights)
-        correlations = (0..<(configuration.channels / 2)).map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
+        let resolved = configuration.resolvedProgrammes
+        programmes = resolved.map { ProgrammeMeter($0, inputs: c.channels, sampleRate: sampleRate) }
+        programmeOfChannel = (0..<c.channels).map { ch in resolved.firstIndex { $0.channels.contains(ch) } ?? 0 }
+        let pairs = configuration.correlationPairs
+        pairChannels = pairs.map { ($0.left, $0.right) }
+        pairSubjects = pairs.map(\.subject)
+        correlations = pairs.map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
     }
+
+    private let pairSubjects: [PairSubject]
+
+    /// A snapshot made for this analysis (its channels, bars, bands, programmes and pairs),
+    /// for `write(into:)`.
+    public func makeSnapshot() -> Snapshot {
+        Snapshot(
+            channels: channels.count, barCount: configuration.bars, bandCount: bandCount,
+            programmes: programmes.map { ProgrammeSnapshot(name: $0.programme.name, channels: $0.programme.channels, target: $0.programme.target) },
+            pairs: pairSubjects)
+    }
+
+    /// The programmes' names, in order ("" for the default programme).
+    public var programmeNames: [String] { programmes.map(\.programme.name) }
 
     deinit { thirdLevels.deallocate() }
 
@@ -128,7 +150,13 @@ public final class Analyzer: @unchecked Sendable {
             // Live, a hop at a time (its block is analysed); for a summary, all at once (the
             // meters run sample by sample either way, and a piece costs its calls).
             let n = live ? min(frames - offset, hopSize - filled) : frames - offset
-            if features.contains(.loudness) { loudness.process(frames: n, from: { source($0) + offset }) }
+            if features.contains(.loudness) {
+                if configuration.followTransport {
+                    appendLoudnessWhileRolling(frames: n, gate: source(configuration.channels) + offset, from: { source($0) + offset })
+                } else {
+                    appendLoudness(frames: n, from: { source($0) + offset })
+                }
+            }
             let truePeakNow = withTruePeak && features.contains(.truePeak)
             let at = filled
             // Per-channel work, spread over the worker threads (`--workers`): every channel
@@ -145,8 +173,8 @@ public final class Analyzer: @unchecked Sendable {
             if features.contains(.correlation) {
                 for p in correlations.indices {
                     correlations[p].process(
-                        UnsafeBufferPointer(start: source(2 * p) + offset, count: n),
-                        UnsafeBufferPointer(start: source(2 * p + 1) + offset, count: n))
+                        UnsafeBufferPointer(start: source(pairChannels[p].left) + offset, count: n),
+                        UnsafeBufferPointer(start: source(pairChannels[p].right) + offset, count: n))
                 }
             }
             filled += n
@@ -180,22 +208,50 @@ public final class Analyzer: @unchecked Sendable {
         }
     }
 
+    /// Feeds every programme that is not paused.
+    private func appendLoudness(frames n: Int, from source: (Int) -> UnsafePointer<Float>) {
+        let meters = programmes
+        pool.forEach(meters.count) { p in
+            if !meters[p].paused { meters[p].loudness.process(frames: n, from: source) }
+        }
+    }
+
+    /// With `--follow-transport`: feeds the programmes only the frames in which the transport
+    /// rolled (`gate`, the ring's transport channel: 0 stopped, 1 rolling, 2 the first cycle of
+    /// a roll from frame 0, which resets them first with `--reset-at-zero`).
+    private func appendLoudnessWhileRolling(frames n: Int, gate: UnsafePointer<Float>, from source: (Int) -> UnsafePointer<Float>) {
+        var start = 0
+        while start < n {
+            let value = gate[start]
+            var end = start + 1
+            while end < n && gate[end] == value { end += 1 }
+            if value >= 1.5 && lastGate < 1.5 && configuration.resetAtZero {
+                for p in programmes.indices { resetMeasurements(programme: p) }
+            }
+            lastGate = value
+            transportRolling = value >= 0.5
+            if transportRolling {
+                let from = start
+                appendLoudness(frames: end - start, from: { source($0) + from })
+            }
+            start = end
+        }
+    }
+
+    /// The transport channel's last value, and whether the transport rolled then.
+    private var lastGate: Float = 0
+    /// Whether the transport rolled in the latest frames (always, without `--follow-transport`).
+    public private(set) var transportRolling = true
+
     /// Feeds the true-peak meter alone (see `append(frames:from:truePeak:hop:)`).
     public func appendTruePeak(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
         truePeak.process(frames: frames, from: source)
     }
 
-    /// Recomputes integrated loudness and range once per second of audio (or when forced).
+    /// Recomputes each programme's integrated loudness and range once per second of audio
+    /// (or when forced).
     private func updateGatedReadings(force: Bool) {
-        let step = loudness.stepCount
-        // (Until the first gated block exists, every hop: that is cheap, and a fresh start or
-        // reset shows a value as soon as there is one.)
-        guard force || lastGatingUpdate < 0 || integrated <= LoudnessMeter.floor
-            || step - lastGatingUpdate >= 100 || step < lastGatingUpdate
-        else { return }
-        integrated = loudness.integrated
-        range = loudness.loudnessRange
-        lastGatingUpdate = step
+        for p in programmes { p.updateGatedReadings(force: force) }
     }
 
     /// Writes the latest results into `snapshot`, which must have been made for this
@@ -218,11 +274,21 @@ public final class Analyzer: @unchecked Sendable {
             snapshot.channels[c].ppm = Float(ppmReading(channel: c))
             snapshot.channels[c].k = Float(kReading(channel: c))
         }
-        let l = loudnessReadings()
-        snapshot.loudness = l
-        for c in channels.indices {
-            snapshot.channels[c].meter = meterValue(channel: c, loudness: l)
+        for (p, meter) in programmes.enumerated() where p < snapshot.programmes.count {
+            snapshot.programmes[p].loudness = meter.readings()
+            snapshot.programmes[p].measuredSeconds = meter.loudness.measuredSeconds
+            snapshot.programmes[p].paused = meter.paused || !transportRolling
         }
+        for c in channels.indices {
+            snapshot.channels[c].meter = meterValue(channel: c, loudness: snapshot.programmes[programmeOfChannel[c]].loudness)
+        }
+    }
+
+    /// The largest true peak of programme `p`'s channels since the start or reset, dBTP.
+    private func maxTruePeakDBTP(programme p: Int) -> Float {
+        var peak: Float = 0
+        for c in programmes[p].programme.channels { peak = max(peak, truePeak.maxPeak(channel: c)) }
+        return Decibels.fromAmplitude(peak)
     }
 
     /// Channel `c`'s VU, PPM and K readings (-60 when not computed).
@@ -238,19 +304,7 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Channel `c`'s meter port value 0 … 1 (per `--meter`).
     public func meterValue(channel c: Int) -> Float {
-        meterValue(channel: c, loudness: loudnessReadings())
-    }
-
-    /// The loudness readings now (integrated and range as last recomputed).
-    private func loudnessReadings() -> LoudnessSnapshot {
-        var l = LoudnessSnapshot()
-        l.momentary = loudness.momentary
-        l.shortTerm = loudness.shortTerm
-        l.maxMomentary = loudness.maxMomentary
-        l.maxShortTerm = loudness.maxShortTerm
-        l.integrated = integrated
-        l.range = range
-        return l
+        meterValue(channel: c, loudness: programmes[programmeOfChannel[c]].readings())
     }
 
     private func meterValue(channel c: Int, loudness l: LoudnessSnapshot) -> Float {
@@ -276,11 +330,11 @@ public final class Analyzer: @unchecked Sendable {
     /// maxima, clip counts. What depends on the rate (filters, the analysis block) starts
     /// afresh.
     public func continueMeasurements(from old: Analyzer) {
-        loudness.continueFrom(old.loudness)
+        for (new, previous) in zip(programmes, old.programmes) { new.continueFrom(previous) }
         truePeak.continueFrom(old.truePeak)
         for (new, previous) in zip(channels, old.channels) { new.continueFrom(previous) }
-        integrated = old.integrated
-        range = old.range
+        lastGate = old.lastGate
+        transportRolling = old.transportRolling
         updateGatedReadings(force: true)
     }
 
@@ -294,20 +348,48 @@ public final class Analyzer: @unchecked Sendable {
     }
 
     public func resetMeasurements() {
-        loudness.reset()
+        for p in programmes { p.reset() }
         truePeak.reset()
         for c in channels { c.resetMeasurements() }
-        integrated = LoudnessMeter.floor
-        range = 0
-        lastGatingUpdate = -1
     }
+
+    /// Starts programme `p`'s measurements again: its loudness (integrated, range, maxima,
+    /// duration) and its channels' true-peak maxima and clip counts (which the channels'
+    /// own readings, and any other programme sharing a channel, see too).
+    public func resetMeasurements(programme p: Int) {
+        guard programmes.indices.contains(p) else { return }
+        programmes[p].reset()
+        for c in programmes[p].programme.channels {
+            truePeak.reset(channel: c)
+            channels[c].resetMeasurements()
+        }
+    }
+
+    /// Pauses or resumes programme `p`'s integration: while paused its audio is left out of
+    /// every loudness reading (they hold), as if cut from the programme.
+    public func setPaused(_ paused: Bool, programme p: Int) {
+        guard programmes.indices.contains(p) else { return }
+        programmes[p].paused = paused
+    }
+
+    /// Whether programme `p` is paused.
+    public func isPaused(programme p: Int) -> Bool { programmes.indices.contains(p) && programmes[p].paused }
 
     // MARK: Whole-run results (for file summaries)
 
-    /// The final integrated loudness (LUFS), loudness range (LU) and maxima.
-    public func finalLoudness() -> LoudnessSnapshot {
-        updateGatedReadings(force: true)
-        return loudnessReadings()
+    /// The final integrated loudness (LUFS), loudness range (LU) and maxima of the first
+    /// programme (the default one over every channel).
+    public func finalLoudness() -> LoudnessSnapshot { finalLoudness(programme: 0) }
+
+    /// The final readings of programme `p`.
+    public func finalLoudness(programme p: Int) -> LoudnessSnapshot {
+        programmes[p].updateGatedReadings(force: true)
+        return programmes[p].readings()
+    }
+
+    /// Programme `p`'s largest true peak (dBTP) and the audio it integrated (s), at the end.
+    public func finalProgramme(_ p: Int) -> (maxTruePeakDBTP: Double, seconds: Double) {
+        (Double(maxTruePeakDBTP(programme: p)), programmes[p].loudness.measuredSeconds)
     }
 
     /// Channel `c`'s largest true peak (dBTP), sample peak (dBFS) and RMS (dBFS) over
@@ -512,5 +594,61 @@ extension AnalysisFeatures {
         case .momentary, .shortterm: f.insert(.loudness)
         }
         return f
+    }
+}
+
+/// One programme's loudness meter (weighted over its channels, zero elsewhere) and its gated
+/// readings, recomputed once per second of audio.
+final class ProgrammeMeter: @unchecked Sendable {
+    // @unchecked Sendable: one worker thread at a time (`ChannelPool`) advances a programme.
+    let programme: Programme
+    let loudness: LoudnessMeter
+    var paused = false
+    private var integrated = LoudnessMeter.floor
+    private var range = 0.0
+    private var lastGatingUpdate = -1
+
+    init(_ programme: Programme, inputs: Int, sampleRate: Int) {
+        self.programme = programme
+        loudness = LoudnessMeter(sampleRate: sampleRate, weights: programme.weights(overInputs: inputs))
+    }
+
+    /// Recomputes the integrated loudness and range once per second of audio (or when
+    /// forced); until the first gated block exists, every call (cheap, and a fresh start or
+    /// reset shows a value as soon as there is one).
+    func updateGatedReadings(force: Bool) {
+        let step = loudness.stepCount
+        guard force || lastGatingUpdate < 0 || integrated <= LoudnessMeter.floor
+            || step - lastGatingUpdate >= 100 || step < lastGatingUpdate
+        else { return }
+        integrated = loudness.integrated
+        range = loudness.loudnessRange
+        lastGatingUpdate = step
+    }
+
+    /// The readings now (integrated and range as last recomputed).
+    func readings() -> LoudnessSnapshot {
+        var l = LoudnessSnapshot()
+        l.momentary = loudness.momentary
+        l.shortTerm = loudness.shortTerm
+        l.maxMomentary = loudness.maxMomentary
+        l.maxShortTerm = loudness.maxShortTerm
+        l.integrated = integrated
+        l.range = range
+        return l
+    }
+
+    func reset() {
+        loudness.reset()
+        integrated = LoudnessMeter.floor
+        range = 0
+        lastGatingUpdate = -1
+    }
+
+    func continueFrom(_ old: ProgrammeMeter) {
+        loudness.continueFrom(old.loudness)
+        integrated = old.integrated
+        range = old.range
+        paused = old.paused
     }
 }

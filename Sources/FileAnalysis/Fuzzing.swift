@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import DSP
 
 /// Entry points for the coverage-guided fuzzers (`Tools/jackvu-fuzz`, libFuzzer): each takes

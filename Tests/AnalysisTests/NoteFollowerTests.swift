@@ -2,7 +2,7 @@ import DSP
 import Outputs
 import XCTest
 
-@testable import JackVU
+@testable import Analysis
 
 /// `--midi-notes`' note logic: the two-hop debounce, note changes, channel mapping and velocity.
 final class NoteFollowerTests: XCTestCase {

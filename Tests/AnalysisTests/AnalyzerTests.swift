@@ -1,6 +1,6 @@
 import DSP
 import Foundation
-import JackVU
+import Analysis
 import Outputs
 import XCTest
 
@@ -273,7 +273,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/ch/1/thirds ff -30.000000 -40.000000
 
             """)
-        XCTAssertEqual(Array(lines.suffix(10)).joined(), """
+        XCTAssertEqual(Array(lines.suffix(13)).joined(), """
             /studio/a/pair/1/correlation f 0.500000
             /studio/a/loudness/momentary f -20.000000
             /studio/a/loudness/shortterm f -21.000000
@@ -282,11 +282,14 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/loudness/max_momentary f -18.000000
             /studio/a/loudness/max_shortterm f -19.000000
             /studio/a/loudness/plr f 13.000000
+            /studio/a/loudness/max_truepeak f -10.000000
+            /studio/a/loudness/duration f 0.000000
+            /studio/a/loudness/paused i 0
             /studio/a/status iiiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0 0
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)
-        XCTAssertEqual(lines.count, 2 * 14 + 10)  // PLR: −10 dBTP − (−23 LUFS)
+        XCTAssertEqual(lines.count, 2 * 14 + 13)  // PLR: −10 dBTP − (−23 LUFS); no target: no relative, no state
     }
 
     /// A sample-rate change (48 → 44.1 kHz, as after a reconnect to a server at another rate)
