@@ -289,11 +289,14 @@ public struct Configuration: Equatable, Sendable {
     public var correlationPairs: [(left: Int, right: Int, subject: PairSubject)] {
         var out: [(left: Int, right: Int, subject: PairSubject)] = []
         if programmes.isEmpty {
-            for p in 0..<(channels / 2) { out.append((2 * p, 2 * p + 1, PairSubject(programme: nil, label: String(p + 1)))) }
+            for p in 0..<(channels / 2) {
+                out.append((2 * p, 2 * p + 1, PairSubject(programme: nil, label: String(p + 1), left: 2 * p, right: 2 * p + 1)))
+            }
         }
         for (index, p) in programmes.enumerated() {
             for pair in p.pairs {
-                out.append((p.channels[pair.left], p.channels[pair.right], PairSubject(programme: index, label: pair.label)))
+                let left = p.channels[pair.left], right = p.channels[pair.right]
+                out.append((left, right, PairSubject(programme: index, label: pair.label, left: left, right: right)))
             }
         }
         return out

@@ -105,7 +105,18 @@ public final class Engine {
         let context = DisplayContext(
             clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
             barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
-            reset: requestReset, quit: { events.stop(.signal) })
+            reset: requestReset, quit: { events.stop(.signal) },
+            toggleIntegration: {
+                // Every programme paused, or every one resumed (the worker takes it within a period).
+                let paused = !shared.integrationPaused.load(ordering: .relaxed)
+                shared.integrationPaused.store(paused, ordering: .relaxed)
+                let all: UInt64 = c.resolvedProgrammes.count >= 64 ? ~0 : (1 << UInt64(c.resolvedProgrammes.count)) - 1
+                if paused {
+                    shared.programmePauses.bitwiseOr(all, ordering: .relaxed)
+                } else {
+                    shared.programmeResumes.bitwiseOr(all, ordering: .relaxed)
+                }
+            })
         var displays: [any Display] = []
         defer { for d in displays { d.stop() } }
         for make in displayFactories { displays.append(try Engine.display(make, context)) }

@@ -37,6 +37,8 @@ final class SharedState: @unchecked Sendable {
     let programmeResets = Atomic<UInt64>(0)
     let programmePauses = Atomic<UInt64>(0)
     let programmeResumes = Atomic<UInt64>(0)
+    /// The terminal display's `i`: whether it last paused every programme.
+    let integrationPaused = Atomic<Bool>(false)
     /// What the outputs need computed now (`Analyzer.Features` raw value); the control
     /// input's `send` may widen it.
     let neededFeatures: Atomic<Int>

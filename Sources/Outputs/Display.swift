@@ -43,11 +43,14 @@ public struct DisplayContext: Sendable {
     public var reset: @Sendable () -> Void
     /// End the run (as SIGTERM).
     public var quit: @Sendable () -> Void
+    /// Pause the loudness integration of every programme, or resume it when paused.
+    public var toggleIntegration: @Sendable () -> Void
 
     public init(
         clientName: String, channels: Int, meter: DisplayScale, barsFromHz: Double, barsToHz: Double,
         holdSeconds: Double, rate: Double, skipped: Counter = Counter(),
-        reset: @escaping @Sendable () -> Void = {}, quit: @escaping @Sendable () -> Void = {}
+        reset: @escaping @Sendable () -> Void = {}, quit: @escaping @Sendable () -> Void = {},
+        toggleIntegration: @escaping @Sendable () -> Void = {}
     ) {
         self.clientName = clientName
         self.channels = channels
@@ -59,6 +62,7 @@ public struct DisplayContext: Sendable {
         self.skipped = skipped
         self.reset = reset
         self.quit = quit
+        self.toggleIntegration = toggleIntegration
     }
 
     /// The bar edges (`bars + 1` values, Hz) at `sampleRate`, as the spectrum analyser

@@ -90,10 +90,15 @@ public struct PairSubject: Sendable, Equatable {
     /// `1`, `2`, … for channel pairs; the loudspeakers' labels (`L-R`, `Ls-Rs`) in a
     /// programme.
     public var label: String
+    /// Its two inputs, 0-based.
+    public var left: Int
+    public var right: Int
 
-    public init(programme: Int?, label: String) {
+    public init(programme: Int?, label: String, left: Int, right: Int) {
         self.programme = programme
         self.label = label
+        self.left = left
+        self.right = right
     }
 }
 
@@ -175,7 +180,7 @@ public struct Snapshot: Sendable {
         channels: Int, barCount: Int, bandCount: Int = 0, programmes: [ProgrammeSnapshot]? = nil, pairs: [PairSubject]? = nil
     ) {
         self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
-        self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1)) }
+        self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1), left: 2 * $0, right: 2 * $0 + 1) }
         self.programmes = programmes ?? [ProgrammeSnapshot(name: "", channels: Array(0..<channels))]
         correlations = [Float](repeating: 0, count: self.pairs.count)
     }
@@ -185,6 +190,12 @@ extension Snapshot {
     /// The largest true peak of programme `p`'s channels since the start or reset, dBTP.
     public func maxTruePeakDBTP(programme p: Int) -> Float {
         programmes[p].channels.reduce(Decibels.floor) { $1 < channels.count ? max($0, channels[$1].maxTruePeakDBTP) : $0 }
+    }
+
+    /// Whether both inputs of `pair` are silent (RMS below −90 dBFS): its correlation means
+    /// nothing then.
+    public func isSilent(_ pair: PairSubject) -> Bool {
+        [pair.left, pair.right].allSatisfy { $0 >= channels.count || channels[$0].rmsDBFS < -90 }
     }
 
     /// Where programme `p` stands against its target (nil without one).

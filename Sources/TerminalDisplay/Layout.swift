@@ -173,7 +173,7 @@ private struct Painter {
             col = screen.put("  \(note.name)", x: col, y: y + 1, style: CellStyle(color: .cyan, bold: true), maxWidth: max(0, x + textWidth - col))
             let cents = note.cents
             screen.put((cents >= 0 ? "+" : "") + fixed(cents, 0) + " cents", x: x, y: y + 2, maxWidth: textWidth)
-            drawNeedle(cents: cents, x: x + 12, y: y + 2, width: min(21, textWidth - 12))
+            drawNeedle(cents: cents, x: x + 12, y: y + 2, width: min(21, textWidth - 13))
         } else {
             screen.put("no note", x: x, y: y + 1, style: CellStyle(dim: true), maxWidth: textWidth)
         }
@@ -182,10 +182,11 @@ private struct Painter {
         screen.put(peak, x: x, y: y + 4, style: CellStyle(dim: true), maxWidth: textWidth)
     }
 
-    /// A tuning needle: −50 … +50 cents, the centre marked.
+    /// A tuning needle: −50 … +50 cents, the centre marked, in at most `w` columns (an odd
+    /// number of them, so that the centre is one).
     mutating func drawNeedle(cents: Double, x: Int, y: Int, width w: Int) {
         guard w >= 7 else { return }
-        let half = w / 2
+        let half = (w - 1) / 2
         for i in 0..<(2 * half + 1) {
             screen[x + i, y] = Cell(i == half ? (capabilities.unicode ? "┼" : "+") : (capabilities.unicode ? "─" : "-"), CellStyle(dim: true))
         }
@@ -221,7 +222,9 @@ private struct Painter {
             var cx = screen.put(name + String(repeating: " ", count: 8 - name.count), x: x, y: y + 1 + i)
             cx = screen.put(pad(lufs(p.loudness.shortTerm), 7), x: cx, y: y + 1 + i)
             cx = screen.put(pad(lufs(p.loudness.integrated), 7), x: cx, y: y + 1 + i, style: CellStyle(bold: true))
-            if let state = s.state(programme: i) {
+            if p.paused {
+                screen.put(" PAUSED", x: cx, y: y + 1 + i, style: style(.yellow, bold: true), maxWidth: x + 27 - cx)
+            } else if let state = s.state(programme: i) {
                 let cell = stateCell(state)
                 screen.put(" " + cell.text, x: cx, y: y + 1 + i, style: cell.style, maxWidth: x + 27 - cx)
             }
@@ -237,7 +240,9 @@ private struct Painter {
         let l = s.loudness
         func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
         func pad(_ t: String, _ n: Int) -> String { String(repeating: " ", count: max(0, n - t.count)) + t }
-        if let target = s.programmes[0].target, let state = s.state(programme: 0) {
+        if s.programmes[0].paused {
+            screen.put("Loudness  PAUSED", x: x, y: y, style: style(.yellow, bold: true))
+        } else if let target = s.programmes[0].target, let state = s.state(programme: 0) {
             let cell = stateCell(state)
             let cx = screen.put("Target " + target.profile + " ", x: x, y: y, style: CellStyle(dim: true), maxWidth: 19)
             screen.put(cell.text, x: cx, y: y, style: cell.style, maxWidth: x + 27 - cx)
@@ -301,8 +306,9 @@ private struct Painter {
         let reading = fraction <= 0 && scale.unit.hasPrefix("dB") || fraction <= 0 && scale.unit == "LUFS"
             ? "-inf" : fixed(scale.value(ofFraction: Float(fraction)), 1)
         var x = x0 + w + 1
+        // Silence reads -inf, dim: no zone (it used to show green, as if the level were fine).
         screen.put(String(repeating: " ", count: max(0, 6 - reading.count)) + reading, x: x, y: y,
-                   style: style(scale.zone(of: scale.value(ofFraction: Float(fraction)))))
+                   style: reading == "-inf" ? CellStyle(dim: true) : style(scale.zone(of: scale.value(ofFraction: Float(fraction)))))
         x += 7
         if ch.clips > 0 {
             screen.put("CLIP", x: x, y: y, style: capabilities.colors ? CellStyle(color: .red, bold: true, reverse: true) : CellStyle(bold: true, reverse: true))
@@ -407,6 +413,12 @@ private struct Painter {
             let pair = s.pairs[i]
             let label = pair.programme.map { "\(s.programmes[$0].name) \(pair.label)" } ?? "\(2 * i + 1)-\(2 * i + 2)"
             x = screen.put("  \(label) ", x: x, y: y, style: CellStyle(dim: true))
+            // A silent pair has no phase: a dim dash, not a yellow +0.00.
+            if s.isSilent(pair) {
+                x = screen.put("  -  ", x: x, y: y, style: CellStyle(dim: true))
+                if x >= width - 1 { break }
+                continue
+            }
             let zone: DisplayScale.Zone = shown < 0 ? .red : shown < 0.3 ? .yellow : .green
             x = screen.put(value, x: x, y: y, style: style(zone))
             if x >= width - 1 { break }
@@ -422,6 +434,7 @@ private struct Painter {
             "Tab, →, ↓   next input",
             "⇧Tab, ←, ↑  previous input",
             "r           reset measurements",
+            "i           pause / resume loudness integration",
             "p           pause / resume display",
             "Ctrl-L      redraw",
             "?           close this help",

@@ -72,6 +72,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                     switch action {
                     case .quit: context.quit()
                     case .reset: context.reset()
+                    case .integration: context.toggleIntegration()
                     case .pause: state.paused.toggle()
                     case .help: state.help.toggle()
                     case .next: state.selected = (state.selected + 1) % max(1, channels)
@@ -137,7 +138,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
 
 /// Key presses, from the bytes a terminal sends.
 enum KeyAction: Equatable {
-    case quit, reset, pause, help, next, previous, redraw, escape
+    case quit, reset, pause, integration, help, next, previous, redraw, escape
 }
 
 enum KeyParser {
@@ -170,6 +171,7 @@ enum KeyParser {
             switch b {
             case UInt8(ascii: "q"), UInt8(ascii: "Q"): out.append(.quit)
             case UInt8(ascii: "r"), UInt8(ascii: "R"): out.append(.reset)
+            case UInt8(ascii: "i"), UInt8(ascii: "I"): out.append(.integration)
             case UInt8(ascii: "p"), UInt8(ascii: "P"), UInt8(ascii: " "): out.append(.pause)
             case UInt8(ascii: "?"), UInt8(ascii: "h"): out.append(.help)
             case 0x09: out.append(.next)

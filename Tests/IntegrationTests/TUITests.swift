@@ -76,6 +76,13 @@ final class TUITests: XCTestCase {
         XCTAssertTrue(smallLines.contains { $0.hasPrefix(" 1 ") } && smallLines.contains { $0.hasPrefix(" 2 ") })
         XCTAssertTrue(smallLines.contains { $0.hasPrefix("Hz") && $0.contains("1k") })
 
+        // i pauses the loudness integration (the worker's state, shown back by the snapshot),
+        // i again resumes it.
+        try tmux(["send-keys", "-t", "jv", "i"])
+        XCTAssertNotNil(waitForPane(timeout: 20) { $0.contains("Loudness  PAUSED") }, capture())
+        try tmux(["send-keys", "-t", "jv", "i"])
+        XCTAssertNotNil(waitForPane(timeout: 20) { $0.contains("Loudness (EBU R 128)") }, capture())
+
         try tmux(["send-keys", "-t", "jv", "q"])
         let status = waitForFile("\(folder)/exit")
         XCTAssertEqual(status?.trimmingCharacters(in: .whitespacesAndNewlines), "0", "exit status after q")

@@ -30,6 +30,7 @@ final class LayoutTests: XCTestCase {
         s.channels[0].pitchConfidence = 0.99
         s.channels[0].peakFrequencyHz = 440
         s.channels[0].peakNote = Note(frequency: 440)
+        s.channels[0].rmsDBFS = -21
         s.channels[0].meter = Float((-21.0 + 60) / 60)
         s.channels[0].hold = Float((-15.0 + 60) / 60)
         s.channels[0].clips = clips
@@ -70,6 +71,42 @@ final class LayoutTests: XCTestCase {
         s.programmes[0].target = LoudnessTarget.profile("atsc-a85")
         let text = Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).text
         XCTAssertTrue(text.contains("Target atsc-a85 OK"), text)
+        // Paused (the `i` key, the control input's pause, a stopped transport): said.
+        s.programmes[0].paused = true
+        XCTAssertTrue(Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).text
+            .contains("Loudness  PAUSED"))
+    }
+
+    /// What a newcomer found at 80×24: the tuning needle stops a column short of the loudness
+    /// block at every cents value; a silent channel's `-inf` is dim, not green; a silent
+    /// pair's correlation is a dim dash, not a yellow `+0.00`.
+    func testNeedleSilenceAndSilentPairsAt80x24() {
+        for cents in stride(from: -50.0, through: 50, by: 5) {
+            var s = snapshot(channels: 4)
+            s.channels[0].pitchNote = Note(frequency: 440 * pow(2, cents / 1200))
+            let screen = Layout.render(s, context: context(channels: 4), state: ViewState(), width: 80, height: 24, capabilities: color)
+            let needleRow = (1...5).first { screen.line($0).contains("─") }
+            let row = screen.line(needleRow ?? 3)
+            XCTAssertNotNil(needleRow, "no needle at \(cents) cents")
+            // The loudness block starts at column 53; the needle keeps column 52 free.
+            let chars = Array(row)
+            XCTAssertTrue(chars.count < 53 || chars[52] == " ", "\(cents) cents: '\(row)'")
+            XCTAssertFalse(chars.dropFirst(52).contains { "─┼█".contains($0) }, "\(cents) cents: '\(row)'")
+        }
+        var s = snapshot(channels: 4)
+        s.correlations = [0.98, 0]
+        s.channels[2].rmsDBFS = Decibels.floor
+        s.channels[3].rmsDBFS = Decibels.floor
+        s.channels[2].meter = 0
+        let screen = Layout.render(s, context: context(channels: 4), state: ViewState(), width: 80, height: 24, capabilities: color)
+        let last = screen.line(23)
+        XCTAssertTrue(last.contains("1-2 +0.98") && last.contains("3-4   -"), last)
+        XCTAssertFalse(last.contains("3-4 +0.00"), last)
+        let meter3 = (0..<24).first { screen.line($0).hasPrefix(" 3 ") }!
+        XCTAssertTrue(screen.line(meter3).contains("-inf"), screen.line(meter3))
+        let x = Array(screen.line(meter3)).firstIndex(of: "-") ?? 0  // the row's only '-' is -inf's
+        XCTAssertEqual(screen[x, meter3].style.dim, true, "-inf is dim")
+        XCTAssertNil(screen[x, meter3].style.color, "-inf has no zone colour")
     }
 
     func testEightyByTwentyFourShowsEverything() {
@@ -147,7 +184,8 @@ final class LayoutTests: XCTestCase {
         XCTAssertFalse(screen.text.unicodeScalars.contains { $0.value > 127 }, "ASCII only")
         let update = ScreenDiff.update(from: nil, to: screen, colors: false)
         XCTAssertNil(update.range(of: "\u{1B}\\[[0-9;]*3[1-7][;m]", options: .regularExpression), "no colour codes")
-        XCTAssertNotNil(ScreenDiff.update(from: nil, to: screen, colors: true).range(of: "\u{1B}[0;32m"))
+        // With colours on, the same screen carries colour codes (the red reading of −3 dBFS).
+        XCTAssertNotNil(ScreenDiff.update(from: nil, to: screen, colors: true).range(of: "\u{1B}[0;31m"))
     }
 
     func testDiffWritesOnlyChangedCells() {
@@ -185,6 +223,7 @@ final class LayoutTests: XCTestCase {
     func testKeys() {
         XCTAssertEqual(KeyParser.actions(Array("q".utf8)), [.quit])
         XCTAssertEqual(KeyParser.actions(Array("rp?".utf8)), [.reset, .pause, .help])
+        XCTAssertEqual(KeyParser.actions(Array("iI".utf8)), [.integration, .integration])
         XCTAssertEqual(KeyParser.actions([0x09, 0x1B, 0x5B, 0x5A]), [.next, .previous])
         XCTAssertEqual(KeyParser.actions(Array("\u{1B}[A\u{1B}[B\u{1B}[C\u{1B}[D\u{1B}OA".utf8)), [.previous, .next, .next, .previous, .previous])
         XCTAssertEqual(KeyParser.actions(Array("\u{1B}[1;5C".utf8)), [.next])

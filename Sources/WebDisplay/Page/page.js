@@ -76,9 +76,17 @@ function draw() {
     title += "   " + update.sample_rate_hz + " Hz   " + (s.buffer_frames || "-") + " frames   xruns " + s.xruns
       + "   overruns " + s.overruns + "   skipped " + s.skipped_updates;
   }
-  text(title, pad, 1.4 * u, 0.9 * u, TEXT);
   const state = connected ? "connected" : "reconnecting …";
-  if (pad + g.measureText(title).width + g.measureText(state).width + 2 * u < W) {
+  g.font = "normal " + 0.9 * u + 'px "DejaVu Sans", system-ui, sans-serif';
+  const roomy = pad + g.measureText(title).width + g.measureText(state).width + 2 * u < W;
+  // On a narrow screen (a phone) the title stops short of the connection dot.
+  const room = W - pad - 2.5 * u;
+  if (!roomy && g.measureText(title).width > room) {
+    while (title.length > 1 && g.measureText(title + "…").width > room) title = title.slice(0, -1);
+    title += "…";
+  }
+  text(title, pad, 1.4 * u, 0.9 * u, TEXT);
+  if (roomy) {
     text(state, W - pad, 1.4 * u, 0.9 * u, connected ? GREEN : YELLOW, "right");
   } else {  // a narrow screen: a dot says it
     g.fillStyle = "#1d2126"; g.fillRect(W - 2 * u, 0, 2 * u, 2 * u);
@@ -166,7 +174,8 @@ function draw() {
       g.fillStyle = zone(value, m); g.fillRect(barX + Math.min(hold, 1) * barW - 0.2 * u, y, 0.4 * u, h);
     }
     const reading = x <= 0 && (m.unit.startsWith("dB") || m.unit === "LUFS") ? "-inf" : (m.min + x * (m.max - m.min)).toFixed(1);
-    text(reading, barX + barW + 5 * u, y + h * 0.85, Math.min(h, 1.1 * u), zone(m.min + x * (m.max - m.min), m), "right");
+    // Silence reads -inf, dim: no zone.
+    text(reading, barX + barW + 5 * u, y + h * 0.85, Math.min(h, 1.1 * u), reading === "-inf" ? DIM : zone(m.min + x * (m.max - m.min), m), "right");
     if (c.clips > 0) {
       g.fillStyle = RED; g.fillRect(barX + barW + 5.5 * u, y, 3.2 * u, h);
       text("CLIP", barX + barW + 7.1 * u, y + h * 0.85, Math.min(h, 0.9 * u), "#fff", "center", "bold");
@@ -217,7 +226,10 @@ function draw() {
 
   // Correlation of the channel pairs, or of each programme's loudspeaker pairs.
   let cx = pad;
-  const pairs = (update.correlation || []).map((r, i) => [(2 * i + 1) + "-" + (2 * i + 2), r]);
+  // A channel pair whose inputs are both silent has no phase: a dim dash, not a yellow +0.00.
+  const silent = (c) => !c || c.rms_dbfs === null || c.rms_dbfs === undefined || c.rms_dbfs < -90;
+  const pairs = (update.correlation || []).map((r, i) =>
+    [(2 * i + 1) + "-" + (2 * i + 2), silent(channels[2 * i]) && silent(channels[2 * i + 1]) ? null : r]);
   for (const [name, p] of programmes) {
     for (const [label, r] of Object.entries(p.correlation || {})) pairs.push([name + " " + label, r]);
   }
@@ -226,11 +238,11 @@ function draw() {
     cx += 7 * u;
     for (const [name, r] of pairs) {
       const shown = r === null ? 0 : Math.round(r * 100) / 100 + 0;  // + 0: no "-0.00"
-      const label = name + " " + (shown >= 0 ? "+" : "") + shown.toFixed(2);
+      const label = name + " " + (r === null ? "–" : (shown >= 0 ? "+" : "") + shown.toFixed(2));
       g.font = 0.9 * u + "px sans-serif";
       const w = Math.max(7 * u, g.measureText(label).width + u);
       if (cx + w > W) break;
-      text(label, cx, H - 0.8 * u, 0.9 * u, shown < 0 ? RED : shown < 0.3 ? YELLOW : GREEN);
+      text(label, cx, H - 0.8 * u, 0.9 * u, r === null ? DIM : shown < 0 ? RED : shown < 0.3 ? YELLOW : GREEN);
       cx += w;
     }
   }
