@@ -110,7 +110,7 @@ public final class Engine {
                 // Every programme paused, or every one resumed (the worker takes it within a period).
                 let paused = !shared.integrationPaused.load(ordering: .relaxed)
                 shared.integrationPaused.store(paused, ordering: .relaxed)
-                let all: UInt64 = c.resolvedProgrammes.count >= 64 ? ~0 : (1 << UInt64(c.resolvedProgrammes.count)) - 1
+                let all = Engine.everyProgramme(c)
                 if paused {
                     shared.programmePauses.bitwiseOr(all, ordering: .relaxed)
                 } else {
@@ -240,6 +240,12 @@ public final class Engine {
         }
     }
 
+    /// Every programme of `c` as a bit set (bit p: programme p; at most 32 programmes).
+    private static func everyProgramme(_ c: Configuration) -> UInt64 {
+        let n = c.resolvedProgrammes.count
+        return n >= 64 ? ~0 : (1 << UInt64(n)) - 1
+    }
+
     /// What a control command (`--listen`) does; on the control input's thread.
     private static func obey(
         _ command: ControlCommand, configuration c: Configuration, shared: SharedState, control: OutputControl,
@@ -249,7 +255,7 @@ public final class Engine {
         // is counted as a rejected command.
         func programmes(_ name: String?) -> UInt64? {
             let names = c.resolvedProgrammes.map(\.name)
-            guard let name else { return names.count >= 64 ? ~0 : (1 << UInt64(names.count)) - 1 }
+            guard let name else { return Engine.everyProgramme(c) }
             guard let p = names.firstIndex(of: name) else {
                 rejected?.add()
                 return nil

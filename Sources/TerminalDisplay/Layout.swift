@@ -70,6 +70,12 @@ public enum Layout {
         fraction > 0.8 ? .red : fraction > 0.6 ? .yellow : .green
     }
 
+    /// A loudness as the displays show it: one decimal, `-inf` below −70 LUFS (the gate).
+    static func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
+
+    /// `text` right-aligned in `width` columns.
+    static func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+
     /// "440.0 Hz", "1.25 kHz".
     static func hertz(_ f: Double) -> String {
         f >= 1000 ? fixed(f / 1000, 2) + " kHz" : fixed(f, 1) + " Hz"
@@ -212,16 +218,14 @@ private struct Painter {
     /// Several programmes (`--programme`): a row each, short-term and integrated loudness
     /// and the state against its target, in 27 columns and `rows` rows.
     mutating func drawProgrammes(_ s: Snapshot, x: Int, y: Int, rows: Int) {
-        func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
-        func pad(_ t: String, _ n: Int) -> String { String(repeating: " ", count: max(0, n - t.count)) + t }
         screen.put("Programme  S LUFS I LUFS", x: x, y: y, style: CellStyle(dim: true))
         let count = s.programmes.count
         let shown = count <= rows - 1 ? count : rows - 2
         for (i, p) in s.programmes.prefix(shown).enumerated() {
             let name = p.name.count > 8 ? String(p.name.prefix(7)) + "~" : p.name
             var cx = screen.put(name + String(repeating: " ", count: 8 - name.count), x: x, y: y + 1 + i)
-            cx = screen.put(pad(lufs(p.loudness.shortTerm), 7), x: cx, y: y + 1 + i)
-            cx = screen.put(pad(lufs(p.loudness.integrated), 7), x: cx, y: y + 1 + i, style: CellStyle(bold: true))
+            cx = screen.put(Layout.pad(Layout.lufs(p.loudness.shortTerm), 7), x: cx, y: y + 1 + i)
+            cx = screen.put(Layout.pad(Layout.lufs(p.loudness.integrated), 7), x: cx, y: y + 1 + i, style: CellStyle(bold: true))
             if p.paused {
                 screen.put(" PAUSED", x: cx, y: y + 1 + i, style: style(.yellow, bold: true), maxWidth: x + 27 - cx)
             } else if let state = s.state(programme: i) {
@@ -238,8 +242,6 @@ private struct Painter {
             return
         }
         let l = s.loudness
-        func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
-        func pad(_ t: String, _ n: Int) -> String { String(repeating: " ", count: max(0, n - t.count)) + t }
         if s.programmes[0].paused {
             screen.put("Loudness  PAUSED", x: x, y: y, style: style(.yellow, bold: true))
         } else if let target = s.programmes[0].target, let state = s.state(programme: 0) {
@@ -249,15 +251,15 @@ private struct Painter {
         } else {
             screen.put("Loudness (EBU R 128)", x: x, y: y, style: CellStyle(dim: true))
         }
-        screen.put("M " + pad(lufs(l.momentary), 6) + "  S " + pad(lufs(l.shortTerm), 6) + " LUFS", x: x, y: y + 1)
-        screen.put("I " + pad(lufs(l.integrated), 6) + " LUFS", x: x, y: y + 2, style: CellStyle(bold: true))
+        screen.put("M " + Layout.pad(Layout.lufs(l.momentary), 6) + "  S " + Layout.pad(Layout.lufs(l.shortTerm), 6) + " LUFS", x: x, y: y + 1)
+        screen.put("I " + Layout.pad(Layout.lufs(l.integrated), 6) + " LUFS", x: x, y: y + 2, style: CellStyle(bold: true))
         // LRA, then the further programme readings of the table (`Readings.extras`).
-        let extras = Readings.extras(s).map { "  \($0.label) \(pad($0.text, 5)) \($0.unit)" }.joined()
-        screen.put("LRA " + pad(fixed(l.range, 1), 5) + " LU" + extras, x: x, y: y + 3)
+        let extras = Readings.extras(s).map { "  \($0.label) \(Layout.pad($0.text, 5)) \($0.unit)" }.joined()
+        screen.put("LRA " + Layout.pad(fixed(l.range, 1), 5) + " LU" + extras, x: x, y: y + 3)
         let tp = s.maxTruePeakDBTP(programme: 0)
         let tpText = tp > -200 ? fixed(Double(tp), 1) : "-inf"
         let limit = s.programmes[0].target?.maxTruePeakDBTP ?? -1
-        screen.put("TP max " + pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
+        screen.put("TP max " + Layout.pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
     }
 
     // MARK: Meters
@@ -399,10 +401,9 @@ private struct Painter {
         var x = 0
         if loudness {
             let l = s.loudness
-            func lufs(_ v: Double) -> String { v > -70 ? fixed(v, 1) : "-inf" }
             let extras = Readings.extras(s).map { "\($0.label) \($0.text) \($0.unit)  " }.joined()
             let name = s.programmes[0].name.isEmpty ? "" : s.programmes[0].name + (s.programmes.count > 1 ? " (+\(s.programmes.count - 1))" : "") + "  "
-            x = screen.put(name + "M \(lufs(l.momentary))  S \(lufs(l.shortTerm))  I \(lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  " + extras, x: x, y: y)
+            x = screen.put(name + "M \(Layout.lufs(l.momentary))  S \(Layout.lufs(l.shortTerm))  I \(Layout.lufs(l.integrated)) LUFS  LRA \(fixed(l.range, 1)) LU  " + extras, x: x, y: y)
         }
         if s.correlations.isEmpty { return }
         x = screen.put("Correlation", x: x, y: y, style: CellStyle(dim: true))
