@@ -284,13 +284,6 @@ public final class Analyzer: @unchecked Sendable {
         }
     }
 
-    /// The largest true peak of programme `p`'s channels since the start or reset, dBTP.
-    private func maxTruePeakDBTP(programme p: Int) -> Float {
-        var peak: Float = 0
-        for c in programmes[p].programme.channels { peak = max(peak, truePeak.maxPeak(channel: c)) }
-        return Decibels.fromAmplitude(peak)
-    }
-
     /// Channel `c`'s VU, PPM and K readings (-60 when not computed).
     private func vuReading(channel c: Int) -> Double {
         laneGroups.isEmpty ? -60 : laneGroups[c / MeterLanes.width].meters?.vuReading(lane: c % MeterLanes.width) ?? -60
@@ -387,10 +380,9 @@ public final class Analyzer: @unchecked Sendable {
         return programmes[p].readings()
     }
 
-    /// Programme `p`'s largest true peak (dBTP) and the audio it integrated (s), at the end.
-    public func finalProgramme(_ p: Int) -> (maxTruePeakDBTP: Double, seconds: Double) {
-        (Double(maxTruePeakDBTP(programme: p)), programmes[p].loudness.measuredSeconds)
-    }
+    /// The audio programme `p` has integrated (s, paused time left out). Its largest true
+    /// peak is its channels' (`Snapshot.maxTruePeakDBTP(programme:)`).
+    public func measuredSeconds(programme p: Int) -> Double { programmes[p].loudness.measuredSeconds }
 
     /// Channel `c`'s largest true peak (dBTP), sample peak (dBFS) and RMS (dBFS) over
     /// everything appended since the start.

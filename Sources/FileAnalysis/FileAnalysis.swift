@@ -390,7 +390,7 @@ public struct FileAnalysis {
         for (i, t) in totals.enumerated() { whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP) }
         for p in whole.programmes.indices {
             whole.programmes[p].loudness = a.finalLoudness(programme: p)
-            whole.programmes[p].measuredSeconds = a.finalProgramme(p).seconds
+            whole.programmes[p].measuredSeconds = a.measuredSeconds(programme: p)
         }
         let extras = Readings.extras(whole)
         let named = c.programmes.isEmpty ? [] : Array(whole.programmes.indices)
