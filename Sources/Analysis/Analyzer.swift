@@ -243,6 +243,24 @@ public final class Analyzer: @unchecked Sendable {
     /// Whether the transport rolled in the latest frames (always, without `--follow-transport`).
     public private(set) var transportRolling = true
 
+    /// What a connection change must not leave in channel `c`'s maxima: its true-peak maxima
+    /// and sample peak, its clip count and peak hold, its meter ballistics.
+    public struct HeldMaxima: Sendable {
+        fileprivate var truePeak: TruePeakMeter.Maxima
+        fileprivate var channel: ChannelAnalysis.Held
+    }
+
+    public func heldMaxima(channel c: Int) -> HeldMaxima {
+        HeldMaxima(truePeak: truePeak.maxima(channel: c), channel: channels[c].held)
+    }
+
+    /// Puts channel `c`'s maxima back as they were (`heldMaxima`): the frames appended since
+    /// count for the loudness, levels and spectrum, not for the maxima and clip count.
+    public func restore(_ m: HeldMaxima, channel c: Int) {
+        truePeak.restore(m.truePeak, channel: c)
+        channels[c].held = m.channel
+    }
+
     /// Feeds the true-peak meter alone (see `append(frames:from:truePeak:hop:)`).
     public func appendTruePeak(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
         truePeak.process(frames: frames, from: source)
@@ -526,6 +544,24 @@ final class ChannelAnalysis {
         block.update(repeating: 0)
         windowSquares = 0
         windowCount = 0
+    }
+
+    /// The maxima a connection change leaves out (`Analyzer.heldMaxima`).
+    struct Held: Sendable {
+        var digitalPeak: DigitalPeakMeter
+        var heldPeak: Double
+        var displayTruePeak: Double
+        var truePeakBallistics: Ballistics
+    }
+
+    var held: Held {
+        get { Held(digitalPeak: digitalPeak, heldPeak: heldPeak, displayTruePeak: displayTruePeak, truePeakBallistics: truePeakBallistics) }
+        set {
+            digitalPeak = newValue.digitalPeak
+            heldPeak = newValue.heldPeak
+            displayTruePeak = newValue.displayTruePeak
+            truePeakBallistics = newValue.truePeakBallistics
+        }
     }
 
     func continueFrom(_ old: ChannelAnalysis) {

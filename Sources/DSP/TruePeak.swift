@@ -415,6 +415,23 @@ public final class TruePeakMeter: @unchecked Sendable {
         return p
     }
 
+    /// Channel `c`'s maxima (since the start, since the last `takeRecentPeak`, of the samples),
+    /// to put back with `restore` after audio that must not count (see
+    /// `Analyzer.withoutMaxima`).
+    public struct Maxima: Sendable, Equatable {
+        public var max: Float, recent: Float, sample: Float
+    }
+
+    public func maxima(channel c: Int) -> Maxima {
+        Maxima(max: maxPeaks[c], recent: recentPeaks[c], sample: samplePeaks[c])
+    }
+
+    public func restore(_ m: Maxima, channel c: Int) {
+        maxPeaks[c] = m.max
+        recentPeaks[c] = m.recent
+        samplePeaks[c] = m.sample
+    }
+
     /// Forgets channel `c`'s maximum (not its filter history). Real-time safe.
     public func reset(channel c: Int) {
         maxPeaks[c] = 0

@@ -46,6 +46,19 @@ final class Capture: Sendable {
     let discardBefore = Counter()
     static let discardEverything = Int.max
 
+    /// Per input: 1 + the ring index of the first frame of the latest cycle in which its
+    /// connections changed (0: none yet), written by the callback, read by the worker, which
+    /// leaves that audio out of the maxima and starts its block afresh (see
+    /// `CaptureProcessor.process`).
+    let connectionChangedAt: AtomicCounterArray
+    /// Per input: 1 when the main thread saw its connection count change (a change the
+    /// callback cannot see in the buffer address: a second source added, say), and the count
+    /// of such looks, so that the callback reads the flags only after one.
+    let connectionHints: AtomicCounterArray
+    let connectionHintGeneration = Counter()
+    /// Frames within which a hint adds nothing to a change the callback saw itself.
+    static let hintCoverFrames = 16384
+
     /// With `--follow-transport`: the ring's last channel carries the transport, per frame
     /// (`Capture.transportStopped`, `…Rolling`, `…RollingFromZero`).
     var followsTransport: Bool { ring.channels > meterValues.count }
@@ -62,6 +75,8 @@ final class Capture: Sendable {
         self.meterValues = meterValues
         meterConnected = AtomicCounterArray(count: meterValues.count)
         for c in 0..<meterValues.count { meterConnected.store(1, at: c) }
+        connectionChangedAt = AtomicCounterArray(count: meterValues.count)
+        connectionHints = AtomicCounterArray(count: meterValues.count)
         self.wake = wake
         self.canary = canary
         self.oscQueue = oscQueue
@@ -123,8 +138,14 @@ final class CaptureProcessor: ProcessHandler {
     let notesPort: Port?
     /// What it writes into (outlives this client).
     let capture: Capture
+    /// Each input's buffer address in the previous cycle (0 before the first), and the hint
+    /// generation last acted on: the callback's own memory.
+    let lastBuffers: AtomicCounterArray
+    let hintsSeen = Counter()
 
     init(inputs: [Port], meters: [Port], capture: Capture, oscPort: Port? = nil, notesPort: Port? = nil) {
+        lastBuffers = AtomicCounterArray(count: inputs.count)
+        hintsSeen.store(capture.connectionHintGeneration.count)
         self.inputs = inputs
         self.meters = meters
         self.capture = capture
@@ -145,9 +166,26 @@ final class CaptureProcessor: ProcessHandler {
             while capture.freewheeling.count != 0 && !ring.hasSpace(for: frames) { _ = capture.space.wait(timeout: 0.01) }
         }
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
-            capture.clock.store(frame: ring.framesWritten, microseconds: scope.cycleStartMicroseconds)
+            let first = ring.framesWritten
+            capture.clock.store(frame: first, microseconds: scope.cycleStartMicroseconds)
+            // Connection changes take effect at a cycle's start. JACK hands an input the
+            // buffer of its one source (or its own, silent or mixed), so a new address is a
+            // change in this very cycle; the main thread's hints cover the rest, later.
+            let generation = capture.connectionHintGeneration.count
+            let hinted = generation != hintsSeen.count
+            if hinted { hintsSeen.store(generation) }
             for c in 0..<inputs.count {
                 let input = scope.input(inputs[c])
+                let address = Int(bitPattern: input.baseAddress)
+                let last = lastBuffers[c]
+                var changed = last != 0 && address != last
+                if hinted && capture.connectionHints[c] != 0 {
+                    capture.connectionHints.store(0, at: c)
+                    let marked = capture.connectionChangedAt[c]
+                    changed = changed || marked == 0 || first - (marked - 1) > Capture.hintCoverFrames
+                }
+                if changed { capture.connectionChangedAt.store(first + 1, at: c) }
+                if address != last { lastBuffers.store(address, at: c) }
                 if let samples = input.baseAddress, input.count == frames {
                     ring.copyIn(channel: c, from: samples, frames: frames)
                 }

@@ -103,6 +103,24 @@ final class JackConnection {
         capture.discardBefore.store(capture.ring.framesWritten + client.bufferSize)
     }
 
+    /// Each input's connection count when last looked at (`hintConnectionChanges`).
+    private var lastConnectionCounts: [Int] = []
+
+    /// After a graph change: flags the inputs whose connection count changed for the process
+    /// callback, which marks its next cycle as a connection change (when it has not seen
+    /// the change itself in the input's buffer address).
+    func hintConnectionChanges(_ capture: Capture) {
+        let counts = inputs.map(\.connectionCount)
+        defer { lastConnectionCounts = counts }
+        guard counts.count == lastConnectionCounts.count else { return }
+        var any = false
+        for c in counts.indices where counts[c] != lastConnectionCounts[c] && c < capture.connectionHints.count {
+            capture.connectionHints.store(1, at: c)
+            any = true
+        }
+        if any { capture.connectionHintGeneration.add() }
+    }
+
     /// Inputs with at least one connection now.
     var connectedInputs: Int { inputs.filter { $0.connectionCount > 0 }.count }
 

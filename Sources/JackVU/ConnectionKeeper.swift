@@ -54,6 +54,7 @@ final class ConnectionKeeper {
         connection.writeMetadata()
         shared.inputsConnected.store(connection.connectedInputs)
         connection.updateMeterConnections(capture)
+        connection.hintConnectionChanges(capture)
         for pattern in unmatched {
             printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
         }
@@ -88,6 +89,7 @@ final class ConnectionKeeper {
             }
             shared.inputsConnected.store(connection.connectedInputs)
             connection.updateMeterConnections(capture)
+            connection.hintConnectionChanges(capture)
         }
         return true
     }
@@ -119,6 +121,7 @@ final class ConnectionKeeper {
         _ = events.takePortsAppeared()
         shared.inputsConnected.store(fresh.connectedInputs)
         fresh.updateMeterConnections(capture)
+        fresh.hintConnectionChanges(capture)
         printError("connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
         Engine.reportName(fresh.client.name, asked: c.clientName)
     }

@@ -102,21 +102,26 @@ public final class Engine {
         let factory = try OutputFactory(
             configuration: c, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
             controlRejected: controlInput?.rejected)
+        // The programmes' loudness over the last hour, for the displays' history graphs.
+        let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
         let context = DisplayContext(
             clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
             barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
             reset: requestReset, quit: { events.stop(.signal) },
-            toggleIntegration: {
-                // Every programme paused, or every one resumed (the worker takes it within a period).
-                let paused = !shared.integrationPaused.load(ordering: .relaxed)
-                shared.integrationPaused.store(paused, ordering: .relaxed)
-                let all = Engine.everyProgramme(c)
+            resetProgramme: { p in
+                if let p { shared.programmeResets.bitwiseOr(1 << UInt64(p), ordering: .relaxed) } else { requestReset() }
+                wake.signal()
+            },
+            setIntegration: { p, paused in
+                // One programme or every one (the worker takes it within a period).
+                let bits = p.map { UInt64(1) << UInt64($0) } ?? Engine.everyProgramme(c)
                 if paused {
-                    shared.programmePauses.bitwiseOr(all, ordering: .relaxed)
+                    shared.programmePauses.bitwiseOr(bits, ordering: .relaxed)
                 } else {
-                    shared.programmeResumes.bitwiseOr(all, ordering: .relaxed)
+                    shared.programmeResumes.bitwiseOr(bits, ordering: .relaxed)
                 }
-            })
+            },
+            history: history)
         var displays: [any Display] = []
         defer { for d in displays { d.stop() } }
         for make in displayFactories { displays.append(try Engine.display(make, context)) }
@@ -142,7 +147,7 @@ public final class Engine {
         let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
-            outputWake: output.wake, controlRejected: controlInput?.rejected)
+            outputWake: output.wake, controlRejected: controlInput?.rejected, history: history)
         let keeper = ConnectionKeeper(
             first: first, capture: capture, configuration: c, shared: shared, events: events,
             notifications: notifications, inProcess: adopted != nil)

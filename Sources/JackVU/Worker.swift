@@ -37,8 +37,6 @@ final class SharedState: @unchecked Sendable {
     let programmeResets = Atomic<UInt64>(0)
     let programmePauses = Atomic<UInt64>(0)
     let programmeResumes = Atomic<UInt64>(0)
-    /// The terminal display's `i`: whether it last paused every programme.
-    let integrationPaused = Atomic<Bool>(false)
     /// What the outputs need computed now (`Analyzer.Features` raw value); the control
     /// input's `send` may widen it.
     let neededFeatures: Atomic<Int>
@@ -85,10 +83,22 @@ final class Worker: @unchecked Sendable {
     /// The server runs at a rate the meters cannot honour: its audio is dropped unanalysed.
     private var rateUnsupported = false
     private var thread: PosixThread?
+    /// Per input, the latest connection change the worker took (`Capture.connectionChangedAt`),
+    /// and the stretches of ring frames whose audio counts for no maximum.
+    private var changesTaken: [Int]
+    private var exclusions: [(channel: Int, start: Int, end: Int)] = []
+    /// The displays' loudness history, a point a second of audio.
+    private let history: LoudnessHistory?
+    private var recorder: HistoryRecorder
+    /// The analyser's frames when the history last took a reading.
+    private var historyFrames = 0
 
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
-         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?)
+         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil)
     {
+        self.history = history
+        changesTaken = (0..<configuration.channels).map { capture.connectionChangedAt[$0] }
+        recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
         self.configuration = configuration
         self.analyzer = analyzer
         pool = ChannelPool(threads: min(configuration.resolvedWorkers, configuration.channels))
@@ -238,17 +248,54 @@ final class Worker: @unchecked Sendable {
             if b.count > 0 { replaced += Vector.sanitize(UnsafeMutableBufferPointer(mutating: b)) }
         }
         if replaced > 0 { shared.nonFiniteSamples.add(replaced) }
-        // The readable frames lie in at most two contiguous pieces (the ring wraps).
-        let (first, second) = ring.regions(channel: 0, frames: available)
-        analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
-        if second.count > 0 {
-            analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
+        takeConnectionChanges(before: ring.framesRead + available)
+        // The readable frames lie in at most two contiguous pieces (the ring wraps); each
+        // is cut where a connection change's stretch begins or ends.
+        let ring = self.ring
+        let (first, _) = ring.regions(channel: 0, frames: available)
+        var cuts = [0, first.count, available]
+        let start = ring.framesRead
+        for e in exclusions {
+            cuts.append(min(available, max(0, e.start - start)))
+            cuts.append(min(available, max(0, e.end - start)))
         }
+        cuts = Array(Set(cuts)).sorted()
+        for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
+            let piece = first.count
+            let pointer = { (c: Int, offset: Int) -> UnsafePointer<Float> in
+                let (one, two) = ring.regions(channel: c, frames: available)
+                return offset < piece ? one.baseAddress! + offset : two.baseAddress! + (offset - piece)
+            }
+            let at = start + a
+            // A change: the block starts afresh with it, so the first update after it is a
+            // whole block of the new connections; its stretch counts for no maximum.
+            if exclusions.contains(where: { $0.start == at }) { analyzer.restartBlock() }
+            let excluded = exclusions.filter { $0.start <= at && at < $0.end }.map(\.channel)
+            let kept = excluded.map { analyzer.heldMaxima(channel: $0) }
+            analyzer.append(frames: b - a, from: { pointer($0, a) }, hop: publish)
+            for (c, m) in zip(excluded, kept) { analyzer.restore(m, channel: c) }
+        }
+        exclusions.removeAll { $0.end <= start + available }
         ring.consume(frames: available)
         if capture.freewheeling.count != 0 { capture.space.signal() }
         // The meter ports: every look at the ring (each period), not every hop.
         for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
         return available
+    }
+
+    /// The connection changes the callback marked in frames before `end` (ring index): each
+    /// leaves the stretch from its cycle's start, one period and at least 256 frames long
+    /// (the true-peak filter's ringing after a step is 24 frames), out of the channel's
+    /// maxima and clip count.
+    private func takeConnectionChanges(before end: Int) {
+        let length = max(256, shared.serverBufferSize.count)
+        for c in changesTaken.indices {
+            let marked = capture.connectionChangedAt[c]
+            guard marked != changesTaken[c], marked - 1 < end else { continue }
+            changesTaken[c] = marked
+            let from = max(marked - 1, ring.framesRead)
+            exclusions.append((channel: c, start: from, end: marked - 1 + length))
+        }
     }
 
     /// When the frame at ring index `index` was captured, as an OSC time tag (0 if unknown):
@@ -294,6 +341,13 @@ final class Worker: @unchecked Sendable {
             snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
             if let notes { follower.update(snapshot) { notes.push($0) } }
             snapshot.publishedNanoseconds = monotonicNanoseconds()
+            if let history {
+                // The analyser starts again from 0 frames after a rate change.
+                let frames = analyzer.framesSeen
+                let elapsed = Double(max(0, frames - historyFrames)) / Double(analyzer.sampleRate)
+                historyFrames = frames
+                recorder.take(snapshot, elapsed: elapsed, now: Double(snapshot.publishedNanoseconds) / 1e9, into: history)
+            }
         }
         snapshots.publish()
         outputWake.signal()

@@ -43,14 +43,21 @@ public struct DisplayContext: Sendable {
     public var reset: @Sendable () -> Void
     /// End the run (as SIGTERM).
     public var quit: @Sendable () -> Void
-    /// Pause the loudness integration of every programme, or resume it when paused.
-    public var toggleIntegration: @Sendable () -> Void
+    /// Restart the measurements of one programme (its index), or of everything (nil, as
+    /// SIGHUP).
+    public var resetProgramme: @Sendable (Int?) -> Void
+    /// Pause (true) or resume (false) the loudness integration of one programme (its index)
+    /// or of every one (nil).
+    public var setIntegration: @Sendable (Int?, Bool) -> Void
+    /// Each programme's loudness over the last hour (nil: not kept).
+    public var history: LoudnessHistory?
 
     public init(
         clientName: String, channels: Int, meter: DisplayScale, barsFromHz: Double, barsToHz: Double,
         holdSeconds: Double, rate: Double, skipped: Counter = Counter(),
         reset: @escaping @Sendable () -> Void = {}, quit: @escaping @Sendable () -> Void = {},
-        toggleIntegration: @escaping @Sendable () -> Void = {}
+        resetProgramme: (@Sendable (Int?) -> Void)? = nil,
+        setIntegration: @escaping @Sendable (Int?, Bool) -> Void = { _, _ in }, history: LoudnessHistory? = nil
     ) {
         self.clientName = clientName
         self.channels = channels
@@ -62,7 +69,9 @@ public struct DisplayContext: Sendable {
         self.skipped = skipped
         self.reset = reset
         self.quit = quit
-        self.toggleIntegration = toggleIntegration
+        self.resetProgramme = resetProgramme ?? { _ in reset() }
+        self.setIntegration = setIntegration
+        self.history = history
     }
 
     /// The bar edges (`bars + 1` values, Hz) at `sampleRate`, as the spectrum analyser

@@ -15,6 +15,16 @@ public struct ViewState: Sendable, Equatable {
     /// Per channel: the bar's own held maximum (0 … 1), for meters whose snapshot `hold` is on
     /// another scale (see `DisplayScale.holdIsSamplePeak`).
     public var heldMeter: [Float] = []
+    /// What is shown: the meters, or every programme's loudness history (`l`).
+    public var view = View.meters
+    public enum View: Sendable, Equatable { case meters, loudness }
+    /// The programme the `r` and `i` keys act on (0-based; nil: all), chosen with 1 … 9, 0.
+    public var programme: Int?
+    /// The history's time span, minutes (`+`, `-`: one of `historyWindows`).
+    public var historyMinutes = 10
+    public static let historyWindows = [1, 2, 5, 10, 30, 60]
+    /// The loudness view's scale (`s`): EBU +9 or +18.
+    public var scale = LoudnessScale.plus9
 
     public init() {}
 }
@@ -52,7 +62,7 @@ public enum Layout {
 
     public static func render(
         _ snapshot: Snapshot?, context: DisplayContext, state: ViewState, width: Int, height: Int,
-        capabilities: TerminalCapabilities
+        capabilities: TerminalCapabilities, history: HistoryView? = nil
     ) -> Screen {
         var screen = Screen(width: width, height: height)
         guard width >= minimumWidth && height >= minimumHeight else {
@@ -60,7 +70,7 @@ public enum Layout {
             return screen
         }
         var painter = Painter(screen: screen, context: context, capabilities: capabilities)
-        painter.draw(snapshot, state: state)
+        painter.draw(snapshot, state: state, history: history)
         if state.help { painter.drawHelp() }
         return painter.screen
     }
@@ -92,7 +102,7 @@ public enum Layout {
 }
 
 /// Draws one frame into a screen.
-private struct Painter {
+struct Painter {
     var screen: Screen
     let context: DisplayContext
     let capabilities: TerminalCapabilities
@@ -113,12 +123,16 @@ private struct Painter {
         }
     }
 
-    mutating func draw(_ snapshot: Snapshot?, state: ViewState) {
+    mutating func draw(_ snapshot: Snapshot?, state: ViewState, history: HistoryView?) {
         let channels = snapshot?.channels.count ?? context.channels
         let selected = min(max(0, state.selected), max(0, channels - 1))
         drawTitle(snapshot, state: state, selected: selected, channels: channels)
         guard let s = snapshot, s.sequence > 0 else {
             screen.put("waiting for audio …", x: 2, y: 3, style: CellStyle(dim: true))
+            return
+        }
+        if state.view == .loudness {
+            drawLoudnessView(s, state: state, history: history, top: 1)
             return
         }
         let wide = width >= 80
@@ -159,7 +173,9 @@ private struct Painter {
             text += "  \(s.sampleRate) Hz  \(s.status.bufferFrames) frames  xruns \(s.status.xruns)"
             text += "  overruns \(s.status.overruns)  skipped \(s.status.outputSkipped)"
         }
-        let right = (state.paused ? "PAUSED  " : "") + "ch \(selected + 1)/\(channels)  ? help "
+        let programme = state.programme.flatMap { p in s.flatMap { p < $0.programmes.count ? $0.programmes[p].name : nil } }
+        let right = (state.paused ? "PAUSED  " : "") + (programme.map { "keys: \($0.isEmpty ? "all" : $0)  " } ?? "")
+            + "ch \(selected + 1)/\(channels)  ? help "
         screen.put(text, x: 0, y: 0, style: bar, maxWidth: max(0, width - right.count - 1))
         screen.put(right, x: width - right.count, y: 0, style: CellStyle(bold: state.paused, reverse: true))
     }
@@ -434,8 +450,12 @@ private struct Painter {
             "",
             "Tab, →, ↓   next input",
             "⇧Tab, ←, ↑  previous input",
-            "r           reset measurements",
-            "i           pause / resume loudness integration",
+            "r           reset measurements (of the chosen programme)",
+            "i           pause / resume loudness integration (same)",
+            "1 … 9, 0    choose programme N for r and i; 0: all",
+            "l           loudness view: every programme's history",
+            "+, -        history span 1, 2, 5, 10, 30, 60 min",
+            "s           EBU +9 / +18 scale",
             "p           pause / resume display",
             "Ctrl-L      redraw",
             "?           close this help",

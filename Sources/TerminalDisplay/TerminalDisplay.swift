@@ -9,8 +9,9 @@ import Synchronization
 /// with plain escape sequences on its own thread. `show` only parks the newest snapshot (a
 /// frame the thread had not drawn yet is replaced and counted as skipped); the thread draws
 /// at most as fast as snapshots arrive (`--rate`), writes only the cells that changed, follows
-/// resizes, and reads keys: q quits, r resets, p pauses, ? help, Tab/arrows select the input,
-/// Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
+/// resizes, and reads keys: q quits, r resets, i pauses the integration, p pauses the
+/// display, 1 … 9 choose the programme r and i act on (0: all), l switches to the loudness
+/// view (+/- its span, s its scale), ? help, Tab/arrows select the input, Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
 /// there) and, on a fatal signal, by a handler.
 public final class TerminalDisplay: Display, @unchecked Sendable {
     public var name: String { "terminal" }
@@ -71,8 +72,24 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 for action in KeyParser.actions(keys) {
                     switch action {
                     case .quit: context.quit()
-                    case .reset: context.reset()
-                    case .integration: context.toggleIntegration()
+                    case .reset: context.resetProgramme(state.programme)
+                    case .integration:
+                        // Pause what runs, resume what is paused, as shown.
+                        let programmes = shown?.programmes ?? []
+                        if let p = state.programme {
+                            context.setIntegration(p, !(p < programmes.count && programmes[p].paused))
+                        } else {
+                            context.setIntegration(nil, !(!programmes.isEmpty && programmes.allSatisfy(\.paused)))
+                        }
+                    case .view: state.view = state.view == .meters ? .loudness : .meters
+                    case .programme(let p):
+                        let count = shown?.programmes.count ?? 1
+                        state.programme = p.flatMap { $0 < count && count > 1 ? $0 : nil }
+                    case .longer, .shorter:
+                        let windows = ViewState.historyWindows
+                        let i = windows.firstIndex(of: state.historyMinutes) ?? 3
+                        state.historyMinutes = windows[max(0, min(windows.count - 1, i + (action == .longer ? 1 : -1)))]
+                    case .scale: state.scale = state.scale == .plus9 ? .plus18 : .plus9
                     case .pause: state.paused.toggle()
                     case .help: state.help.toggle()
                     case .next: state.selected = (state.selected + 1) % max(1, channels)
@@ -94,8 +111,14 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 dirty = true
             }
             guard dirty else { continue }
+            var history: HistoryView?
+            if state.view == .loudness, let h = context.history {
+                let now = Double(monotonicNanoseconds()) / 1e9
+                history = HistoryView(series: h.series(since: now - Double(state.historyMinutes * 60)), now: now)
+            }
             let screen = Layout.render(
-                shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities)
+                shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities,
+                history: history)
             let ok: Bool
             if terminal.addressable {
                 ok = terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors))
@@ -139,6 +162,14 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
 /// Key presses, from the bytes a terminal sends.
 enum KeyAction: Equatable {
     case quit, reset, pause, integration, help, next, previous, redraw, escape
+    /// The meters or the loudness view (`l`).
+    case view
+    /// Choose programme N (0-based) for `r` and `i`; nil: all (`1` … `9`, `0`).
+    case programme(Int?)
+    /// A longer or shorter history span (`+`/`=`, `-`).
+    case longer, shorter
+    /// The other EBU scale (`s`).
+    case scale
 }
 
 enum KeyParser {
@@ -174,6 +205,12 @@ enum KeyParser {
             case UInt8(ascii: "i"), UInt8(ascii: "I"): out.append(.integration)
             case UInt8(ascii: "p"), UInt8(ascii: "P"), UInt8(ascii: " "): out.append(.pause)
             case UInt8(ascii: "?"), UInt8(ascii: "h"): out.append(.help)
+            case UInt8(ascii: "l"), UInt8(ascii: "L"): out.append(.view)
+            case UInt8(ascii: "0"): out.append(.programme(nil))
+            case UInt8(ascii: "1")...UInt8(ascii: "9"): out.append(.programme(Int(b - UInt8(ascii: "1"))))
+            case UInt8(ascii: "+"), UInt8(ascii: "="): out.append(.longer)
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): out.append(.shorter)
+            case UInt8(ascii: "s"), UInt8(ascii: "S"): out.append(.scale)
             case 0x09: out.append(.next)
             case 0x0C: out.append(.redraw)
             default: break

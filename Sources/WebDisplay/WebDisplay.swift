@@ -16,8 +16,10 @@ import Synchronization
 /// - `GET /`: one self-contained page (HTML, CSS, JavaScript compiled into the binary; no CDN)
 ///   that draws the terminal display's content on a canvas;
 /// - `GET /ws`: a WebSocket: first `{"display": …}` (what the meter shows, its scale, the bar
-///   range), then every update at the display rate in the live JSON schema (`--format json`);
+///   range), then `{"history": …}` (the past hour's loudness), then every update at the display rate in the live JSON schema (`--format json`);
 /// - `GET /snapshot`: the latest update as JSON (503 before the first);
+/// - `GET /history`: each programme's loudness over the last hour (as sent to a browser after
+///   the hello, `LoudnessHistory.json`);
 /// - `GET /status`: the display's own counters as JSON (clients, dropped clients, skipped
 ///   frames, bytes sent).
 ///
@@ -71,7 +73,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
         guard WebDisplay.resolves(address.host) else {
             throw .unresolvable("'\(address.host)' does not resolve to an address")
         }
-        let hub = Hub(hello: WebDisplay.hello(context), skipped: context.skipped)
+        let hub = Hub(hello: WebDisplay.hello(context), skipped: context.skipped, history: context.history)
         self.hub = hub
         let started = StartSignal()
         let router = Router(context: BasicWebSocketRequestContext.self)
@@ -93,6 +95,9 @@ public final class WebDisplay: Display, @unchecked Sendable {
         }
         router.get("/status") { _, _ -> Response in WebDisplay.json(hub.statusJSON(), status: .ok) }
         router.get("/display") { _, _ -> Response in WebDisplay.json(hub.hello + "\n", status: .ok) }
+        router.get("/history") { _, _ -> Response in
+            WebDisplay.json((hub.historyJSON() ?? "{\"history\": null}") + "\n", status: .ok)
+        }
         router.ws("/ws") { _, _ in
             hub.clientCount < WebDisplay.maxClients ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, _ in
@@ -221,9 +226,18 @@ final class Hub: @unchecked Sendable {
     private let nextID = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
 
-    init(hello: String, skipped: Counter) {
+    /// The programmes' loudness over the last hour, sent to each browser after the hello.
+    private let history: LoudnessHistory?
+
+    init(hello: String, skipped: Counter, history: LoudnessHistory? = nil) {
         self.hello = hello
         self.skipped = skipped
+        self.history = history
+    }
+
+    /// The history message (`{"history": …}`, ages relative to now), or nil when none is kept.
+    func historyJSON() -> String? {
+        history.map { $0.json(now: Double(monotonicNanoseconds()) / 1e9) }
     }
 
     var clientCount: Int { clients.withLock { $0.count } }
@@ -266,6 +280,12 @@ final class Hub: @unchecked Sendable {
         if let latest = latest() { continuation.yield(latest) }
         try await outbound.write(.text(hello))
         bytesSent.add(hello.utf8.count)
+        // What the browser missed: the programmes' loudness over the last hour (at most
+        // 3600 points a programme, sent once).
+        if let past = historyJSON() {
+            try await outbound.write(.text(past))
+            bytesSent.add(past.utf8.count)
+        }
         let bytes = bytesSent
         let dropped = dropped
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -6,13 +6,24 @@ const g = canvas.getContext("2d");
 let display = null, update = null, selected = Math.max(0, (parseInt(params.get("ch") || "1", 10) || 1) - 1);
 let connected = false, retry = 1000, lastNote = null, held = [], heldAt = [];
 let meterRows = [];
+// The loudness view (key l, ?view=loudness): each programme's history over `minutes`
+// (+/-, ?minutes=), on EBU Tech 3341's +9 or +18 scale (s, ?scale=18).
+const WINDOWS = [1, 2, 5, 10, 30, 60];
+let view = params.get("view") === "loudness" ? "loudness" : "meters";
+let minutes = WINDOWS.includes(+params.get("minutes")) ? +params.get("minutes") : 10;
+let scale18 = params.get("scale") === "18";
+// Per programme name: points {t (performance.now ms), m (max momentary), s (short-term)}, at
+// most one per 100 ms, the hour before from the server's history message.
+let history = {}, historyPoints = 0;
 
 function connect() {
   const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
   ws.onopen = () => { connected = true; retry = 1000; draw(); };
   ws.onmessage = (event) => {
     const message = JSON.parse(event.data);
-    if (message.display) { display = message.display; } else { update = message; remember(); }
+    if (message.display) { display = message.display; }
+    else if (message.history) { takeHistory(message.history); }
+    else { update = message; remember(); record(); }
     draw();
   };
   ws.onclose = () => {
@@ -31,6 +42,40 @@ function remember() {
       held[i] = v; heldAt[i] = now;
     }
   });
+}
+
+// The server's past hour (sent once after the hello): ages become times on this clock.
+function takeHistory(h) {
+  const now = performance.now();
+  history = {};
+  for (const p of h.programmes) {
+    history[p.name] = p.age_s.map((age, i) => ({
+      t: now - age * 1000,
+      m: p.momentary_lufs[i] === null ? -120 : p.momentary_lufs[i],
+      s: p.short_term_lufs[i] === null ? -120 : p.short_term_lufs[i] }));
+  }
+  historyPoints = h.programmes.reduce((n, p) => n + p.age_s.length, 0);
+  if (params.get("log")) console.log("jackvu history " + historyPoints + " points, oldest "
+    + Math.max(0, ...h.programmes.map(p => p.age_s.length ? p.age_s[0] : 0)).toFixed(1) + " s");
+}
+
+// Every programme of an update as [name, readings]: the default one ("") or the named ones.
+function programmeList(u) {
+  const named = u.programmes ? Object.entries(u.programmes) : [];
+  return named.length ? named : u.loudness ? [["", u.loudness]] : [];
+}
+
+// Adds the update's readings to the history (one point per 100 ms), keeping an hour.
+function record() {
+  const now = performance.now();
+  for (const [name, p] of programmeList(update)) {
+    const h = history[name] || (history[name] = []);
+    const last = h[h.length - 1];
+    const m = p.momentary_lufs === null ? -120 : p.momentary_lufs, st = p.short_term_lufs === null ? -120 : p.short_term_lufs;
+    if (last && now - last.t < 100) { last.m = Math.max(last.m, m); last.s = st; continue; }
+    h.push({ t: now, m: m, s: st });
+    while (h.length && now - h[0].t > 3600 * 1000) h.shift();
+  }
 }
 
 function fixed(x, d) { return x === null || x === undefined ? "-" : Number(x).toFixed(d); }
@@ -98,6 +143,7 @@ function draw() {
     if (live.textContent !== waiting) live.textContent = waiting;
     return;
   }
+  if (view === "loudness") { drawLoudness(W, H, u, pad, portrait); return; }
   const channels = update.channels, n = channels.length;
   if (selected >= n) selected = 0;
   const ch = channels[selected], m = display.meter;
@@ -246,7 +292,7 @@ function draw() {
       cx += w;
     }
   }
-  const hint = "Tab / ← → select input · click a meter";
+  const hint = "Tab / ← → select input · click a meter · l loudness";
   g.font = 0.8 * u + "px sans-serif";
   if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
 
@@ -261,9 +307,84 @@ function draw() {
   lastNote = ch.note;
 }
 
+// The loudness view: a block per programme: its readings, then its history graph (short-term
+// as a line, the max momentary as a faint area, the target band and the scale's marks).
+function drawLoudness(W, H, u, pad, portrait) {
+  const list = programmeList(update), n = Math.max(1, list.length);
+  const range = scale18 ? [-36, 18] : [-18, 9];
+  text("Loudness, last " + minutes + " min, EBU +" + (scale18 ? 18 : 9) + " scale (LU against the target)", pad, 3.3 * u, 0.9 * u, DIM);
+  const top = 4.2 * u, bottom = H - 2.2 * u, blockH = (bottom - top) / n;
+  const size = Math.max(0.7 * u, Math.min(1.1 * u, blockH * 0.22));
+  const labelW = 3.2 * size, gx = pad + labelW, gw = W - 2 * pad - labelW;
+  const now = performance.now(), span = minutes * 60 * 1000;
+  list.forEach(([name, p], i) => {
+    const y0 = top + i * blockH;
+    // The readings line.
+    const label = (name || "all");
+    let line = "M " + lufs(p.momentary_lufs) + "  S " + lufs(p.short_term_lufs) + "  I " + lufs(p.integrated_lufs) + " LUFS";
+    if (!portrait || W > 500) line += "  LRA " + fixed(p.range_lu, 1) + " LU";
+    if (p.max_true_peak_dbtp !== undefined && (!portrait || W > 700)) line += "  TP max " + (p.max_true_peak_dbtp === null ? "-inf" : fixed(p.max_true_peak_dbtp, 1)) + " dBTP";
+    text(label, pad, y0 + size, size, TEXT, "left", "bold");
+    g.font = "bold " + size + 'px "DejaVu Sans", system-ui, sans-serif';
+    const lx = pad + Math.max(6 * size, g.measureText(label).width + size);
+    text(line, lx, y0 + size, size, TEXT);
+    if (p.paused) text("PAUSED", W - pad, y0 + size, size, YELLOW, "right", "bold");
+    else if (p.state) text((p.profile ? p.profile + " " : "") + stateText(p.state), W - pad, y0 + size, size, stateColor(p.state), "right", "bold");
+    // The graph.
+    const gy = y0 + 1.5 * size, gh = blockH - 1.5 * size - 0.5 * u;
+    if (gh < 0.8 * u) return;
+    const reference = p.target_lufs === undefined || p.target_lufs === null ? -23 : p.target_lufs;
+    const tolerance = p.tolerance_lu === undefined || p.tolerance_lu === null ? 1 : p.tolerance_lu;
+    const yOf = lu => gy + gh * (1 - (Math.max(range[0], Math.min(range[1], lu)) - range[0]) / (range[1] - range[0]));
+    g.fillStyle = "#181b1f"; g.fillRect(gx, gy, gw, gh);
+    g.fillStyle = "rgba(46, 204, 64, 0.18)"; g.fillRect(gx, yOf(tolerance), gw, Math.max(1, yOf(-tolerance) - yOf(tolerance)));
+    g.fillStyle = DIM; g.fillRect(gx, yOf(0), gw, 1);
+    const marks = scale18 ? [18, 9, 0, -9, -18, -27, -36] : [9, 0, -9, -18];
+    let lastY = -1e9;
+    for (const mk of marks) {
+      const y = yOf(mk);
+      if (Math.abs(y - lastY) < 0.9 * u) continue;
+      lastY = y;
+      text((mk > 0 ? "+" : "") + mk, gx - 0.4 * u, y + 0.3 * u, 0.75 * u, DIM, "right");
+    }
+    const points = history[name] || [];
+    const xOf = t => gx + gw * (1 - (now - t) / span);
+    // The max momentary, faint; then the short-term as a line coloured against the target.
+    g.fillStyle = "rgba(57, 204, 204, 0.25)";
+    for (let k = 1; k < points.length; k++) {
+      const a = points[k - 1], b = points[k];
+      if (now - b.t > span || b.m <= -70 || b.t - a.t > 5000) continue;
+      const x = xOf(a.t), w = Math.max(1, xOf(b.t) - x), y = yOf(b.m - reference);
+      g.fillRect(x, y, w, gy + gh - y);
+    }
+    g.lineWidth = Math.max(1.5, 0.15 * u);
+    for (let k = 1; k < points.length; k++) {
+      const a = points[k - 1], b = points[k];
+      // A gap (no audio, or the page was away) is left open.
+      if (now - b.t > span || a.s <= -70 || b.s <= -70 || b.t - a.t > 5000) continue;
+      const rel = b.s - reference;
+      g.strokeStyle = Math.abs(rel) <= tolerance ? GREEN : rel < 0 ? YELLOW : RED;
+      g.beginPath(); g.moveTo(Math.max(gx, xOf(a.t)), yOf(a.s - reference)); g.lineTo(xOf(b.t), yOf(rel)); g.stroke();
+    }
+  });
+  const hint = "l meters · + − span · s scale";
+  text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+  text(minutes + " min ago", pad + labelW, H - 0.8 * u, 0.8 * u, DIM);
+  const summary = (!connected ? "Reconnecting to jackvu. " : "") + list.map(([name, p]) =>
+    (name || "all") + ": short-term " + lufs(p.short_term_lufs) + " LUFS, integrated " + lufs(p.integrated_lufs) + " LUFS"
+    + (p.state ? ", " + p.state : "")).join("; ");
+  if (live.textContent !== summary) live.textContent = summary;
+}
+
 window.addEventListener("resize", resize);
 window.addEventListener("keydown", (e) => {
   const n = update ? update.channels.length : 1;
+  if (e.key === "l") { view = view === "meters" ? "loudness" : "meters"; draw(); return; }
+  if (e.key === "s") { scale18 = !scale18; draw(); return; }
+  if (e.key === "+" || e.key === "=" || e.key === "-") {
+    const i = WINDOWS.indexOf(minutes) + (e.key === "-" ? -1 : 1);
+    minutes = WINDOWS[Math.max(0, Math.min(WINDOWS.length - 1, i))]; draw(); return;
+  }
   if (e.key === "Tab" || e.key === "ArrowRight" || e.key === "ArrowDown") {
     selected = (selected + (e.shiftKey && e.key === "Tab" ? n - 1 : 1)) % n; e.preventDefault(); draw();
   } else if (e.key === "ArrowLeft" || e.key === "ArrowUp") {
