@@ -61,6 +61,12 @@ public final class LoudnessHistory: Sendable {
         public var times: [Double] = []
         public var momentary: [Float] = []
         public var shortTerm: [Float] = []
+
+        public init(times: [Double] = [], momentary: [Float] = [], shortTerm: [Float] = []) {
+            self.times = times
+            self.momentary = momentary
+            self.shortTerm = shortTerm
+        }
     }
 
     /// Every programme's points newer than `since` (monotonic seconds), oldest first.
@@ -123,8 +129,8 @@ public struct HistoryRecorder: Sendable {
             maxMomentary[p] = max(maxMomentary[p], Float(snapshot.programmes[p].loudness.momentary))
         }
         secondsSeen += elapsed
-        guard secondsSeen >= nextPoint else { return }
-        nextPoint = secondsSeen.rounded(.down) + 1
+        guard secondsSeen + 1e-9 >= nextPoint else { return }
+        nextPoint = (secondsSeen + 1e-9).rounded(.down) + 1
         history.record(
             seconds: now, momentary: maxMomentary,
             shortTerm: (0..<maxMomentary.count).map { $0 < n ? Float(snapshot.programmes[$0].loudness.shortTerm) : -120 })

@@ -40,8 +40,8 @@ extension Painter {
         screen.put(keys, x: max(x + 2, width - keys.count), y: top, style: CellStyle(dim: true), maxWidth: max(0, width - x - 2))
         let count = s.programmes.count
         let available = height - top - 1
-        // Blocks of at least two lines; with room, up to 1 + 12 graph lines each.
-        let perBlock = max(2, min(13, available / max(1, count)))
+        // Blocks of at least two lines (its readings and a graph line), sharing the height.
+        let perBlock = max(2, available / max(1, count))
         let shown = min(count, available / perBlock)
         let leftOver = count - shown
         let rows = perBlock

@@ -112,6 +112,38 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(s.loudness.maxShortTerm, s.loudness.shortTerm, accuracy: 0.01)
     }
 
+    /// What a connection change leaves out (`heldMaxima`, `restore`): a full-scale step and
+    /// clipping samples fed between the two (with the filter's ringing after them) count for
+    /// no true-peak maximum, sample peak or clip, while the frames before and after do; the
+    /// loudness still hears them.
+    func testMaximaLeaveOutAStretchButLoudnessHearsIt() throws {
+        let analyzer = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+        let quiet = sine(997, rate: 48000, count: 4800, amplitude: 0.1)  // −20 dBTP
+        let loud = [Float](repeating: 1, count: 256)  // a step to full scale: clips
+        withPointers([quiet, quiet], 0) { p in analyzer.append(frames: 4800, from: { p[$0] }) {} }
+        var before = Snapshot(channels: 2, barCount: 48, bandCount: analyzer.bandCount)
+        analyzer.write(into: &before)
+        let kept = analyzer.heldMaxima(channel: 0)
+        withPointers([loud, quiet], 0) { p in analyzer.append(frames: 256, from: { p[$0] }) {} }
+        // (The stretch with the true-peak filter's ringing after it, as live: 256 frames or
+        // a period from the change, which the ringing of a step at its start stays within.)
+        withPointers([quiet, quiet], 0) { p in analyzer.append(frames: 64, from: { p[$0] }) {} }
+        analyzer.restore(kept, channel: 0)
+        withPointers([quiet, quiet], 64) { p in analyzer.append(frames: 4800 - 64, from: { p[$0] }) {} }
+        var after = Snapshot(channels: 2, barCount: 48, bandCount: analyzer.bandCount)
+        analyzer.write(into: &after)
+        XCTAssertEqual(Double(after.channels[0].maxTruePeakDBTP), -20, accuracy: 0.05)
+        XCTAssertEqual(after.channels[0].clips, 0)
+        XCTAssertEqual(Double(analyzer.totals(channel: 0).samplePeakDBFS), -20, accuracy: 0.05)
+        XCTAssertGreaterThan(after.loudness.maxMomentary, before.loudness.maxMomentary + 3, "the loudness heard the step")
+        // Without the restore the same audio counts.
+        withPointers([loud, quiet], 0) { p in analyzer.append(frames: 256, from: { p[$0] }) {} }
+        withPointers([quiet, quiet], 0) { p in analyzer.append(frames: 4800, from: { p[$0] }) {} }
+        analyzer.write(into: &after)
+        XCTAssertGreaterThan(Double(after.channels[0].maxTruePeakDBTP), -0.5)
+        XCTAssertEqual(after.channels[0].clips, 1)
+    }
+
     /// `--send` decides what is computed: peak and RMS need neither the FFT, YIN, loudness
     /// nor the meters; the meter port's `--meter` source is always computed.
     func testSelectionDecidesWhatIsComputed() throws {

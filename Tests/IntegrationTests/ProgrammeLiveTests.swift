@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Outputs
 import TestSupport
 import XCTest
 
@@ -184,5 +185,48 @@ final class ProgrammeLiveTests: XCTestCase {
         let live = try Executables.run(jackvu, ["--channels", "2", "--programme", "a=1-3", "--quiet"], timeout: 30)
         XCTAssertEqual(live.status, 64, live.stderr)
         XCTAssertTrue(live.stderr.contains("channel 3 does not exist (there are 2)"), live.stderr)
+    }
+
+    /// What a connection does to the readings (README, "Connections and the readings"): a
+    /// −18 dBFS sine connected and disconnected six times with the real `jack_connect` and
+    /// `jack_disconnect`, each time at whatever phase the cycle meets: the true-peak maximum
+    /// stays the sine's own −18.0 dBTP (a step into or out of it rings up to about +0.9 dB in
+    /// the oversampling filter when it counts), and the first update after each connection
+    /// is a whole block of the sine (RMS −21.0 dBFS, not a mix of silence and sine), the first
+    /// after each disconnection silence. Each step waits for the update that shows it.
+    func testConnectionChangesLeaveNoStepInTheMaximaAndTheFirstUpdateIsWhole() throws {
+        let server = try JackServer(label: "conn")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-18"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--channels", "1", "--send", "truepeak,rms"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_1"])
+        func rmsReadings() -> [Double] {
+            vu.stdoutLines.filter { $0.hasPrefix("/jackvu/ch/1/rms f ") }.compactMap { Double($0.split(separator: " ")[2]) }
+        }
+        XCTAssertNotNil(vu.waitForStdout(timeout: 20) { _ in rmsReadings().count >= 2 }, "updates before any connection")
+        for round in 0..<6 {
+            for (command, sounding) in [("jack_connect", true), ("jack_disconnect", false)] {
+                let seen = rmsReadings().count
+                XCTAssertEqual(try Executables.run(command, ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+                let shown = vu.waitForStdout(timeout: 20) { _ in rmsReadings().dropFirst(seen).contains { ($0 > -100) == sounding } }
+                XCTAssertNotNil(shown, "round \(round): \(command) never showed")
+            }
+        }
+        vu.stop()
+        let rms = rmsReadings()
+        // Each change of state: the first update after it is already the new steady reading.
+        var changes = 0
+        for (before, after) in zip(rms, rms.dropFirst()) where (before > -100) != (after > -100) {
+            changes += 1
+            if after > -100 { XCTAssertEqual(after, -18 - 3.0103, accuracy: 0.1, "the first update after a connection") } else { XCTAssertEqual(after, -120) }
+        }
+        XCTAssertEqual(changes, 12, "six connections and six disconnections: \(rms)")
+        let maxima = vu.stdoutLines.filter { $0.hasPrefix("/jackvu/ch/1/truepeak ff ") }.compactMap { Double($0.split(separator: " ")[3]) }
+        let highest = try XCTUnwrap(maxima.max())
+        print("true-peak maximum after 12 connection changes: \(fixed(highest, 3)) dBTP")
+        XCTAssertEqual(highest, -18, accuracy: 0.05, "the true-peak maximum is the sine's, with no step")
     }
 }

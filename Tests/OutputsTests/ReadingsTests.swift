@@ -145,3 +145,45 @@ final class ReadingsTests: XCTestCase {
         XCTAssertNil(MeterScales.scale("loud", MeterScales.Parameters(floorDBFS: -60, ppmType: .ebu, kHeadroom: 20)))
     }
 }
+
+/// The displays' loudness history: a point a second of audio per programme, the largest
+/// momentary in it, an hour kept in a ring, and its JSON for a browser that connects late.
+final class LoudnessHistoryTests: XCTestCase {
+    func testRecorderKeepsTheSecondsLoudestMomentaryAndTheRingAnHour() throws {
+        let history = LoudnessHistory(programmes: ["main", "ad"])
+        var recorder = HistoryRecorder(programmes: 2)
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.programmes = [ProgrammeSnapshot(name: "main", channels: [0]), ProgrammeSnapshot(name: "ad", channels: [1])]
+        // Ten updates a second of audio; a 100 ms burst to −10 LUFS in the third second.
+        for k in 0..<40 {
+            s.programmes[0].loudness.momentary = k == 25 ? -10 : -23
+            s.programmes[0].loudness.shortTerm = -23
+            s.programmes[1].loudness.momentary = -80
+            s.programmes[1].loudness.shortTerm = -80
+            recorder.take(s, elapsed: 0.1, now: 100 + Double(k) * 0.1, into: history)
+        }
+        let series = history.series()
+        XCTAssertEqual(series.count, 2)
+        XCTAssertEqual(series[0].momentary, [-23, -23, -10, -23])
+        XCTAssertEqual(series[0].shortTerm, [-23, -23, -23, -23])
+        XCTAssertEqual(series[0].times.count, 4)
+        XCTAssertEqual(history.series(since: 103.0)[0].times.count, 1)
+        // JSON: ages from now, silence below the gate as null; a JSON parser reads it.
+        let json = history.json(now: 110)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let programmes = try XCTUnwrap((object["history"] as? [String: Any])?["programmes"] as? [[String: Any]])
+        XCTAssertEqual(programmes.map { $0["name"] as? String }, ["main", "ad"])
+        XCTAssertEqual(programmes[0]["momentary_lufs"] as? [Double], [-23, -23, -10, -23])
+        XCTAssertEqual((programmes[0]["age_s"] as? [Double])?.first ?? 0, 110 - 100.9, accuracy: 0.051)
+        XCTAssertEqual((programmes[1]["short_term_lufs"] as? [Any])?.count, 4)
+        XCTAssertTrue((programmes[1]["short_term_lufs"] as? [Any])?.allSatisfy { $0 is NSNull } ?? false)
+        // The ring keeps the newest hour.
+        for t in 0..<(LoudnessHistory.capacity + 10) {
+            history.record(seconds: 1000 + Double(t), momentary: [-20, -20], shortTerm: [-20, -20])
+        }
+        XCTAssertEqual(history.count, LoudnessHistory.capacity)
+        let kept = history.series()[0].times
+        XCTAssertEqual(kept.first, 1010)
+        XCTAssertEqual(kept.last, 1000 + Double(LoudnessHistory.capacity + 9))
+    }
+}

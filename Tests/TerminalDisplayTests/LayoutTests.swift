@@ -229,6 +229,83 @@ final class LayoutTests: XCTestCase {
         XCTAssertEqual(KeyParser.actions(Array("\u{1B}[1;5C".utf8)), [.next])
         XCTAssertEqual(KeyParser.actions([0x0C, 0x1B]), [.redraw, .escape])
         XCTAssertEqual(KeyParser.actions(Array("xyz".utf8)), [])
+        XCTAssertEqual(KeyParser.actions(Array("l30+=-s".utf8)), [.view, .programme(2), .programme(nil), .longer, .longer, .shorter, .scale])
+    }
+
+    /// The loudness view at 80×24 with one, two and eight programmes: every programme's line
+    /// (name, readings, state) and its history graph; a loud stretch reads red above the
+    /// target line, a quiet one yellow, one on target green; no point older than the span is
+    /// drawn; the +18 scale squeezes the same history into fewer cells.
+    func testLoudnessViewWithOneTwoAndEightProgrammesAt80x24() {
+        for count in [1, 2, 8] {
+            var s = snapshot(channels: count)
+            s.programmes = (0..<count).map { i in
+                var p = ProgrammeSnapshot(name: count == 1 ? "" : "prog\(i + 1)", channels: [i], target: LoudnessTarget.profile("ebu-r128"))
+                p.loudness.shortTerm = -23
+                p.loudness.integrated = -23
+                return p
+            }
+            // Ten minutes of history: 200 s at −33 LUFS (quiet), 200 s at −23, 200 s at −15 (loud),
+            // and a point 11 minutes old that must not show.
+            var series = LoudnessHistory.Series()
+            for t in 0..<600 {
+                series.times.append(Double(t))
+                let level: Float = t < 200 ? -33 : t < 400 ? -23 : -15
+                series.shortTerm.append(level)
+                series.momentary.append(level + 1)
+            }
+            series.times.insert(-60, at: 0)
+            series.shortTerm.insert(-5, at: 0)
+            series.momentary.insert(-5, at: 0)
+            var state = ViewState()
+            state.view = .loudness
+            let history = HistoryView(series: Array(repeating: series, count: count), now: 600)
+            let screen = Layout.render(s, context: context(channels: count), state: state, width: 80, height: 24, capabilities: color, history: history)
+            let lines = screen.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            XCTAssertTrue(lines[1].hasPrefix("Last 10 min, EBU +9 scale, LU"), lines[1])
+            for i in 0..<count {
+                let name = count == 1 ? "all" : "prog\(i + 1)"
+                XCTAssertTrue(lines.contains { $0.hasPrefix(" \(i + 1) \(name)") && $0.contains("S -23.0") && $0.hasSuffix("OK") },
+                              "programme \(i + 1) of \(count):\n\(screen.text)")
+            }
+            XCTAssertFalse(screen.text.contains("more programmes"), screen.text)
+            // The graph of the first programme: its rows below its line.
+            let first = lines.firstIndex { $0.hasPrefix(" 1 ") }!
+            let graphRows = count == 1 ? 21 : count == 2 ? 10 : 1
+            let graph = Array(lines[(first + 1)...(first + graphRows)])
+            let width = 80 - 4 - 1
+            func column(_ c: Int) -> [Cell] { (0..<graphRows).map { screen[4 + c, first + 1 + $0] } }
+            func zones(_ cells: [Cell]) -> Set<TerminalColor> { Set(cells.compactMap { $0.character == " " || $0.character == "·" ? nil : $0.style.color }) }
+            XCTAssertEqual(zones(column(5)), [.yellow], "quiet: \(graph)")
+            XCTAssertEqual(zones(column(width / 2)), [.green], "on target: \(graph)")
+            XCTAssertEqual(zones(column(width - 3)), [.red], "loud: \(graph)")
+            // Louder draws higher: more eighths filled in the loud column than the quiet one.
+            func eighths(_ cells: [Cell]) -> Int {
+                cells.reduce(0) { n, cell in n + (["▁": 1, "▂": 2, "▃": 3, "▄": 4, "▅": 5, "▆": 6, "▇": 7, "█": 8][String(cell.character)] ?? 0) }
+            }
+            XCTAssertGreaterThan(eighths(column(width - 3)), eighths(column(width / 2)))
+            XCTAssertGreaterThan(eighths(column(width / 2)), eighths(column(5)))
+            // On +9, −15 LUFS is +8 LU: just under the top (27 LU over the graph's eighths).
+            XCTAssertEqual(Double(eighths(column(width - 3))) / Double(graphRows * 8), 26.0 / 27, accuracy: 1.0 / Double(graphRows * 8))
+            state.scale = .plus18
+            let wide = Layout.render(s, context: context(channels: count), state: state, width: 80, height: 24, capabilities: color, history: history)
+            XCTAssertTrue(wide.line(1).contains("EBU +18 scale"))
+            let loud18 = (0..<graphRows).map { wide[4 + width - 3, first + 1 + $0] }
+            XCTAssertEqual(Double(eighths(loud18)) / Double(graphRows * 8), 44.0 / 54, accuracy: 1.0 / Double(graphRows * 8))
+        }
+    }
+
+    /// A chosen programme (1 … 9) is marked and named in the title, for r and i.
+    func testChosenProgrammeIsShown() {
+        var s = snapshot(channels: 2)
+        s.programmes = [ProgrammeSnapshot(name: "main", channels: [0]), ProgrammeSnapshot(name: "ad", channels: [1])]
+        var state = ViewState()
+        state.view = .loudness
+        state.programme = 1
+        let screen = Layout.render(s, context: context(), state: state, width: 80, height: 24, capabilities: color)
+        XCTAssertTrue(screen.line(0).contains("keys: ad"), screen.line(0))
+        XCTAssertTrue(screen.text.contains(">2 ad"), screen.text)
+        XCTAssertFalse(screen.text.contains(">1 main"), screen.text)
     }
 
     func testCapabilitiesFromTheEnvironment() {
