@@ -209,7 +209,15 @@ final class Worker: @unchecked Sendable {
         ring.consume(frames: frames)
         analyzerStart += frames
         analyzer.restartBlock()
+        // What follows the gap is a step for every filter (their history is from before
+        // it): like a connection change, it counts for no maximum.
+        let at = ring.framesRead
+        for c in 0..<configuration.channels { exclusions.append((channel: c, start: at, end: at + exclusionFrames)) }
     }
+
+    /// The stretch a connection change or a gap leaves out of the maxima: one period, at
+    /// least 256 frames (the true-peak filter's ringing after a step is 24 frames).
+    private var exclusionFrames: Int { max(256, shared.serverBufferSize.count) }
 
     /// Analyses every frame in the ring; returns how many there were.
     @discardableResult
@@ -288,7 +296,7 @@ final class Worker: @unchecked Sendable {
     /// (the true-peak filter's ringing after a step is 24 frames), out of the channel's
     /// maxima and clip count.
     private func takeConnectionChanges(before end: Int) {
-        let length = max(256, shared.serverBufferSize.count)
+        let length = exclusionFrames
         for c in changesTaken.indices {
             let marked = capture.connectionChangedAt[c]
             guard marked != changesTaken[c], marked - 1 < end else { continue }

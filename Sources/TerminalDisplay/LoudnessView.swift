@@ -115,13 +115,17 @@ extension Painter {
         let slot = seconds / Double(graphWidth)
         var shortTerm = [Double](repeating: -.infinity, count: graphWidth)
         var momentary = [Double](repeating: -.infinity, count: graphWidth)
+        // A point sums up the second before it: it fills every column that second touches.
         for i in series.times.indices {
             let age = now - series.times[i]
             guard age >= 0, age < seconds else { continue }
-            let column = graphWidth - 1 - Int(age / slot)
-            guard column >= 0 else { continue }
-            shortTerm[column] = max(shortTerm[column], Double(series.shortTerm[i]))
-            momentary[column] = max(momentary[column], Double(series.momentary[i]))
+            let newest = graphWidth - 1 - Int(age / slot)
+            let oldest = max(0, graphWidth - 1 - Int(min(seconds - 1e-9, age + 1) / slot))
+            guard newest >= 0 else { continue }
+            for column in oldest...newest {
+                shortTerm[column] = max(shortTerm[column], Double(series.shortTerm[i]))
+                momentary[column] = max(momentary[column], Double(series.momentary[i]))
+            }
         }
         let eighths: [Unicode.Scalar] = capabilities.unicode ? [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"] : [" ", " ", " ", " ", "#", "#", "#", "#", "#"]
         for c in 0..<graphWidth where shortTerm[c] > -70 {

@@ -160,4 +160,53 @@ final class TUITests: XCTestCase {
         XCTAssertTrue(stderr.hasPrefix("jackvu: "), stderr)
         XCTAssertFalse(capture().contains("RMS dBFS"), capture())
     }
+
+    /// The loudness view (`l`) at 80×24 with two and then eight programmes, each a mono
+    /// programme of the same tone with the R 128 target: every programme's line and its
+    /// history graph; with the span at 1 min (`-` three times) the graph grows by about a
+    /// column a second; `2` then `i` pauses programme 2 alone (the worker's state shown back),
+    /// `i` again resumes it; `q` ends jackvu with 0.
+    func testLoudnessViewWithTwoAndEightProgrammesAndProgrammeKeys() throws {
+        let server = try JackServer(label: "tui")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        for count in [2, 8] {
+            let programmes = (1...count).map { "--programme p\($0)=\($0)" }.joined(separator: " ")
+            let connects = Array(repeating: "--connect jacktone:out", count: count).joined(separator: " ")
+            try startJackVU(
+                server: server, environment: "TERM=xterm-256color LANG=C.UTF-8 LC_ALL= NO_COLOR=",
+                arguments: "--channels \(count) \(connects) \(programmes) --target ebu-r128", width: 80, height: 24)
+            XCTAssertNotNil(waitForPane { $0.contains("Programme") }, "\(count) programmes: \(capture())")
+            try tmux(["send-keys", "-t", "jv", "l", "-", "-", "-"])
+            func lines(_ text: String) -> [String] { text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+            // Every programme's line, with a short-term reading, and the graphs drawn.
+            let blocks: (String) -> Int = { text in
+                lines(text).dropFirst(2).joined().unicodeScalars.filter { "▁▂▃▄▅▆▇█".unicodeScalars.contains($0) }.count
+            }
+            let shown = waitForPane(timeout: 20) { text in
+                text.contains("Last 1 min, EBU +9 scale") && (1...count).allSatisfy { p in
+                    lines(text).contains { $0.hasPrefix(" \(p) p\(p) ") && $0.contains(" S -") }
+                } && blocks(text) >= 2
+            }
+            XCTAssertNotNil(shown, "\(count) programmes in the loudness view: \(capture())")
+            print("\(count) programmes at 80x24, loudness view:\n\(shown ?? capture())")
+            XCTAssertFalse((shown ?? "").contains("more programmes"), "all \(count) fit")
+            let before = blocks(shown ?? "")
+            XCTAssertNotNil(waitForPane(timeout: 20) { blocks($0) >= before + 2 }, "the graph moves: \(before) columns, then \(capture())")
+
+            try tmux(["send-keys", "-t", "jv", "2", "i"])
+            let paused = waitForPane(timeout: 20) { text in
+                lines(text).contains { $0.hasPrefix(">2 p2") && $0.hasSuffix("PAUSED") } && lines(text).contains { $0.hasPrefix(" 1 p1") && !$0.contains("PAUSED") }
+            }
+            XCTAssertNotNil(paused, "programme 2 alone paused: \(capture())")
+            XCTAssertTrue(lines(capture())[0].contains("keys: p2"), capture())
+            try tmux(["send-keys", "-t", "jv", "i"])
+            XCTAssertNotNil(waitForPane(timeout: 20) { !$0.contains("PAUSED") }, "resumed: \(capture())")
+            try tmux(["send-keys", "-t", "jv", "q"])
+            XCTAssertEqual(waitForFile("\(folder)/exit")?.trimmingCharacters(in: .whitespacesAndNewlines), "0")
+            XCTAssertEqual((try? String(contentsOfFile: "\(folder)/stderr", encoding: .utf8)) ?? "", "", "nothing on stderr")
+            session.close()
+        }
+    }
 }
