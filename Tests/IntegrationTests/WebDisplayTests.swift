@@ -44,6 +44,11 @@ final class WebDisplayTests: XCTestCase {
         (() => { const seen = [], f = g.fillText; g.fillText = function (t, ...a) { seen.push(String(t)); return f.call(this, t, ...a); };
           try { draw(); } finally { g.fillText = f; } return seen.find(t => t.startsWith("LRA ")) || ""; })()
         """
+    /// Every text the page draws in one frame (the canvas's fillText, recorded for one draw).
+    private static let drawnTexts = """
+        (() => { const seen = [], f = g.fillText; g.fillText = function (t, ...a) { seen.push(String(t)); return f.call(this, t, ...a); };
+          try { draw(); } finally { g.fillText = f; } return seen; })()
+        """
     /// The same for the page's waiting state ("waiting for audio …"), drawn for a moment.
     private static let waitingFraction = """
         (() => { const saved = update; update = null; draw(); const f = \(drawnFraction); update = saved; draw(); return f; })()
@@ -99,6 +104,71 @@ final class WebDisplayTests: XCTestCase {
         XCTAssertNotNil(waitFor(timeout: 20) { reader.bytes > received }, "the reader still receives updates after the pages")
         XCTAssertTrue(vu.isRunning)
     }
+
+    /// The loudness view with two and with eight programmes (two jackvu instances on one
+    /// server, each programme a mono feed of one tone, R 128 target), each shown in a phone,
+    /// a laptop and a 4K page opened seconds after the start: `/history` and every page have
+    /// the past they missed (points older than the page), every programme's block is drawn,
+    /// the graphs move (the pages add points as updates come), nothing on the console but
+    /// the page's own notes. Screenshots go to $TMPDIR/jackvu-screenshots/ to look at.
+    func testLoudnessViewWithTwoAndEightProgrammesAndALateBrowser() throws {
+        let server = try JackServer(label: "web")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-screenshots").path
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+        var instances: [(count: Int, port: Int, vu: BackgroundProcess)] = []
+        defer { for i in instances { i.vu.stop() } }
+        for count in [2, 8] {
+            let port = freeTCPPort()
+            let vu = try startJackVU(
+                server, port: port,
+                extra: ["--name", "lv\(count)", "--channels", "\(count)"] + Array(repeating: ["--connect", "jacktone:out"], count: count - 1).flatMap { $0 }
+                    + (1...count).flatMap { ["--programme", "p\($0)=\($0)"] } + ["--target", "ebu-r128"])
+            instances.append((count, port, vu))
+        }
+        // The past: a few seconds of history before any page opens.
+        func history(_ port: Int) -> [[String: Any]] {
+            guard let r = httpGet(port: port, path: "/history"), r.status == 200,
+                  let object = try? JSONSerialization.jsonObject(with: Data(r.body.utf8)) as? [String: Any] else { return [] }
+            return (object["history"] as? [String: Any])?["programmes"] as? [[String: Any]] ?? []
+        }
+        for (count, port, vu) in instances {
+            let past = waitFor(timeout: 30) { history(port).count == count && history(port).allSatisfy { ($0["age_s"] as? [Double])?.count ?? 0 >= 4 } }
+            XCTAssertNotNil(past, "\(count) programmes: 4 s of history: \(history(port)) \(vu.stderr)")
+            let bytes = httpGet(port: port, path: "/history")?.body.utf8.count ?? 0
+            print("\(count) programmes: /history \(bytes) bytes after \(history(port).first.map { ($0["age_s"] as? [Double])?.count ?? 0 } ?? 0) s")
+        }
+        let browser = try HeadlessChromium(folder: folder)
+        defer { browser.stop() }
+        let sizes = [(390, 844), (1280, 800), (3840, 2160)]
+        for (count, port, _) in instances {
+            for (w, h) in sizes {
+                let page = try browser.open("http://127.0.0.1:\(port)/?view=loudness&minutes=1&log=1", width: w, height: h)
+                let took = try page.wait(timeout: 20, until: "historyPoints >= \(4 * count) && update !== null && programmeList(update).length === \(count)")
+                XCTAssertNotNil(took, "\(count) programmes, \(w)x\(h): no history or update: \(page.messages)")
+                // The history reached back before the page was opened.
+                let oldest = try XCTUnwrap(try page.evaluate("(performance.now() - Math.min(...Object.values(history).map(h => h[0].t))) / 1000") as? Double)
+                XCTAssertGreaterThanOrEqual(oldest, 3, "\(count) programmes, \(w)x\(h): the past it missed")
+                let points = try XCTUnwrap(try page.evaluate("history.p1.length") as? Int)
+                XCTAssertNotNil(try page.wait(timeout: 20, until: "history.p1.length >= \(points + 3)"), "the graph moves")
+                // (The console first: the test's own readback of the canvas below earns a warning.)
+                XCTAssertEqual(page.messages.filter { !$0.hasPrefix("log: jackvu note ") && !$0.hasPrefix("log: jackvu history ") }, [],
+                               "\(count) programmes, \(w)x\(h): console")
+                let drawn = try XCTUnwrap(try page.evaluate(Self.drawnFraction) as? Double)
+                let waiting = try XCTUnwrap(try page.evaluate(Self.waitingFraction) as? Double)
+                XCTAssertGreaterThan(drawn, 2 * waiting, "\(count) programmes, \(w)x\(h): the blocks are drawn")
+                // Every programme's block: its name and readings line were drawn.
+                let texts = try XCTUnwrap(try page.evaluate(Self.drawnTexts) as? [String])
+                for p in 1...count { XCTAssertTrue(texts.contains("p\(p)"), "\(count) programmes, \(w)x\(h): p\(p) in \(texts)") }
+                let file = "\(shots)/loudness-\(count)-\(w)x\(h).png"
+                try page.screenshot(to: file)
+                print("screenshot: \(file), \(fixed(100 * drawn, 1)) % drawn, history back \(fixed(oldest, 1)) s")
+            }
+        }
+    }
+
 
     /// The page's selection by key and by click, its "No JACK server" state and its
     /// reconnection after jackvu restarts, in real Chromium: Tab and the arrow keys step the

@@ -125,6 +125,15 @@ public final class DevToolsPage: @unchecked Sendable {
         }
     }
 
+    /// The page as a PNG file at `path` (what a person would see, to look at).
+    public func screenshot(to path: String) throws {
+        let result = try connection.call("Page.captureScreenshot", ["format": "png"])
+        guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else {
+            throw FixtureError("no screenshot: \(result)")
+        }
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
     /// Closes the page's DevTools connection (the page stays until the browser stops).
     public func close() { connection.close() }
 }

@@ -327,9 +327,16 @@ function drawLoudness(W, H, u, pad, portrait) {
     text(label, pad, y0 + size, size, TEXT, "left", "bold");
     g.font = "bold " + size + 'px "DejaVu Sans", system-ui, sans-serif';
     const lx = pad + Math.max(6 * size, g.measureText(label).width + size);
+    // The state on the right; on a narrow screen without the profile's name, and the
+    // readings shortened to S and I so that the two never overlap.
+    let state = p.paused ? "PAUSED" : p.state ? (p.profile ? p.profile + " " : "") + stateText(p.state) : "";
+    const font = w => w + " " + size + 'px "DejaVu Sans", system-ui, sans-serif';
+    const width = (t, w) => { g.font = font(w); return g.measureText(t).width; };
+    const fits = () => lx + width(line, "normal") + width(state, "bold") + size <= W - pad;
+    if (!fits() && p.state && !p.paused) state = stateText(p.state);
+    if (!fits()) line = "S " + lufs(p.short_term_lufs) + "  I " + lufs(p.integrated_lufs) + " LUFS";
     text(line, lx, y0 + size, size, TEXT);
-    if (p.paused) text("PAUSED", W - pad, y0 + size, size, YELLOW, "right", "bold");
-    else if (p.state) text((p.profile ? p.profile + " " : "") + stateText(p.state), W - pad, y0 + size, size, stateColor(p.state), "right", "bold");
+    if (state) text(state, W - pad, y0 + size, size, p.paused ? YELLOW : stateColor(p.state), "right", "bold");
     // The graph.
     const gy = y0 + 1.5 * size, gh = blockH - 1.5 * size - 0.5 * u;
     if (gh < 0.8 * u) return;
