@@ -325,7 +325,7 @@ public struct LiveOptions: ParsableArguments {
     /// `--format`, text when not given.
     public var outputFormat: OutputFormat { format ?? .text }
 
-    @Flag(name: .long, help: "Draw the terminal display: a note, a meter per input, the spectrum, loudness (the default when stdout is a terminal). Keys: q quit, r reset, i pause/resume loudness integration, p pause the display, Tab/arrows select the input, ? help.")
+    @Flag(name: .long, help: "Draw the terminal display: a note, a meter per input, the spectrum, loudness (the default when stdout is a terminal). Keys: q quit, r reset, i pause/resume loudness integration, 1-9 choose the programme r and i act on (0 all), l loudness view (+/- span, s scale), p pause the display, Tab/arrows select the input, ? help.")
     public var tui = false
 
     @Flag(name: .long, help: "Write the text stream on stdout even when it is a terminal.")
