@@ -19,7 +19,9 @@
 //   TerminalDisplay — the terminal screen (--tui): layout as pure functions of a snapshot, then
 //                   the terminal I/O with plain escape sequences (no terminal library)
 //   WebDisplay    — the browser display (--http): Hummingbird + WebSocket, the page in the binary;
-//                   Hummingbird and SwiftNIO stay inside this module
+//                   Hummingbird and SwiftNIO stay inside this module; also the metrics-only
+//                   listener (--metrics)
+//   MetricsExport — Prometheus metrics from the snapshots (swift-prometheus), for /metrics
 //   Session       — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
 //   JackVUOptions — the command line's options (argument parser), shared with the in-process form
@@ -53,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         // Hummingbird's own foundation, declared because WebDisplay imports NIOCore directly.
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        // The Prometheus exposition of /metrics (the MetricsExport target).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
     ],
     targets: [
         .systemLibrary(
@@ -79,7 +83,7 @@ let package = Package(
         .target(
             name: "WebDisplay",
             dependencies: [
-                "Outputs", "Realtime",
+                "Outputs", "Realtime", "MetricsExport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -88,6 +92,10 @@ let package = Package(
             ],
             // The page, as files; embedded in the binary (Page.swift puts them together).
             resources: [.embedInCode("Page/page.html"), .embedInCode("Page/page.css"), .embedInCode("Page/page.js")]),
+        // Prometheus metrics from the snapshots (/metrics on --http and --metrics).
+        .target(
+            name: "MetricsExport",
+            dependencies: ["Outputs", "DSP", "Realtime", "Version", .product(name: "Prometheus", package: "swift-prometheus")]),
         .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
         // The analysis: no JACK, no I/O, no threads but the channel pool's.
@@ -105,7 +113,7 @@ let package = Package(
             name: "jackvu",
             dependencies: [
                 "Analysis", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session",
-                "Version", argumentParser,
+                "Version", "MetricsExport", argumentParser,
             ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
@@ -121,7 +129,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
-        .testTarget(name: "OutputsTests", dependencies: ["Outputs", "TestSupport"]),
+        .testTarget(name: "OutputsTests", dependencies: ["Outputs", "MetricsExport", "DSP", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),

@@ -11,6 +11,8 @@
 #   PREFIX/lib/jack/jackvu.so                   the in-process form for jack_load (for /usr:
 #                                               /usr/lib/<multiarch>/jack, where jackd looks)
 #   PREFIX/share/doc/jackvu/                    README.md, docs/*.md (outputs, options, tests), jackvu.env.example
+#   PREFIX/share/jackvu/prometheus/             alert rules and their tests, a fleet scrape config
+#   PREFIX/share/jackvu/grafana/                a Grafana dashboard
 #   PREFIX/share/jackvu/install-manifest        what was installed, for --uninstall
 #
 # Usage: bash Tools/install.sh [--prefix DIR] [--destdir DIR] [--no-setup]
@@ -125,6 +127,12 @@ place 644 "$stage/jackvu@.service" "lib/systemd/user/jackvu@.service"
 place 644 Tools/systemd/jackvu.env.example share/doc/jackvu/jackvu.env.example
 place 644 README.md share/doc/jackvu/README.md
 for doc in docs/*.md; do place 644 "$doc" "share/doc/jackvu/$doc"; done
+# For a fleet's monitoring: Prometheus alert rules (and their unit tests), an example scrape
+# configuration with file-based discovery, and a Grafana dashboard.
+for f in jackvu-alerts.yml jackvu-alerts.test.yml prometheus-fleet.yml jackvu-targets.example.json; do
+  place 644 "Tools/prometheus/$f" "share/jackvu/prometheus/$f"
+done
+place 644 Tools/grafana/jackvu-dashboard.json share/jackvu/grafana/jackvu-dashboard.json
 
 if [ -z "$destdir" ]; then
   # The manifest lists itself, so that --uninstall leaves nothing behind.

@@ -14,7 +14,7 @@ set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev)
 [ "${1:-}" = "--package" ] && packages+=(dpkg-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -113,6 +113,8 @@ public struct Configuration: Equatable, Sendable {
     public var displayed = false
     /// Where the browser display listens (`--http`, parsed by `httpAddress`), nil for none.
     public var http: HTTPListenAddress?
+    /// Where the metrics-only listener listens (`--metrics`), nil for none.
+    public var metrics: HTTPListenAddress?
     /// Origins whose pages may open the browser display's WebSocket besides its own
     /// (`--http-origin`, e.g. `https://wall.example:8443`).
     public var httpOrigins: [String] = []
@@ -239,8 +241,8 @@ public struct Configuration: Equatable, Sendable {
     }
 
     /// `--http`: `PORT` (loopback) or `ADDRESS:PORT`.
-    public static func httpAddress(_ text: String) throws(ConfigurationError) -> HTTPListenAddress {
-        do { return try HTTPListenAddress(parsing: text) } catch { throw ConfigurationError(option: "--http", message: error.description) }
+    public static func httpAddress(_ text: String, option: String = "--http") throws(ConfigurationError) -> HTTPListenAddress {
+        do { return try HTTPListenAddress(parsing: text) } catch { throw ConfigurationError(option: option, message: error.description) }
     }
 
     /// The scale the meter ports' 0 … 1 spans and the displays draw the meter bar on

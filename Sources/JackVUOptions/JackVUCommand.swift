@@ -202,7 +202,7 @@ public struct JackVUCommand: ParsableCommand {
         let terminal = usesTerminal
         c.stdoutStream = !terminal && !quiet
         c.httpOrigins = live.httpOrigin
-        c.displayed = terminal || live.http != nil
+        c.displayed = terminal || live.http != nil || live.metrics != nil
         c.oscPort = !live.noOSCPort
         c.midiNotes = live.midiNotes
         c.followTransport = live.followTransport
@@ -216,6 +216,7 @@ public struct JackVUCommand: ParsableCommand {
         for url in live.osc { c.oscDestinations.append(try Configuration.oscEndpoint(url)) }
         c.listen = try live.listen.map { (text: String) throws(ConfigurationError) in try Configuration.listenEndpoint(text) }
         c.http = try live.http.map { (text: String) throws(ConfigurationError) in try Configuration.httpAddress(text) }
+        c.metrics = try live.metrics.map { (text: String) throws(ConfigurationError) in try Configuration.httpAddress(text, option: "--metrics") }
         return c
     }
 
@@ -338,6 +339,11 @@ public struct LiveOptions: ParsableArguments {
         "Serve the browser display at http://ADDRESS:PORT/ (a WebSocket at /ws, the latest update as JSON at /snapshot). A bare PORT listens on 127.0.0.1 only; name an address (0.0.0.0:PORT, [::]:PORT) to serve other machines.",
         valueName: "[address:]port"))
     public var http: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Serve Prometheus metrics alone at http://ADDRESS:PORT/metrics (also at /metrics of --http). A bare PORT listens on 127.0.0.1 only; name an address (0.0.0.0:PORT) for a Prometheus on another machine.",
+        valueName: "[address:]port"))
+    public var metrics: String?
 
     @Option(name: .customLong("http-origin"), help: ArgumentHelp(
         "Also accept the browser display's WebSocket from pages of this origin (e.g. https://wall.example:8443); by default only the display's own page may open it. Repeatable.",

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import MetricsExport
 import NIOCore
 import Outputs
 import Realtime
@@ -21,7 +22,8 @@ import Synchronization
 /// - `GET /history`: each programme's loudness over the last hour (as sent to a browser after
 ///   the hello, `LoudnessHistory.json`);
 /// - `GET /status`: the display's own counters as JSON (clients, dropped clients, skipped
-///   frames, bytes sent).
+///   frames, bytes sent);
+/// - `GET /metrics`: the Prometheus metrics (`MetricsExporter`), when given.
 ///
 /// Every browser has a queue of one update: a newer one replaces an update not yet taken
 /// (counted as a skipped frame). A browser that stops reading blocks only its own connection
@@ -65,7 +67,10 @@ public final class WebDisplay: Display, @unchecked Sendable {
     }
 
     /// Starts the server and returns once it listens (or throws why it cannot).
-    public init(context: DisplayContext, address: HTTPListenAddress, limits: HTTPLimits = HTTPLimits()) throws(StartError) {
+    /// `metrics`: served at `/metrics` too.
+    public init(context: DisplayContext, address: HTTPListenAddress, limits: HTTPLimits = HTTPLimits(),
+                metrics: MetricsExporter? = nil) throws(StartError)
+    {
         self.context = context
         // What the page draws: the readings the displays show (`Readings.table`), not the
         // others (VU, PPM and K are in `meter` when chosen; the 1/3 octaves are not drawn).
@@ -75,7 +80,6 @@ public final class WebDisplay: Display, @unchecked Sendable {
         }
         let hub = Hub(hello: WebDisplay.hello(context), skipped: context.skipped, history: context.history)
         self.hub = hub
-        let started = StartSignal()
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: RequestGuard<BasicWebSocketRequestContext>(
             loopbackOnly: RequestGuard<BasicWebSocketRequestContext>.isLoopbackHost(address.host), origins: Set(limits.origins)))
@@ -103,6 +107,19 @@ public final class WebDisplay: Display, @unchecked Sendable {
         } onUpgrade: { inbound, outbound, _ in
             try await hub.serve(inbound: inbound, outbound: outbound)
         }
+        if let metrics {
+            router.get("/metrics") { request, _ -> Response in WebDisplay.metricsResponse(metrics, request) }
+        }
+        (task, self.address) = try WebDisplay.serve(router: router, address: address, limits: limits, gate: gate)
+    }
+
+    /// Starts an HTTP server (HTTP/1.1 with the WebSocket upgrade) for `router` on `address`,
+    /// behind the connection gate and the limits; returns once it listens, with the address
+    /// it listens on (the port the system chose for port 0), or throws why it cannot.
+    static func serve(
+        router: Router<BasicWebSocketRequestContext>, address: HTTPListenAddress, limits: HTTPLimits, gate: ConnectionGate
+    ) throws(StartError) -> (Task<Void, Never>, HTTPListenAddress) {
+        let started = StartSignal()
         var logger = Logger(label: "jackvu-http") { _ in SwiftLogNoOpLogHandler() }
         logger.logLevel = .critical
         var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)))
@@ -122,7 +139,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: "jackvu"),
             onServerRunning: { channel in started.succeed(port: channel.localAddress?.port ?? address.port) },
             logger: logger)
-        task = Task.detached {
+        let task = Task.detached {
             do { try await app.run() } catch { started.fail("\(error)") }
             started.fail("the server stopped")
         }
@@ -130,11 +147,20 @@ public final class WebDisplay: Display, @unchecked Sendable {
         case .success(let port):
             var actual = address
             actual.port = port
-            self.address = actual
+            return (task, actual)
         case .failure(let message):
             task.cancel()
             throw .cannotBind("\(address): \(message)")
         }
+    }
+
+    /// `GET /metrics`: the Prometheus exposition, in OpenMetrics when the scraper asks for it.
+    static func metricsResponse(_ metrics: MetricsExporter, _ request: Request) -> Response {
+        let open = MetricsExporter.wantsOpenMetrics(accept: request.headers[.accept])
+        var headers = HTTPFields()
+        headers[.contentType] = open ? MetricsExporter.openMetricsContentType : MetricsExporter.textContentType
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: metrics.exposition(openMetrics: open))))
     }
 
     public func show(_ snapshot: Snapshot) {

@@ -3,6 +3,7 @@ import Analysis
 import FileAnalysis
 import JackVU
 import JackVUOptions
+import MetricsExport
 import Outputs
 import TerminalDisplay
 import WebDisplay
@@ -46,8 +47,19 @@ do throws(any Error) {
         do throws(any Error) {
             let configuration = try live.makeConfiguration()
             var displays: [Engine.DisplayFactory] = []
+            // The Prometheus metrics: recorded once per update, served by --metrics and --http.
+            let metrics = MetricsBox()
+            if configuration.metrics != nil || configuration.http != nil {
+                displays.append { context in
+                    let output = try makeMetrics(context, configuration.metrics)
+                    metrics.output = output
+                    return output
+                }
+            }
             if let http = configuration.http {
-                displays.append { context in try makeWebDisplay(context, http, origins: configuration.httpOrigins) }
+                displays.append { context in
+                    try makeWebDisplay(context, http, origins: configuration.httpOrigins, metrics: metrics.output?.exporter)
+                }
             }
             if live.usesTerminal {
                 displays.append(makeTerminalDisplay)
@@ -98,12 +110,31 @@ func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
     }
 }
 
+/// The metrics output made for a run, for the browser display made after it.
+final class MetricsBox: @unchecked Sendable {
+    // @unchecked Sendable: set once by the engine's thread before the next factory reads it.
+    var output: MetricsOutput?
+}
+
+/// The Prometheus metrics (always with `--http`; `--metrics` adds a listener of its own, said
+/// on stderr).
+func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?) throws -> MetricsOutput {
+    do {
+        let output = try MetricsOutput(context: context, listen: listen)
+        if let address = output.address { printError("Prometheus metrics at http://\(address)/metrics") }
+        return output
+    } catch {
+        let status: ExitStatus = if case .unresolvable = error { .noHost } else { .osError }
+        throw EngineError(status, error.description.replacingOccurrences(of: "--http", with: "--metrics"))
+    }
+}
+
 /// The browser display (`--http`); says where it listens on stderr.
-func makeWebDisplay(_ context: DisplayContext, _ parsed: HTTPListenAddress, origins: [String]) throws -> any Display {
+func makeWebDisplay(_ context: DisplayContext, _ parsed: HTTPListenAddress, origins: [String], metrics: MetricsExporter? = nil) throws -> any Display {
     do {
         var limits = HTTPLimits()
         limits.origins = origins
-        let display = try WebDisplay(context: context, address: parsed, limits: limits)
+        let display = try WebDisplay(context: context, address: parsed, limits: limits, metrics: metrics)
         printError("browser display at http://\(display.address)/")
         return display
     } catch {

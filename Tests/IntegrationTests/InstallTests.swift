@@ -139,7 +139,9 @@ final class InstallTests: XCTestCase {
         let contents = try Executables.run("dpkg-deb", ["-c", deb]).stdout
         for path in ["./usr/bin/jackvu", "./usr/bin/jacktone", "./usr/share/man/man1/jackvu.1.gz", "./usr/share/man/man1/jacktone.1.gz",
                      "./usr/share/bash-completion/completions/jackvu", "./usr/lib/systemd/user/jackvu@.service",
-                     "./usr/share/doc/jackvu/copyright", "./usr/lib/x86_64-linux-gnu/jack/jackvu.so"] {
+                     "./usr/share/doc/jackvu/copyright", "./usr/lib/x86_64-linux-gnu/jack/jackvu.so",
+                     "./usr/share/jackvu/prometheus/jackvu-alerts.yml", "./usr/share/jackvu/prometheus/prometheus-fleet.yml",
+                     "./usr/share/jackvu/grafana/jackvu-dashboard.json"] {
             XCTAssertTrue(contents.contains(path), "the package holds \(path)")
         }
         XCTAssertFalse(contents.contains("install-manifest"), "dpkg keeps the package's file list, not install.sh")

@@ -1,0 +1,204 @@
+import DSP
+import Outputs
+import Prometheus
+import Realtime
+import Synchronization
+import Version
+
+/// Every reading a fleet's monitoring needs, as Prometheus metrics (`/metrics` on `--http`
+/// and on the metrics-only `--metrics` listener): set from each update on the output thread,
+/// read by a scrape on the HTTP server's threads from the registry (atomics), so a scrape
+/// never touches the analysis or audio threads and never waits for them.
+///
+/// Names follow Prometheus' conventions: the `jackvu_` prefix, the unit as a suffix (`_lufs`,
+/// `_lu`, `_dbfs`, `_dbtp`, `_seconds`, `_hertz`), `_total` for counters; labels `programme`
+/// (`all` for the one programme over every channel without `--programme`), `channel` (1 …
+/// N), `state`. The set is fixed for a run: 21 instance metrics, 5 per channel, 10 per
+/// programme plus 6 target states per programme with a target (see README, "Prometheus").
+public final class MetricsExporter: @unchecked Sendable {
+    // @unchecked Sendable: the registry and its metrics are thread-safe; `channels` and
+    // `programmes` are built once, on the output thread, before the first scrape reads them
+    // through the registry only.
+    public let registry = PrometheusCollectorRegistry()
+    /// Scrapes served (for the status and tests).
+    public let scrapes = Realtime.Counter()
+
+    private struct ChannelMetrics {
+        let peak, rms, truePeak, maxTruePeak: Gauge
+        let clips: Prometheus.Counter
+        var clipsSeen = 0
+    }
+
+    private struct ProgrammeMetrics {
+        let momentary, shortTerm, integrated, range, maxMomentary, maxShortTerm, maxTruePeak, duration, paused: Gauge
+        let deviation: Gauge?
+        let target: Gauge?
+        let states: [(LoudnessTarget.State, Gauge)]
+    }
+
+    private let sampleRate, bufferFrames, serverConnected, inputsConnected: Gauge
+    private let callbackMean, callbackP99, callbackMax: Gauge
+    private var totals: [(counter: Prometheus.Counter, read: (Snapshot.Status) -> Int, seen: Int)]
+    private var channels: [ChannelMetrics] = []
+    private var programmes: [ProgrammeMetrics] = []
+    private let channelCount: Int
+
+    /// `client`: the JACK client's name (a label of `jackvu_build_info`).
+    public init(client: String, channels: Int) {
+        channelCount = channels
+        let r = registry
+        let info = r.makeGauge(
+            name: "jackvu_build_info", labels: [("version", JackVUVersion.string), ("client", client)],
+            help: "Always 1: the jackvu version and JACK client name of this instance.")
+        info.set(to: 1)
+        sampleRate = r.makeGauge(name: "jackvu_sample_rate_hertz", help: "The JACK server's sample rate.")
+        bufferFrames = r.makeGauge(name: "jackvu_buffer_frames", help: "The JACK server's buffer size (frames per period).")
+        serverConnected = r.makeGauge(name: "jackvu_server_connected", help: "1 while a JACK server is connected, 0 while jackvu waits for it.")
+        inputsConnected = r.makeGauge(name: "jackvu_inputs_connected", help: "Inputs with at least one connection.")
+        callbackMean = r.makeGauge(name: "jackvu_callback_mean_seconds", help: "Mean duration of the process callback since the start.")
+        callbackP99 = r.makeGauge(name: "jackvu_callback_p99_seconds", help: "99th percentile of the process callback's duration (to a factor of two).")
+        callbackMax = r.makeGauge(name: "jackvu_callback_max_seconds", help: "Longest process callback since the start.")
+        func counter(_ name: String, _ help: String, _ read: @escaping (Snapshot.Status) -> Int) -> (Prometheus.Counter, (Snapshot.Status) -> Int, Int) {
+            (r.makeCounter(name: name, help: help), read, 0)
+        }
+        totals = [
+            counter("jackvu_xruns_total", "Xruns the JACK server reported.") { $0.xruns },
+            counter("jackvu_overruns_total", "Process cycles whose audio was dropped because the analysis fell behind.") { $0.overruns },
+            counter("jackvu_reconnects_total", "Reconnections to a JACK server that had gone away.") { $0.reconnects },
+            counter("jackvu_process_cycles_total", "Process cycles run.") { $0.cycles },
+            counter("jackvu_output_skipped_total", "Updates an output skipped because it was still busy (stdout, displays).") { $0.outputSkipped },
+            counter("jackvu_osc_send_failures_total", "OSC datagrams that could not be sent (--osc).") { $0.oscSendFailures },
+            counter("jackvu_osc_port_dropped_total", "OSC packets dropped on the osc MIDI port.") { $0.oscPortDropped },
+            counter("jackvu_control_rejected_total", "Control packets ignored (--listen: malformed, unknown, oversized).") { $0.controlRejected },
+            counter("jackvu_nonfinite_samples_total", "Non-finite or absurd input samples replaced by silence.") { $0.nonFiniteSamples },
+        ]
+    }
+
+    private static func channelMetrics(_ r: PrometheusCollectorRegistry, _ c: Int) -> ChannelMetrics {
+        let labels = [("channel", String(c + 1))]
+        return ChannelMetrics(
+            peak: r.makeGauge(name: "jackvu_channel_peak_dbfs", labels: labels, help: "Sample peak of the analysis block."),
+            rms: r.makeGauge(name: "jackvu_channel_rms_dbfs", labels: labels, help: "RMS of the analysis block (a full-scale sine reads -3.01)."),
+            truePeak: r.makeGauge(name: "jackvu_channel_true_peak_dbtp", labels: labels, help: "True peak (ITU-R BS.1770-4) since the previous update."),
+            maxTruePeak: r.makeGauge(name: "jackvu_channel_max_true_peak_dbtp", labels: labels, help: "Largest true peak since the start or a reset."),
+            clips: r.makeCounter(name: "jackvu_channel_clips_total", labels: labels, help: "Clips (runs of full-scale samples) since the start or a reset."))
+    }
+
+    private static func programmeMetrics(_ r: PrometheusCollectorRegistry, _ p: ProgrammeSnapshot) -> ProgrammeMetrics {
+        let labels = [("programme", p.name.isEmpty ? "all" : p.name)]
+        func gauge(_ name: String, _ help: String) -> Gauge { r.makeGauge(name: name, labels: labels, help: help) }
+        let states: [(LoudnessTarget.State, Gauge)] = p.target == nil ? [] : LoudnessTarget.State.allCases.map { state in
+            (state, r.makeGauge(name: "jackvu_target_state", labels: labels + [("state", state.rawValue)],
+                                help: "1 for the programme's state against its target (pending, within, above, below, true-peak-over, short-term-over), 0 for the others."))
+        }
+        return ProgrammeMetrics(
+            momentary: gauge("jackvu_momentary_loudness_lufs", "Momentary loudness (400 ms, EBU R 128)."),
+            shortTerm: gauge("jackvu_short_term_loudness_lufs", "Short-term loudness (3 s, EBU R 128)."),
+            integrated: gauge("jackvu_integrated_loudness_lufs", "Integrated loudness since the start or a reset (gated, ITU-R BS.1770-4)."),
+            range: gauge("jackvu_loudness_range_lu", "Loudness range (EBU Tech 3342)."),
+            maxMomentary: gauge("jackvu_max_momentary_loudness_lufs", "Largest momentary loudness since the start or a reset."),
+            maxShortTerm: gauge("jackvu_max_short_term_loudness_lufs", "Largest short-term loudness since the start or a reset."),
+            maxTruePeak: gauge("jackvu_max_true_peak_dbtp", "Largest true peak of the programme's channels since the start or a reset."),
+            duration: gauge("jackvu_integrated_duration_seconds", "Audio the integrated loudness covers (paused time left out)."),
+            paused: gauge("jackvu_programme_paused", "1 while the programme's integration is paused (control input, i key, transport stopped)."),
+            deviation: p.target == nil ? nil : gauge("jackvu_target_deviation_lu", "Integrated loudness minus the target (EBU Tech 3341's LU mode)."),
+            target: p.target == nil ? nil : gauge("jackvu_target_lufs", "The programme's target loudness (--target)."),
+            states: states)
+    }
+
+    /// The channel count this exporter was made for.
+    public var channelsExpected: Int { channelCount }
+
+    /// Sets every metric from an update. On the output thread only.
+    public func record(_ s: Snapshot) {
+        if channels.isEmpty { channels = (0..<s.channels.count).map { Self.channelMetrics(registry, $0) } }
+        if programmes.isEmpty { programmes = s.programmes.map { Self.programmeMetrics(registry, $0) } }
+        sampleRate.set(to: Double(s.sampleRate))
+        bufferFrames.set(to: Double(s.status.bufferFrames))
+        serverConnected.set(to: s.status.serverConnected ? 1 : 0)
+        inputsConnected.set(to: Double(s.status.inputsConnected))
+        callbackMean.set(to: Double(s.status.callbackMeanMicroseconds) / 1e6)
+        callbackP99.set(to: Double(s.status.callbackP99Microseconds) / 1e6)
+        callbackMax.set(to: Double(s.status.callbackMaxMicroseconds) / 1e6)
+        for i in totals.indices {
+            MetricsExporter.advance(totals[i].counter, to: totals[i].read(s.status), seen: &totals[i].seen)
+        }
+        for c in 0..<min(channels.count, s.channels.count) {
+            let ch = s.channels[c]
+            channels[c].peak.set(to: Self.finite(Double(ch.peakDBFS)))
+            channels[c].rms.set(to: Self.finite(Double(ch.rmsDBFS)))
+            channels[c].truePeak.set(to: Self.finite(Double(ch.truePeakDBTP)))
+            channels[c].maxTruePeak.set(to: Self.finite(Double(ch.maxTruePeakDBTP)))
+            MetricsExporter.advance(channels[c].clips, to: ch.clips, seen: &channels[c].clipsSeen)
+        }
+        for p in 0..<min(programmes.count, s.programmes.count) {
+            let m = programmes[p], prog = s.programmes[p], l = prog.loudness
+            m.momentary.set(to: Self.finite(l.momentary))
+            m.shortTerm.set(to: Self.finite(l.shortTerm))
+            m.integrated.set(to: Self.finite(l.integrated))
+            m.range.set(to: Self.finite(l.range))
+            m.maxMomentary.set(to: Self.finite(l.maxMomentary))
+            m.maxShortTerm.set(to: Self.finite(l.maxShortTerm))
+            m.maxTruePeak.set(to: Self.finite(Double(s.maxTruePeakDBTP(programme: p))))
+            m.duration.set(to: prog.measuredSeconds)
+            m.paused.set(to: prog.paused ? 1 : 0)
+            if let target = prog.target {
+                m.target?.set(to: target.targetLUFS)
+                m.deviation?.set(to: Self.finite(l.integrated - target.targetLUFS))
+                let state = s.state(programme: p)
+                for (candidate, gauge) in m.states { gauge.set(to: candidate == state ? 1 : 0) }
+            }
+        }
+    }
+
+    /// A counter that follows an absolute count (which a reset may bring back to 0).
+    private static func advance(_ counter: Prometheus.Counter, to value: Int, seen: inout Int) {
+        if value < seen {
+            counter.reset()
+            seen = 0
+        }
+        if value > seen { counter.increment(by: Int64(value - seen)) }
+        seen = value
+    }
+
+    /// Readings as Prometheus reads them: jackvu's floors (silence) stay finite.
+    private static func finite(_ v: Double) -> Double { v.isFinite ? max(v, -200) : -200 }
+
+    /// The exposition: Prometheus' text format 0.0.4, or OpenMetrics 1.0 (`openMetrics`: what
+    /// a scraper asks for with `Accept: application/openmetrics-text`): the counters' families
+    /// without `_total` in their TYPE and HELP lines, and `# EOF` at the end.
+    public func exposition(openMetrics: Bool) -> String {
+        scrapes.add()
+        let text = registry.emitToString()
+        guard openMetrics else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        var counters = Set<String>()
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("# TYPE "), line.hasSuffix(" counter") {
+                let name = line.dropFirst(7).dropLast(8)
+                let family = name.hasSuffix("_total") ? String(name.dropLast(6)) : String(name)
+                counters.insert(family)
+                out += "# TYPE \(family) counter\n"
+            } else if line.hasPrefix("# HELP ") {
+                let rest = line.dropFirst(7)
+                let name = rest.prefix { $0 != " " }
+                let family = name.hasSuffix("_total") ? String(name.dropLast(6)) : String(name)
+                out += "# HELP \(family)" + rest.dropFirst(name.count) + "\n"
+            } else {
+                out += line + "\n"
+            }
+        }
+        _ = counters
+        return out + "# EOF\n"
+    }
+
+    /// The content types of the two formats.
+    public static let textContentType = "text/plain; version=0.0.4; charset=utf-8"
+    public static let openMetricsContentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+    /// Whether a scraper's Accept header asks for OpenMetrics.
+    public static func wantsOpenMetrics(accept: String?) -> Bool {
+        accept?.contains("application/openmetrics-text") ?? false
+    }
+}
