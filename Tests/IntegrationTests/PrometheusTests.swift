@@ -173,4 +173,61 @@ final class PrometheusTests: XCTestCase {
         let metadata = dechunked(try XCTUnwrap(httpGet(port: promPort, path: "/api/v1/targets/metadata?metric=jackvu_xruns")))
         XCTAssertTrue(metadata.contains("\"type\":\"counter\""), "Prometheus read the OpenMetrics families: \(metadata.prefix(400))")
     }
+
+    /// Across machines: two network namespaces as two hosts, each with its own JACK server,
+    /// tone and jackvu (`--metrics 0.0.0.0:PORT`), joined to this one by veth pairs; the
+    /// Prometheus here scrapes both over that network and reads each one's loudness.
+    func testPrometheusScrapesTwoHostsOverTheNetwork() throws {
+        guard getuid() == 0 else { throw skipOrFail("network namespaces need root (CI and Tools/test.sh as root run this)") }
+        let tag = String(getpid() % 10000)
+        let hosts = [(ns: "jvpa\(tag)", link: "jva\(tag)", net: "10.213.1"), (ns: "jvpb\(tag)", link: "jvb\(tag)", net: "10.213.2")]
+        func ip(_ arguments: [String]) throws {
+            let r = try Executables.run("ip", arguments)
+            if r.status != 0 { throw FixtureError("ip \(arguments.joined(separator: " ")): \(r.stderr)") }
+        }
+        var processes: [BackgroundProcess] = []
+        defer {
+            processes.reversed().forEach { $0.stop() }
+            for h in hosts { _ = try? Executables.run("ip", ["netns", "del", h.ns]) }
+        }
+        let port = freeTCPPort()
+        for h in hosts {
+            try ip(["netns", "add", h.ns])
+            try ip(["link", "add", h.link + "h", "type", "veth", "peer", "name", h.link + "n"])
+            try ip(["link", "set", h.link + "n", "netns", h.ns])
+            try ip(["addr", "add", h.net + ".1/24", "dev", h.link + "h"])
+            try ip(["link", "set", h.link + "h", "up"])
+            try ip(["netns", "exec", h.ns, "ip", "addr", "add", h.net + ".2/24", "dev", h.link + "n"])
+            try ip(["netns", "exec", h.ns, "ip", "link", "set", h.link + "n", "up"])
+            try ip(["netns", "exec", h.ns, "ip", "link", "set", "lo", "up"])
+            // The host's JACK server, tone and jackvu, all inside its namespace.
+            let server = "jvp\(h.ns)"
+            let environment = ["JACK_DEFAULT_SERVER": server, "JACK_NO_AUDIO_RESERVATION": "1"]
+            processes.append(try BackgroundProcess(
+                "/usr/sbin/ip", ["netns", "exec", h.ns, "jackd", "-n", server, "--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"],
+                environment: environment, label: "jackd-\(h.ns)"))
+            XCTAssertNotNil(waitFor(timeout: 20) { (try? Executables.run("ip", ["netns", "exec", h.ns, "jack_lsp"], environment: environment))?.status == 0 },
+                            "jackd in \(h.ns)")
+            processes.append(try BackgroundProcess(
+                "/usr/sbin/ip", ["netns", "exec", h.ns, try Executables.product("jacktone"), "--freq", "997", "--level", "-20"],
+                environment: environment, label: "jacktone-\(h.ns)"))
+            XCTAssertNotNil(waitFor(timeout: 20) {
+                (try? Executables.run("ip", ["netns", "exec", h.ns, "jack_lsp"], environment: environment))?.stdout.contains("jacktone:out") ?? false
+            })
+            processes.append(try BackgroundProcess(
+                "/usr/sbin/ip",
+                ["netns", "exec", h.ns, try Executables.product("jackvu"), "--channels", "1", "--connect", "jacktone:out", "--quiet",
+                 "--metrics", "0.0.0.0:\(port)"],
+                environment: environment, label: "jackvu-\(h.ns)"))
+        }
+        let (prometheus, promPort) = try startPrometheus(targets: hosts.map { "\($0.net).2:\(port)" })
+        processes.append(prometheus)
+        let both = waitFor(timeout: 40) {
+            let r = query(promPort, "jackvu_short_term_loudness_lufs")
+            return r.count == 2 && r.allSatisfy { abs($0.value - -23) <= 0.2 }
+        }
+        XCTAssertNotNil(both, "both hosts' loudness over the veth network: \(query(promPort, "up")) \(processes.map(\.stderr))")
+        XCTAssertEqual(Set(query(promPort, "up{job=\"jackvu\"} == 1").compactMap { $0.labels["instance"] }),
+                       Set(hosts.map { "\($0.net).2:\(port)" }))
+    }
 }
