@@ -14,7 +14,9 @@ import Synchronization
 // calls `jack_finish`. The engine is the command's (the same options, ports, metadata and
 // outputs), on a thread of its own inside jackd; the process callback runs on the server's
 // real-time thread, with no inter-process wake-up per period. Not in process: the terminal
-// and browser displays (they belong to a terminal or a web server, not to jackd), reconnecting
+// and browser displays and the Prometheus listener (they belong to a terminal or a web
+// server, not to jackd: an HTTP server's event-loop threads would run inside the JACK
+// server's process and outlive jack_unload), reconnecting
 // (the server's end is the process's end) and session managers. Stdout and stderr are
 // jackd's: the text stream is off unless --text or --format asks for it.
 
@@ -72,8 +74,8 @@ public func jackInitialize(_ client: OpaquePointer?, _ loadInit: UnsafePointer<C
             printError("\(JackVUCommand.message(for: error)) (jack_load -i \"OPTIONS\": see jackvu --help)")
             return 1
         }
-        if command.tui || command.live.http != nil {
-            printError("--tui and --http are not available in process (use the jackvu command for a display)")
+        if command.tui || command.live.http != nil || command.live.metrics != nil {
+            printError("--tui, --http and --metrics are not available in process (use the jackvu command for a display or a Prometheus target)")
             return 1
         }
         if !command.text && command.format == nil { command.quiet = true }

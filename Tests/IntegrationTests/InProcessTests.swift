@@ -97,9 +97,11 @@ final class InProcessTests: XCTestCase {
         let bad = try Executables.run("jack_load", ["-i", "--channels 0", "jackvu", "jackvu"], environment: server.environment)
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(try server.lsp().stdout.contains("system:playback_1"))
-        let noDisplay = try Executables.run("jack_load", ["-i", "--http 8080", "jackvu", "jackvu"], environment: server.environment)
-        XCTAssertNotEqual(noDisplay.status, 0)
-        XCTAssertFalse(try server.lsp().stdout.contains("jackvu"))
+        for option in ["--http 8080", "--metrics 9100"] {
+            let refused = try Executables.run("jack_load", ["-i", option, "jackvu", "jackvu"], environment: server.environment)
+            XCTAssertNotEqual(refused.status, 0, "\(option) in process")
+            XCTAssertFalse(try server.lsp().stdout.contains("jackvu"))
+        }
         // And the server, which loaded and unloaded jackvu three times, ends cleanly.
         XCTAssertEqual(server.stopReturningStatus(), 0, "jackd's exit status")
     }
