@@ -13,8 +13,8 @@ import Version
 /// Names follow Prometheus' conventions: the `jackvu_` prefix, the unit as a suffix (`_lufs`,
 /// `_lu`, `_dbfs`, `_dbtp`, `_seconds`, `_hertz`), `_total` for counters; labels `programme`
 /// (`all` for the one programme over every channel without `--programme`), `channel` (1 …
-/// N), `state`. The set is fixed for a run: 21 instance metrics, 5 per channel, 10 per
-/// programme plus 6 target states per programme with a target (see README, "Prometheus").
+/// N), `state`. The set is fixed for a run: 17 series for the instance, 5 per channel, 9 per
+/// programme and 8 more per programme with a target (see README, "Prometheus").
 public final class MetricsExporter: @unchecked Sendable {
     // @unchecked Sendable: the registry and its metrics are thread-safe; `channels` and
     // `programmes` are built once, on the output thread, before the first scrape reads them

@@ -174,6 +174,29 @@ final class PrometheusTests: XCTestCase {
         XCTAssertTrue(metadata.contains("\"type\":\"counter\""), "Prometheus read the OpenMetrics families: \(metadata.prefix(400))")
     }
 
+    /// Bad `--metrics` addresses: one line each, and the documented status (64 a malformed
+    /// address, 68 a host that does not resolve, 71 a port in use).
+    func testBadMetricsAddresses() throws {
+        let server = try JackServer(label: "prombad")
+        let busy = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(busy) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(busy, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(busy, 1)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(busy, $0, &length) } }
+        let inUse = Int(UInt16(bigEndian: address.sin_port))
+        for (value, status, words) in [("90000", Int32(64), "--metrics"), ("no-such-host.invalid:9100", 68, "does not resolve"), ("\(inUse)", 71, "--metrics: cannot listen")] {
+            let r = try Executables.run(try Executables.product("jackvu"), ["--quiet", "--metrics", value], environment: server.environment)
+            XCTAssertEqual(r.status, status, "--metrics \(value): \(r.stderr)")
+            let lines = r.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 1, r.stderr)
+            XCTAssertTrue(r.stderr.hasPrefix("jackvu: ") && r.stderr.contains(words), "--metrics \(value): \(r.stderr)")
+        }
+    }
+
     /// Across machines: two network namespaces as two hosts, each with its own JACK server,
     /// tone and jackvu (`--metrics 0.0.0.0:PORT`), joined to this one by veth pairs; the
     /// Prometheus here scrapes both over that network and reads each one's loudness.
