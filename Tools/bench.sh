@@ -16,6 +16,8 @@
 # own wall-time figures for its callback beside them.
 # `bash Tools/bench.sh capacity`: jackvu with every meter on at 64 … 256 channels for
 # BENCH_SECONDS each, on one worker thread (--workers 1) and on all cores: overruns, xruns.
+# `bash Tools/bench.sh metrics`: Prometheus scrapes (bytes, latency, CPU per scrape) for 2, 64
+# and 256 channels with 1 and 8 programmes, and K scraped 64-channel instances on one server.
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
@@ -216,6 +218,82 @@ if [ "$only" = capacity ]; then
       kill -INT "$vu"; wait "$vu" || true
       echo "$first" "$last" | awk -v c="$channels" -v w="$workers" '{printf "%-9s %-8s %-9d %-6d %d\n", c, w, $19 - $5, $18 - $4, $21 - $7}'
     done
+  done
+  exit 0
+fi
+
+# Prometheus (issue 21): per configuration (channels × programmes, every meter, a chord on every
+# input), 200 back-to-back scrapes of /metrics with curl: bytes, median and 99th-percentile
+# latency, and jackvu's CPU per scrape (its CPU time over the scrapes, less the same span
+# idle). Then capacity: K instances of 64 channels on one real-time server, one Prometheus
+# scraping each every second for BENCH_SECONDS, the overruns and xruns.
+if [ "$only" = metrics ]; then
+  command -v curl >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl >/dev/null; }
+  start_server metrics
+  start_chord
+  cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, clock ticks
+  tick=$(getconf CLK_TCK)
+  echo "Scrapes of /metrics, jackd -R -d dummy -r 48000 -p 256, every meter on, --rate 10"
+  echo "channels  programmes  bytes    series  median ms  p99 ms  CPU ms/scrape"
+  for channels in 2 64 256; do
+    for programmes in 1 8; do
+      args=()
+      for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
+      if [ "$programmes" -gt 1 ]; then
+        per=$((channels / programmes)); [ "$per" -lt 1 ] && per=1
+        for p in $(seq "$programmes"); do
+          first=$(( (p - 1) * per % channels + 1 )); last=$(( first + per - 1 )); [ "$last" -gt "$channels" ] && last=$channels
+          args+=(--programme "p$p=$first-$last")
+        done
+      fi
+      port=$((19000 + channels + programmes))
+      "$bin/jackvu" --name "met$channels-$programmes" --channels "$channels" --quiet --rate 10 --target ebu-r128 --metrics "$port" "${args[@]}" >$work/metrics.out 2>&1 &
+      vu=$!
+      pids+=($vu)
+      for _ in $(seq 100); do curl -sf "localhost:$port/metrics" 2>/dev/null | grep -q short_term && break; sleep 0.2; done
+      sleep 2
+      idle0=$(cpu $vu); t0=$(date +%s.%N); sleep 5; idle1=$(cpu $vu); t1=$(date +%s.%N)
+      : >$work/times
+      s0=$(cpu $vu); u0=$(date +%s.%N)
+      for _ in $(seq 200); do curl -s -o $work/scrape -w '%{time_total}\n' "localhost:$port/metrics" >>$work/times; done
+      s1=$(cpu $vu); u1=$(date +%s.%N)
+      bytes=$(wc -c <$work/scrape); series=$(grep -vc '^#' $work/scrape)
+      read -r median p99 < <(sort -n $work/times | awk '{a[NR]=$1} END {printf "%.2f %.2f\n", a[int(NR/2)]*1000, a[int(NR*0.99)]*1000}')
+      per_scrape=$(awk -v s0="$s0" -v s1="$s1" -v u0="$u0" -v u1="$u1" -v i0="$idle0" -v i1="$idle1" -v t0="$t0" -v t1="$t1" -v hz="$tick" \
+        'BEGIN {busy=(s1-s0)/hz; idle=(i1-i0)/hz*(u1-u0)/(t1-t0); printf "%.2f", (busy-idle)/200*1000}')
+      printf "%-9s %-11s %-8s %-7s %-10s %-7s %s\n" "$channels" "$programmes" "$bytes" "$series" "$median" "$p99" "$per_scrape"
+      kill -INT "$vu"; wait "$vu" || true
+    done
+  done
+  echo
+  command -v prometheus >/dev/null || { echo "(no prometheus: bash Tools/setup.sh --tests installs it)"; exit 0; }
+  echo "Capacity: K instances × 64 channels on one server, each scraped every 1 s by one Prometheus, ${seconds} s ($(nproc) cores)"
+  echo "instances  channels  overruns  xruns"
+  for k in 1 2 4 6; do
+    targets=(); vus=()
+    for i in $(seq "$k"); do
+      args=(); for _ in $(seq 64); do args+=(--connect jacktone:out); done
+      port=$((19500 + i))
+      "$bin/jackvu" --name "fleet$i" --channels 64 --text --rate 1 --target ebu-r128 --metrics "$port" "${args[@]}" >"$work/fleet$i.out" 2>&1 &
+      vus+=($!); pids+=($!); targets+=("\"127.0.0.1:$port\"")
+    done
+    mkdir -p "$work/prom$k"
+    printf 'global: {scrape_interval: 1s}\nscrape_configs: [{job_name: jackvu, static_configs: [{targets: [%s]}]}]\n' "$(IFS=,; echo "${targets[*]}")" >"$work/prom$k/p.yml"
+    prometheus --config.file="$work/prom$k/p.yml" --storage.tsdb.path="$work/prom$k/data" --web.listen-address=127.0.0.1:19490 --log.level=error >"$work/prom$k/log" 2>&1 &
+    prom=$!; pids+=($prom)
+    sleep 5
+    first=(); for i in $(seq "$k"); do first+=("$(grep -a '/status ' "$work/fleet$i.out" | tail -1 || true)"); done
+    sleep "$seconds"
+    over=0; xr=0
+    for i in $(seq "$k"); do
+      last=$(grep -a '/status ' "$work/fleet$i.out" | tail -1 || true)
+      read -r o x < <(echo "${first[$((i-1))]}" "$last" | awk '{print $19 - $5, $18 - $4}') || true
+      over=$((over + o)); xr=$((xr + x))
+    done
+    up=$(curl -s 'localhost:19490/api/v1/query?query=count(up==1)' | grep -o '"value":\[[^]]*\]' | grep -o '"[0-9]*"\]$' | tr -d '"]' || true)
+    printf "%-10s %-9s %-9s %s   (targets up: %s)\n" "$k" "$((64 * k))" "$over" "$xr" "$up"
+    kill "$prom"; wait "$prom" 2>/dev/null || true
+    for v in "${vus[@]}"; do kill -INT "$v"; wait "$v" || true; done
   done
   exit 0
 fi
