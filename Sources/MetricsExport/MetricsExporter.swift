@@ -15,6 +15,14 @@ import Version
 /// (`all` for the one programme over every channel without `--programme`), `channel` (1 …
 /// N), `state`. The set is fixed for a run: 17 series for the instance, 5 per channel, 9 per
 /// programme and 8 more per programme with a target (see README, "Prometheus").
+///
+/// Why a list of its own and not one metric per field of the reading table (`Readings`): the
+/// metric names are what a facility's alert rules and dashboards are written against, so
+/// they are a contract chosen once, by Prometheus' conventions (counters with `_total`, a
+/// target state as a state set, names that say the quantity), and must not change when a
+/// JSON key or an OSC address does; the values still come from the snapshot's own readings
+/// (`LoudnessSnapshot`, `ChannelSnapshot`, `Snapshot.state(programme:)`,
+/// `Snapshot.maxTruePeakDBTP(programme:)`), so no reading is computed twice.
 public final class MetricsExporter: @unchecked Sendable {
     // @unchecked Sendable: the registry and its metrics are thread-safe; `channels` and
     // `programmes` are built once, on the output thread, before the first scrape reads them
@@ -47,19 +55,17 @@ public final class MetricsExporter: @unchecked Sendable {
     public init(client: String, channels: Int) {
         channelCount = channels
         let r = registry
-        let info = r.makeGauge(
-            name: "jackvu_build_info", labels: [("version", JackVUVersion.string), ("client", client)],
-            help: "Always 1: the jackvu version and JACK client name of this instance.")
+        let info = r.makeGauge(descriptor: MetricsExporter.named("jackvu_build_info", "Always 1: the jackvu version and JACK client name of this instance."), labels: [("version", JackVUVersion.string), ("client", client)])
         info.set(to: 1)
-        sampleRate = r.makeGauge(name: "jackvu_sample_rate_hertz", help: "The JACK server's sample rate.")
-        bufferFrames = r.makeGauge(name: "jackvu_buffer_frames", help: "The JACK server's buffer size (frames per period).")
-        serverConnected = r.makeGauge(name: "jackvu_server_connected", help: "1 while a JACK server is connected, 0 while jackvu waits for it.")
-        inputsConnected = r.makeGauge(name: "jackvu_inputs_connected", help: "Inputs with at least one connection.")
-        callbackMean = r.makeGauge(name: "jackvu_callback_mean_seconds", help: "Mean duration of the process callback since the start.")
-        callbackP99 = r.makeGauge(name: "jackvu_callback_p99_seconds", help: "99th percentile of the process callback's duration (to a factor of two).")
-        callbackMax = r.makeGauge(name: "jackvu_callback_max_seconds", help: "Longest process callback since the start.")
+        sampleRate = r.makeGauge(descriptor: MetricsExporter.named("jackvu_sample_rate_hertz", "The JACK server's sample rate."))
+        bufferFrames = r.makeGauge(descriptor: MetricsExporter.named("jackvu_buffer_frames", "The JACK server's buffer size (frames per period)."))
+        serverConnected = r.makeGauge(descriptor: MetricsExporter.named("jackvu_server_connected", "1 while a JACK server is connected, 0 while jackvu waits for it."))
+        inputsConnected = r.makeGauge(descriptor: MetricsExporter.named("jackvu_inputs_connected", "Inputs with at least one connection."))
+        callbackMean = r.makeGauge(descriptor: MetricsExporter.named("jackvu_callback_mean_seconds", "Mean duration of the process callback since the start."))
+        callbackP99 = r.makeGauge(descriptor: MetricsExporter.named("jackvu_callback_p99_seconds", "99th percentile of the process callback's duration (to a factor of two)."))
+        callbackMax = r.makeGauge(descriptor: MetricsExporter.named("jackvu_callback_max_seconds", "Longest process callback since the start."))
         func counter(_ name: String, _ help: String, _ read: @escaping (Snapshot.Status) -> Int) -> (Prometheus.Counter, (Snapshot.Status) -> Int, Int) {
-            (r.makeCounter(name: name, help: help), read, 0)
+            (r.makeCounter(descriptor: MetricsExporter.named(name, help)), read, 0)
         }
         totals = [
             counter("jackvu_xruns_total", "Xruns the JACK server reported.") { $0.xruns },
@@ -77,19 +83,19 @@ public final class MetricsExporter: @unchecked Sendable {
     private static func channelMetrics(_ r: PrometheusCollectorRegistry, _ c: Int) -> ChannelMetrics {
         let labels = [("channel", String(c + 1))]
         return ChannelMetrics(
-            peak: r.makeGauge(name: "jackvu_channel_peak_dbfs", labels: labels, help: "Sample peak of the analysis block."),
-            rms: r.makeGauge(name: "jackvu_channel_rms_dbfs", labels: labels, help: "RMS of the analysis block (a full-scale sine reads -3.01)."),
-            truePeak: r.makeGauge(name: "jackvu_channel_true_peak_dbtp", labels: labels, help: "True peak (ITU-R BS.1770-4) since the previous update."),
-            maxTruePeak: r.makeGauge(name: "jackvu_channel_max_true_peak_dbtp", labels: labels, help: "Largest true peak since the start or a reset."),
-            clips: r.makeCounter(name: "jackvu_channel_clips_total", labels: labels, help: "Clips (runs of full-scale samples) since the start or a reset."))
+            peak: r.makeGauge(descriptor: MetricsExporter.named("jackvu_channel_peak_dbfs", "Sample peak of the analysis block."), labels: labels),
+            rms: r.makeGauge(descriptor: MetricsExporter.named("jackvu_channel_rms_dbfs", "RMS of the analysis block (a full-scale sine reads -3.01)."), labels: labels),
+            truePeak: r.makeGauge(descriptor: MetricsExporter.named("jackvu_channel_true_peak_dbtp", "True peak (ITU-R BS.1770-4) since the previous update."), labels: labels),
+            maxTruePeak: r.makeGauge(descriptor: MetricsExporter.named("jackvu_channel_max_true_peak_dbtp", "Largest true peak since the start or a reset."), labels: labels),
+            clips: r.makeCounter(descriptor: MetricsExporter.named("jackvu_channel_clips_total", "Clips (runs of full-scale samples) since the start or a reset."), labels: labels))
     }
 
     private static func programmeMetrics(_ r: PrometheusCollectorRegistry, _ p: ProgrammeSnapshot) -> ProgrammeMetrics {
         let labels = [("programme", p.name.isEmpty ? "all" : p.name)]
-        func gauge(_ name: String, _ help: String) -> Gauge { r.makeGauge(name: name, labels: labels, help: help) }
+        func gauge(_ name: String, _ help: String) -> Gauge { r.makeGauge(descriptor: MetricsExporter.named(name, help), labels: labels) }
+        let stateHelp = "1 for the programme's state against its target (pending, within, above, below, true-peak-over, short-term-over), 0 for the others."
         let states: [(LoudnessTarget.State, Gauge)] = p.target == nil ? [] : LoudnessTarget.State.allCases.map { state in
-            (state, r.makeGauge(name: "jackvu_target_state", labels: labels + [("state", state.rawValue)],
-                                help: "1 for the programme's state against its target (pending, within, above, below, true-peak-over, short-term-over), 0 for the others."))
+            (state, r.makeGauge(descriptor: MetricsExporter.named("jackvu_target_state", stateHelp), labels: labels + [("state", state.rawValue)]))
         }
         return ProgrammeMetrics(
             momentary: gauge("jackvu_momentary_loudness_lufs", "Momentary loudness (400 ms, EBU R 128)."),
@@ -149,6 +155,11 @@ public final class MetricsExporter: @unchecked Sendable {
                 for (candidate, gauge) in m.states { gauge.set(to: candidate == state ? 1 : 0) }
             }
         }
+    }
+
+    /// A metric's full name and help text (the name carries its unit already).
+    static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
     /// A counter that follows an absolute count (which a reset may bring back to 0).

@@ -13,7 +13,7 @@ let view = params.get("view") === "loudness" ? "loudness" : "meters";
 let minutes = WINDOWS.includes(+params.get("minutes")) ? +params.get("minutes") : 10;
 let scale18 = params.get("scale") === "18";
 // Per programme name: points {t (performance.now ms), m (max momentary), s (short-term)}, at
-// most one per 100 ms, the hour before from the server's history message.
+// most one per 250 ms (at most 14,400 an hour), the hour before from the server's history message.
 let history = {}, historyPoints = 0;
 
 function connect() {
@@ -65,14 +65,15 @@ function programmeList(u) {
   return named.length ? named : u.loudness ? [["", u.loudness]] : [];
 }
 
-// Adds the update's readings to the history (one point per 100 ms), keeping an hour.
+// Adds the update's readings to the history (one point per 250 ms, the largest momentary
+// loudness in it), keeping an hour.
 function record() {
   const now = performance.now();
   for (const [name, p] of programmeList(update)) {
     const h = history[name] || (history[name] = []);
     const last = h[h.length - 1];
     const m = p.momentary_lufs === null ? -120 : p.momentary_lufs, st = p.short_term_lufs === null ? -120 : p.short_term_lufs;
-    if (last && now - last.t < 100) { last.m = Math.max(last.m, m); last.s = st; continue; }
+    if (last && now - last.t < 250) { last.m = Math.max(last.m, m); last.s = st; continue; }
     h.push({ t: now, m: m, s: st });
     while (h.length && now - h[0].t > 3600 * 1000) h.shift();
   }
