@@ -178,8 +178,30 @@ public final class MetricsExporter: @unchecked Sendable {
     /// The exposition: Prometheus' text format 0.0.4, or OpenMetrics 1.0 (`openMetrics`: what
     /// a scraper asks for with `Accept: application/openmetrics-text`): the counters' families
     /// without `_total` in their TYPE and HELP lines, and `# EOF` at the end.
+    ///
+    /// A rendering is reused for `reuseSeconds` (per format): however fast a client asks, the
+    /// registry is rendered at most a few times a second, so a flood of scrapes costs the
+    /// HTTP threads little CPU and cannot starve the analysis on a small machine.
     public func exposition(openMetrics: Bool) -> String {
+        exposition(openMetrics: openMetrics, at: monotonicNanoseconds())
+    }
+
+    /// The same at a given monotonic time (nanoseconds), for tests.
+    func exposition(openMetrics: Bool, at now: Int) -> String {
         scrapes.add()
+        if let cached = cache.withLock({ c in c[openMetrics ? 1 : 0].flatMap { now - $0.at < Int(Self.reuseSeconds * 1e9) ? $0.text : nil } }) {
+            return cached
+        }
+        let rendered = render(openMetrics: openMetrics)
+        cache.withLock { $0[openMetrics ? 1 : 0] = (now, rendered) }
+        return rendered
+    }
+
+    /// How long a rendering is served again.
+    public static let reuseSeconds = 0.25
+    private let cache = Mutex<[(at: Int, text: String)?]>([nil, nil])
+
+    private func render(openMetrics: Bool) -> String {
         let text = registry.emitToString()
         guard openMetrics else { return text }
         var out = ""

@@ -262,9 +262,17 @@ final class Hub: @unchecked Sendable {
     }
 
     /// The history message (`{"history": …}`, ages relative to now), or nil when none is kept.
+    /// Made at most once a second (up to 500 KB for 8 programmes and an hour): browsers that
+    /// connect, or `/history` asked, in a flood cost the HTTP threads little CPU.
     func historyJSON() -> String? {
-        history.map { $0.json(now: Double(monotonicNanoseconds()) / 1e9) }
+        guard let history else { return nil }
+        let now = monotonicNanoseconds()
+        if let cached = historyCache.withLock({ c in c.flatMap { now - $0.at < 1_000_000_000 ? $0.text : nil } }) { return cached }
+        let text = history.json(now: Double(now) / 1e9)
+        historyCache.withLock { $0 = (now, text) }
+        return text
     }
+    private let historyCache = Mutex<(at: Int, text: String)?>(nil)
 
     var clientCount: Int { clients.withLock { $0.count } }
 

@@ -1,6 +1,8 @@
 import DSP
 import Foundation
 import Outputs
+@testable import MetricsExport
+import Version
 import XCTest
 
 /// The table of readings, walked: every reading `--send` names goes out as OSC (and so as
@@ -185,5 +187,62 @@ final class LoudnessHistoryTests: XCTestCase {
         let kept = history.series()[0].times
         XCTAssertEqual(kept.first, 1010)
         XCTAssertEqual(kept.last, 1000 + Double(LoudnessHistory.capacity + 9))
+    }
+}
+
+/// The Prometheus exporter without a server: names, labels and values from a snapshot,
+/// counters that follow absolute counts through a reset, the OpenMetrics form, and a
+/// rendering reused for a quarter of a second.
+final class MetricsExporterTests: XCTestCase {
+    private func value(_ text: String, _ series: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    func testMetricsFromASnapshot() {
+        let exporter = MetricsExporter(client: "bus-a", channels: 2)
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.sampleRate = 48000
+        s.programmes = [ProgrammeSnapshot(name: "main", channels: [0, 1], target: LoudnessTarget.profile("ebu-r128"))]
+        s.programmes[0].loudness.shortTerm = -22.5
+        s.programmes[0].loudness.integrated = -20
+        s.channels[1].clips = 3
+        s.status.xruns = 5
+        exporter.record(s)
+        var t = 0
+        func scrape(_ open: Bool = false) -> String {
+            t += 1_000_000_000
+            return exporter.exposition(openMetrics: open, at: t)
+        }
+        let text = scrape()
+        XCTAssertEqual(value(text, "jackvu_short_term_loudness_lufs{programme=\"main\"}"), -22.5)
+        XCTAssertEqual(value(text, "jackvu_target_deviation_lu{programme=\"main\"}"), 3)
+        XCTAssertEqual(value(text, "jackvu_target_state{programme=\"main\",state=\"above\"}"), 1)
+        XCTAssertEqual(value(text, "jackvu_target_state{programme=\"main\",state=\"within\"}"), 0)
+        XCTAssertEqual(value(text, "jackvu_channel_clips_total{channel=\"2\"}"), 3)
+        XCTAssertEqual(value(text, "jackvu_xruns_total"), 5)
+        XCTAssertEqual(value(text, "jackvu_sample_rate_hertz"), 48000)
+        XCTAssertEqual(value(text, "jackvu_build_info{version=\"\(JackVUVersion.string)\",client=\"bus-a\"}"), 1)
+        XCTAssertTrue(text.contains("# TYPE jackvu_xruns_total counter"))
+        let values = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { Double($0.split(separator: " ").last ?? "") }
+        XCTAssertTrue(values.allSatisfy { $0?.isFinite == true }, "silence reads the floor, never -inf or NaN: \(text)")
+        // A reset brings a count back to 0: the counter restarts (Prometheus' rate() sees a reset).
+        s.channels[1].clips = 1
+        s.status.xruns = 7
+        exporter.record(s)
+        let later = scrape()
+        XCTAssertEqual(value(later, "jackvu_channel_clips_total{channel=\"2\"}"), 1)
+        XCTAssertEqual(value(later, "jackvu_xruns_total"), 7)
+        // OpenMetrics: counter families without _total, samples with it, # EOF last.
+        let open = scrape(true)
+        XCTAssertTrue(open.contains("# TYPE jackvu_xruns counter\n") && open.contains("\njackvu_xruns_total 7"), open)
+        XCTAssertTrue(open.contains("# HELP jackvu_channel_clips Clips"), open)
+        XCTAssertTrue(open.hasSuffix("# EOF\n"))
+        // Reused within a quarter of a second, fresh after it.
+        let t0 = t + 10_000_000_000
+        XCTAssertEqual(value(exporter.exposition(openMetrics: false, at: t0), "jackvu_xruns_total"), 7)
+        s.status.xruns = 9
+        exporter.record(s)
+        XCTAssertEqual(value(exporter.exposition(openMetrics: false, at: t0 + 100_000_000), "jackvu_xruns_total"), 7)
+        XCTAssertEqual(value(exporter.exposition(openMetrics: false, at: t0 + 300_000_000), "jackvu_xruns_total"), 9)
     }
 }
