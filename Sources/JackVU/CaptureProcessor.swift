@@ -142,10 +142,15 @@ final class CaptureProcessor: ProcessHandler {
     /// generation last acted on: the callback's own memory.
     let lastBuffers: AtomicCounterArray
     let hintsSeen = Counter()
+    /// Whether an input's buffer address tells a connection change: JACK2 hands an input its
+    /// one source's buffer, or its own, the same every cycle; PipeWire's JACK alternates
+    /// between buffers of its own every cycle, so there only the main thread's hints count.
+    let addressesTell: Bool
 
     init(inputs: [Port], meters: [Port], capture: Capture, oscPort: Port? = nil, notesPort: Port? = nil) {
         lastBuffers = AtomicCounterArray(count: inputs.count)
         hintsSeen.store(capture.connectionHintGeneration.count)
+        addressesTell = !Client.isPipeWire
         self.inputs = inputs
         self.meters = meters
         self.capture = capture
@@ -168,9 +173,10 @@ final class CaptureProcessor: ProcessHandler {
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
             let first = ring.framesWritten
             capture.clock.store(frame: first, microseconds: scope.cycleStartMicroseconds)
-            // Connection changes take effect at a cycle's start. JACK hands an input the
+            // Connection changes take effect at a cycle's start. JACK2 hands an input the
             // buffer of its one source (or its own, silent or mixed), so a new address is a
-            // change in this very cycle; the main thread's hints cover the rest, later.
+            // change in this very cycle; the main thread's hints cover the rest, later (and
+            // everything under PipeWire, whose buffers change every cycle).
             let generation = capture.connectionHintGeneration.count
             let hinted = generation != hintsSeen.count
             if hinted { hintsSeen.store(generation) }
@@ -178,7 +184,7 @@ final class CaptureProcessor: ProcessHandler {
                 let input = scope.input(inputs[c])
                 let address = Int(bitPattern: input.baseAddress)
                 let last = lastBuffers[c]
-                var changed = last != 0 && address != last
+                var changed = addressesTell && last != 0 && address != last
                 if hinted && capture.connectionHints[c] != 0 {
                     capture.connectionHints.store(0, at: c)
                     let marked = capture.connectionChangedAt[c]
