@@ -142,8 +142,10 @@ final class Worker: @unchecked Sendable {
                 lastPublish = monotonicNanoseconds()
             } else if monotonicNanoseconds() - lastPublish > 500_000_000 {
                 // No audio (the server is gone, or stopped): publish the state as it is twice a
-                // second, so the outputs and displays show the status.
-                publish()
+                // second, so the outputs and displays show the status — with the server gone
+                // even when the block is not full (the audio stopped right after a connection
+                // change had started it afresh); otherwise only a full block's readings.
+                if shared.serverConnected.load(ordering: .relaxed) { publish() } else { publishNow() }
                 lastPublish = monotonicNanoseconds()
             }
         }
@@ -324,6 +326,14 @@ final class Worker: @unchecked Sendable {
     private func publish() {
         // Until the analysis block is full, its levels would read low: publish nothing.
         guard analyzer.isBlockFull else { return }
+        publishNow()
+    }
+
+    /// Publishes the latest results whether or not the block is full: with the server gone,
+    /// the outputs and displays must still get the status — also when the audio stopped right
+    /// after a connection change had started the block afresh (a source that went away, then
+    /// the server).
+    private func publishNow() {
         let lastFrame = analyzerStart + analyzer.framesSeen - 1
         let tag = timeTag(ofRingIndex: lastFrame)
         snapshots.withBack { snapshot in
