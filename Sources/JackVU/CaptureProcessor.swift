@@ -139,8 +139,9 @@ final class CaptureProcessor: ProcessHandler {
     /// What it writes into (outlives this client).
     let capture: Capture
     /// Each input's buffer address in the previous cycle (0 before the first), and the hint
-    /// generation last acted on: the callback's own memory.
-    let lastBuffers: AtomicCounterArray
+    /// generation last acted on: the callback's own memory (only the callback touches
+    /// `lastBuffers`: plain memory, allocated here, freed with the processor).
+    nonisolated(unsafe) let lastBuffers: UnsafeMutablePointer<Int>
     let hintsSeen = Counter()
     /// Whether an input's buffer address tells a connection change: JACK2 hands an input its
     /// one source's buffer, or its own, the same every cycle; PipeWire's JACK alternates
@@ -148,7 +149,8 @@ final class CaptureProcessor: ProcessHandler {
     let addressesTell: Bool
 
     init(inputs: [Port], meters: [Port], capture: Capture, oscPort: Port? = nil, notesPort: Port? = nil) {
-        lastBuffers = AtomicCounterArray(count: inputs.count)
+        lastBuffers = .allocate(capacity: max(1, inputs.count))
+        lastBuffers.initialize(repeating: 0, count: max(1, inputs.count))
         hintsSeen.store(capture.connectionHintGeneration.count)
         addressesTell = !Client.isPipeWire
         self.inputs = inputs
@@ -157,6 +159,8 @@ final class CaptureProcessor: ProcessHandler {
         self.oscPort = oscPort
         self.notesPort = notesPort
     }
+
+    deinit { lastBuffers.deallocate() }
 
     /// Real-time safe.
     func process(_ scope: ProcessScope) -> Bool {
@@ -191,7 +195,7 @@ final class CaptureProcessor: ProcessHandler {
                     changed = changed || marked == 0 || first - (marked - 1) > Capture.hintCoverFrames
                 }
                 if changed { capture.connectionChangedAt.store(first + 1, at: c) }
-                if address != last { lastBuffers.store(address, at: c) }
+                if address != last { lastBuffers[c] = address }
                 if let samples = input.baseAddress, input.count == frames {
                     ring.copyIn(channel: c, from: samples, frames: frames)
                 }

@@ -259,8 +259,29 @@ final class Worker: @unchecked Sendable {
         }
         if replaced > 0 { shared.nonFiniteSamples.add(replaced) }
         takeConnectionChanges(before: ring.framesRead + available)
-        // The readable frames lie in at most two contiguous pieces (the ring wraps); each
-        // is cut where a connection change's stretch begins or ends.
+        let ring = self.ring
+        if exclusions.isEmpty {
+            // The usual case: the readable frames in at most two contiguous pieces (the ring
+            // wraps), nothing to leave out.
+            let (first, second) = ring.regions(channel: 0, frames: available)
+            analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
+            if second.count > 0 {
+                analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
+            }
+        } else {
+            analyseAroundExclusions(available)
+        }
+        ring.consume(frames: available)
+        if capture.freewheeling.count != 0 { capture.space.signal() }
+        // The meter ports: every look at the ring (each period), not every hop.
+        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
+        return available
+    }
+
+    /// Analyses the `available` readable frames cut where a connection change's or a gap's
+    /// stretch begins or ends (and where the ring wraps): the block starts afresh at each
+    /// stretch's start, and the stretch counts for none of its channel's maxima.
+    private func analyseAroundExclusions(_ available: Int) {
         let ring = self.ring
         let (first, _) = ring.regions(channel: 0, frames: available)
         var cuts = [0, first.count, available]
@@ -286,11 +307,6 @@ final class Worker: @unchecked Sendable {
             for (c, m) in zip(excluded, kept) { analyzer.restore(m, channel: c) }
         }
         exclusions.removeAll { $0.end <= start + available }
-        ring.consume(frames: available)
-        if capture.freewheeling.count != 0 { capture.space.signal() }
-        // The meter ports: every look at the ring (each period), not every hop.
-        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
-        return available
     }
 
     /// The connection changes the callback marked in frames before `end` (ring index): each
