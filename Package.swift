@@ -4,7 +4,7 @@
 // Module graph (see README.md, "How it works"):
 //   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
-//   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC
+//   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC, posix_spawn's closefrom
 //   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization);
 //                   the one semaphore wait with a deadline (monotonic) and the one
 //                   newest-value mailbox (NewestValue) the slow outputs' threads take from
@@ -22,6 +22,9 @@
 //                   Hummingbird and SwiftNIO stay inside this module; also the metrics-only
 //                   listener (--metrics)
 //   MetricsExport — Prometheus metrics from the snapshots (swift-prometheus), for /metrics
+//   CSQLite       — SQLite 3 (Debian's libsqlite3), found by pkg-config
+//   LoudnessLog   — the loudness and incident log (--log: SQLite, its own thread) and the
+//                   compliance reports recomputed from it (`jackvu report`, `analyze --report`)
 //   Session       — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
 //   JackVUOptions — the command line's options (argument parser), shared with the in-process form
@@ -69,6 +72,9 @@ let package = Package(
             name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo",
             providers: [.apt(["liblo-dev"])]),
         .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
@@ -100,8 +106,10 @@ let package = Package(
         .target(name: "Version"),
         // The analysis: no JACK, no I/O, no threads but the channel pool's.
         .target(name: "Analysis", dependencies: ["DSP", "Realtime", "Outputs"]),
-        .target(name: "FileAnalysis", dependencies: ["Analysis", "DSP", "Realtime", "Outputs", "CSndfile"]),
-        .target(name: "JackVU", dependencies: ["Analysis", "DSP", "Realtime", "Jack", "Outputs"]),
+        .target(name: "FileAnalysis", dependencies: ["Analysis", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
+        // The loudness and incident log (SQLite) and the reports made from it.
+        .target(name: "LoudnessLog", dependencies: ["CSQLite", "DSP", "Outputs", "Realtime"]),
+        .target(name: "JackVU", dependencies: ["Analysis", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
         .target(name: "JackVUOptions", dependencies: ["Analysis", "Outputs", "DSP", "Version", argumentParser]),
         // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
         // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
@@ -112,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "jackvu",
             dependencies: [
-                "Analysis", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session",
+                "Analysis", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "LoudnessLog",
                 "Version", "MetricsExport", argumentParser,
             ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
@@ -129,7 +137,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
-        .testTarget(name: "OutputsTests", dependencies: ["Outputs", "MetricsExport", "DSP", "Version", "TestSupport"]),
+        .testTarget(name: "OutputsTests", dependencies: ["Outputs", "MetricsExport", "DSP", "Version", "TestSupport", "LoudnessLog"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),

@@ -383,6 +383,13 @@ public final class Analyzer: @unchecked Sendable {
         programmes[p].paused = paused
     }
 
+    /// Programme `p`'s 100 ms loudness blocks completed after `cursor` (a log's reader:
+    /// `LoudnessMeter.takeBlocks`); returns how many were lost to a reader too far behind.
+    @discardableResult
+    public func takeLoudnessBlocks(programme p: Int, after cursor: inout Int, _ body: (_ power: Double, _ index: Int) -> Void) -> Int {
+        programmes[p].loudness.takeBlocks(after: &cursor, body)
+    }
+
     /// Whether programme `p` is paused.
     public func isPaused(programme p: Int) -> Bool { programmes.indices.contains(p) && programmes[p].paused }
 

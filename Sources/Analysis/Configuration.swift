@@ -115,6 +115,22 @@ public struct Configuration: Equatable, Sendable {
     public var http: HTTPListenAddress?
     /// Where the metrics-only listener listens (`--metrics`), nil for none.
     public var metrics: HTTPListenAddress?
+    /// The alarms watched (`--alarm`; none by default).
+    public var alarms: [AlarmRule] = []
+    /// The command run on each alarm raise and clear (`--on-alarm`), and the longest it may
+    /// run, seconds (`--on-alarm-timeout`).
+    public var onAlarm: String?
+    public var onAlarmTimeout = 10.0
+    /// The loudness and incident log (`--log`), and the days it keeps (`--log-retention`).
+    public var log: String?
+    public var logRetentionDays: Double?
+
+    /// The alarm ports: one per programme with `--alarm` (`alarm` for the default
+    /// programme, `alarm_NAME` for each of `--programme`).
+    public var alarmPortNames: [String] {
+        alarms.isEmpty ? [] : resolvedProgrammes.map { $0.name.isEmpty ? "alarm" : "alarm_\($0.name)" }
+    }
+    public var alarmPortCount: Int { alarms.isEmpty ? 0 : max(1, programmes.count) }
     /// Origins whose pages may open the browser display's WebSocket besides its own
     /// (`--http-origin`, e.g. `https://wall.example:8443`).
     public var httpOrigins: [String] = []
@@ -167,6 +183,13 @@ public struct Configuration: Equatable, Sendable {
                   "must be from -200 to -1 dBFS, got \(meterFloorDBFS)")
         try check(fallDBPerSecond > 0 && fallDBPerSecond.isFinite, "--fall", "must be above 0 dB/s")
         try check(holdSeconds >= 0 && holdSeconds <= 60, "--hold", "must be from 0 to 60 s")
+        try check(onAlarmTimeout > 0 && onAlarmTimeout <= 3600, "--on-alarm-timeout", "must be above 0 and at most 3600 s, got \(onAlarmTimeout)")
+        try check(onAlarm == nil || !alarms.isEmpty, "--on-alarm", "needs --alarm (which alarms to watch; --alarm all for every one)")
+        if let days = logRetentionDays {
+            try check(days > 0 && days <= 36500, "--log-retention", "must be above 0 and at most 36500 days, got \(days)")
+            try check(log != nil, "--log-retention", "needs --log")
+        }
+        if let log { try check(!log.isEmpty, "--log", "needs a file path") }
         if let layout, layout.channelCount != channels {
             throw ConfigurationError(
                 option: "--layout", message: "\(layout.rawValue) needs \(layout.channelCount) channels, not \(channels)")

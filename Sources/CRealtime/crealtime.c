@@ -9,3 +9,7 @@ int jackvu_sem_wait_monotonic(sem_t *semaphore, const struct timespec *deadline)
         if (errno != EINTR) return errno;
     }
 }
+
+int jackvu_spawn_close_from_fd(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

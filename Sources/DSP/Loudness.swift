@@ -138,6 +138,17 @@ public final class LoudnessMeter: @unchecked Sendable {
     private var gatingBlocks: [Double] = []
     /// Mean powers of the complete 3 s short-term windows so far (one per 100 ms), for LRA.
     private var shortTermBlocks: [Double] = []
+    /// The latest 100 ms blocks' mean weighted powers (a ring of `blockRingSize`) for a log:
+    /// block k (1-based since the start or reset) is the mean of steps 10(k−1) … 10k−1, so
+    /// any stretch's momentary, short-term and integrated loudness and range can be
+    /// recomputed from them exactly (`LoudnessBlocks`).
+    private var blockRing: [Double]
+    /// Blocks completed since the start (never reset: a reader's cursor).
+    public private(set) var blocksCompleted = 0
+    /// Blocks completed since the start or the last reset (the index a block is logged with).
+    public private(set) var blocksSinceReset = 0
+    /// Blocks kept for a reader: one who falls further behind loses the oldest.
+    public static let blockRingSize = 1024
     /// Largest momentary and short-term mean power so far.
     private var maxMomentaryPower = 0.0
     private var maxShortTermPower = 0.0
@@ -158,6 +169,9 @@ public final class LoudnessMeter: @unchecked Sendable {
         precondition(other.weights == weights, "loudness history from another channel layout")
         steps = other.steps
         stepCount = other.stepCount
+        blockRing = other.blockRing
+        blocksCompleted = other.blocksCompleted
+        blocksSinceReset = other.blocksSinceReset
         gatingBlocks = other.gatingBlocks
         shortTermBlocks = other.shortTermBlocks
         maxMomentaryPower = other.maxMomentaryPower
@@ -203,6 +217,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
+        blockRing = Array(repeating: 0, count: LoudnessMeter.blockRingSize)
         gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
         shortTermBlocks.reserveCapacity(36_000)
     }
@@ -279,6 +294,13 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
         momentaryPower = max(0, momentarySum) / Double(LoudnessMeter.momentarySteps)
         shortTermPower = max(0, shortTermSum) / Double(LoudnessMeter.shortTermSteps)
+        if stepCount % LoudnessMeter.blockHopSteps == 0 {
+            var block = 0.0
+            for k in 0..<LoudnessMeter.blockHopSteps { block += steps[(stepCount - 1 - k) % ring] }
+            blockRing[blocksCompleted % LoudnessMeter.blockRingSize] = block / Double(LoudnessMeter.blockHopSteps)
+            blocksCompleted += 1
+            blocksSinceReset += 1
+        }
         if stepCount >= LoudnessMeter.momentarySteps {
             maxMomentaryPower = max(maxMomentaryPower, momentaryPower)
             if stepCount % LoudnessMeter.blockHopSteps == 0 { gatingBlocks.append(momentaryPower) }
@@ -287,6 +309,20 @@ public final class LoudnessMeter: @unchecked Sendable {
             maxShortTermPower = max(maxShortTermPower, shortTermPower)
             if stepCount % LoudnessMeter.blockHopSteps == 0 { shortTermBlocks.append(shortTermPower) }
         }
+    }
+
+    /// The 100 ms blocks completed after `cursor` (a `blocksCompleted` value; updated): each
+    /// block's mean weighted power and its index since the start or reset (1, 2, …). Returns
+    /// how many were lost (the reader fell more than `blockRingSize` blocks behind).
+    @discardableResult
+    public func takeBlocks(after cursor: inout Int, _ body: (_ power: Double, _ index: Int) -> Void) -> Int {
+        let first = max(cursor, blocksCompleted - LoudnessMeter.blockRingSize)
+        let lost = first - cursor
+        for b in first..<blocksCompleted {
+            body(blockRing[b % LoudnessMeter.blockRingSize], blocksSinceReset - (blocksCompleted - b) + 1)
+        }
+        cursor = blocksCompleted
+        return lost
     }
 
     /// Sum of the last `count` steps; steps before the start count as silence.
@@ -360,6 +396,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         stepEnergy = 0
         stepFill = 0
         stepCount = 0
+        blocksSinceReset = 0
         for i in steps.indices { steps[i] = 0 }
         momentarySum = 0
         shortTermSum = 0

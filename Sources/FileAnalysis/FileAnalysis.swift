@@ -4,7 +4,9 @@ import Glibc
 import Analysis
 import CSndfile
 import DSP
+import LoudnessLog
 import Outputs
+import Version
 import Realtime
 import Synchronization
 
@@ -250,6 +252,19 @@ public struct FileAnalysis {
     public var sink: FileDescriptorSink
     /// Show a progress bar on stderr (when it is a terminal and a file is long).
     public var progress: Bool
+    /// Write a compliance report of the file here (`--report`: HTML, JSON or CSV by the
+    /// extension).
+    public var reportPath: String?
+    /// Log the files' 100 ms blocks here (`--log`), as if the audio had started at
+    /// `logStart` (Unix seconds).
+    public var logPath: String?
+    public var logStart: Double?
+    /// The log, opened with the first file; the seconds of audio logged before the current file.
+    private final class LogState {
+        var writer: LogWriter?
+        var offset = 0.0
+    }
+    private let logState = LogState()
 
     public init(configuration: Configuration, format: OutputFormat, stream: Bool,
                 sink: FileDescriptorSink = FileDescriptorSink(), progress: Bool = isatty(2) != 0)
@@ -278,6 +293,13 @@ public struct FileAnalysis {
                 if error.status == .success { return ExitStatus.success.rawValue }
                 printError(error.message)
                 if error.status == .ioError { return ExitStatus.ioError.rawValue }
+                failed = true
+            }
+        }
+        if let writer = logState.writer {
+            writer.stop()
+            if writer.rowsLost.count > 0 || writer.failures.count > 0 {
+                printError("--log \(writer.path): \(writer.rowsLost.count) rows lost, \(writer.failures.count) failed writes")
                 failed = true
             }
         }
@@ -333,6 +355,19 @@ public struct FileAnalysis {
         var lastPercent = -1
         var output = ""
         var writeError: OutputError?
+        // The programmes' 100 ms blocks, for --report and --log.
+        let programmes = c.resolvedProgrammes
+        let keepBlocks = reportPath != nil || logPath != nil
+        var cursors = [Int](repeating: 0, count: programmes.count)
+        var blocks = [[LoggedBlock]](repeating: [], count: programmes.count)
+        if let logPath, logState.writer == nil {
+            let writer = LogWriter(
+                path: logPath, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) })
+            writer.waitsWhenFull = true
+            writer.start()
+            logState.writer = writer
+        }
+        let logOrigin = (logStart ?? LogWriter.unixNow()) + logState.offset
         if stream {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }
@@ -349,6 +384,15 @@ public struct FileAnalysis {
                 }
             }
             reader.release()
+            if keepBlocks {
+                for p in programmes.indices {
+                    analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
+                        let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
+                        if reportPath != nil { blocks[p].append(block) }
+                        logState.writer?.block(programme: p, t: logOrigin + block.t, index: index, power: power, truePeak: nil, samplePeak: nil)
+                    }
+                }
+            }
             if stream && output.utf8.count > 1 << 16 {
                 do { try sink.write(output) } catch { writeError = error; break }
                 output = ""
@@ -370,11 +414,40 @@ public struct FileAnalysis {
         if file.shrank {
             throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
         }
+        logState.offset += Double(done) / Double(file.sampleRate)
+        if let reportPath {
+            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks, seconds: Double(done) / Double(file.sampleRate))
+        }
         if stream {
             do { try sink.write(output) } catch { throw EngineError.writing(error) }
             return nil
         }
         return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count)
+    }
+
+    /// The file's compliance report, as `jackvu report` makes one from a log: its times are
+    /// the time into the file; each programme's true and sample peaks its channels' over the
+    /// whole file.
+    private func writeReport(_ out: String, path: String, analyzer: Analyzer, programmes: [Programme], blocks: [[LoggedBlock]], seconds: Double)
+        throws(EngineError)
+    {
+        var list: [ReportProgramme] = []
+        for (p, programme) in programmes.enumerated() {
+            var r = ReportProgramme(name: programme.name, channels: programme.channels, target: programme.target, blocks: blocks[p])
+            let totals = programme.channels.map { analyzer.totals(channel: $0) }
+            r.truePeakOverride = totals.map(\.truePeakDBTP).max()
+            r.samplePeakOverride = totals.map(\.samplePeakDBFS).max()
+            list.append(r)
+        }
+        var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: [])
+        report.relativeTimes = true
+        let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
+        let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw EngineError(.ioError, "--report: cannot write '\(out)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        do { try FileDescriptorSink(descriptor: fd, name: out).write(text) } catch {
+            throw EngineError(.ioError, "--report: cannot write '\(out)': \(error.description)")
+        }
     }
 
     private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration, replaced: Int) -> String {

@@ -61,22 +61,25 @@ final class Capture: Sendable {
 
     /// With `--follow-transport`: the ring's last channel carries the transport, per frame
     /// (`Capture.transportStopped`, `…Rolling`, `…RollingFromZero`).
-    var followsTransport: Bool { ring.channels > meterValues.count }
+    var followsTransport: Bool { ring.channels > inputs }
+    /// The audio inputs (the meter values after theirs are the programmes' alarm ports').
+    let inputs: Int
     /// 1 while the transport rolled in the last cycle (the callback's own memory).
     let transportRolled = Counter()
     /// The transport channel's values: stopped, rolling, and the first cycle of a roll that
     /// starts at frame 0.
     static let transportStopped: Float = 0, transportRolling: Float = 1, transportRollingFromZero: Float = 2
 
-    init(ring: AudioRing, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
+    init(ring: AudioRing, inputs: Int, meterValues: AtomicFloatArray, wake: WakeSignal, canary: Bool,
          oscQueue: PacketQueue? = nil, notesQueue: PacketQueue? = nil)
     {
         self.ring = ring
+        self.inputs = inputs
         self.meterValues = meterValues
         meterConnected = AtomicCounterArray(count: meterValues.count)
         for c in 0..<meterValues.count { meterConnected.store(1, at: c) }
-        connectionChangedAt = AtomicCounterArray(count: meterValues.count)
-        connectionHints = AtomicCounterArray(count: meterValues.count)
+        connectionChangedAt = AtomicCounterArray(count: inputs)
+        connectionHints = AtomicCounterArray(count: inputs)
         self.wake = wake
         self.canary = canary
         self.oscQueue = oscQueue
@@ -89,7 +92,7 @@ final class Capture: Sendable {
     convenience init(configuration c: Configuration, sampleRate: Int, wake: WakeSignal) {
         self.init(
             ring: AudioRing(channels: c.channels + (c.followTransport ? 1 : 0), minimumCapacity: max(sampleRate, 32768)),
-            meterValues: AtomicFloatArray(count: c.channels), wake: wake, canary: c.realtimeCanary,
+            inputs: c.channels, meterValues: AtomicFloatArray(count: c.channels + c.alarmPortCount), wake: wake, canary: c.realtimeCanary,
             oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
             notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
     }

@@ -62,12 +62,14 @@ final class JackConnection {
         do {
             for n in 1...c.channels { inputs.append(try client.registerPort(name: "in_\(n)", direction: .input)) }
             for n in 1...c.channels { meters.append(try client.registerPort(name: "meter_\(n)", direction: .output)) }
+            // With --alarm: a CV port per programme, 1.0 while any of its alarms is active.
+            for name in c.alarmPortNames { meters.append(try client.registerPort(name: name, direction: .output)) }
             if c.oscPort { oscPort = try client.registerPort(name: "osc", direction: .output, type: .midi) }
             if c.midiNotes { notesPort = try client.registerPort(name: "notes", direction: .output, type: .midi) }
         } catch {
             // Usually the server's port limit (jackd -p/--port-max; its own ports and every
             // other client's count too).
-            let needed = 2 * c.channels + (c.oscPort ? 1 : 0) + (c.midiNotes ? 1 : 0)
+            let needed = 2 * c.channels + c.alarmPortCount + (c.oscPort ? 1 : 0) + (c.midiNotes ? 1 : 0)
             throw EngineError(
                 .software,
                 "\(error.description): the JACK server refused it (jackvu needs \(needed) ports for --channels \(c.channels); "
@@ -206,9 +208,13 @@ final class JackConnection {
     /// (qjackctl) show the meters as CV. Collected here, written by `writeMetadata`: the meter
     /// ports' first (what patchbays need most), then the inputs'.
     private func describePorts(inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
+        let programmes = configuration.resolvedProgrammes
         for (i, port) in meters.enumerated() {
             properties.append((port, MetadataKey.signalType, "CV", nil))
-            properties.append((port, MetadataKey.prettyName, configuration.meterPortPrettyName(i + 1), nil))
+            let name = i < configuration.channels
+                ? configuration.meterPortPrettyName(i + 1)
+                : "Alarm \(programmes[i - configuration.channels].name.isEmpty ? "" : programmes[i - configuration.channels].name + " ")(0..1 = clear..active)"
+            properties.append((port, MetadataKey.prettyName, name, nil))
             properties.append((port, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
         }
         for (i, port) in inputs.enumerated() {

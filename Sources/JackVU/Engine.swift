@@ -145,18 +145,22 @@ public final class Engine {
         let control = OutputControl(rate: c.rate)
         let outputs = factory.outputs(displays: displays, stdout: stdoutWriter)
         let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
+        // The alarms, their command and the log (`--alarm`, `--on-alarm`, `--log`).
+        let watcher = Watcher(configuration: c, clientName: clientName)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
-            outputWake: output.wake, controlRejected: controlInput?.rejected, history: history)
+            outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
+            watcher: watcher.isActive ? watcher : nil)
         let keeper = ConnectionKeeper(
             first: first, capture: capture, configuration: c, shared: shared, events: events,
             notifications: notifications, inProcess: adopted != nil)
+        watcher.start()
         worker.start()
         output.start()
         controlInput?.start { command in
             Engine.obey(
                 command, configuration: c, shared: shared, control: control, udp: factory.udp, reset: requestReset,
-                rejected: controlInput?.rejected)
+                rejected: controlInput?.rejected, watcher: watcher)
         }
         started = true
         defer {
@@ -168,6 +172,7 @@ public final class Engine {
             worker.join()
             output.join()
             for o in outputs { o.stop() }
+            watcher.stop()
         }
         try keeper.start()
         onStarted?(clientName)
@@ -254,7 +259,7 @@ public final class Engine {
     /// What a control command (`--listen`) does; on the control input's thread.
     private static func obey(
         _ command: ControlCommand, configuration c: Configuration, shared: SharedState, control: OutputControl,
-        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?
+        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?, watcher: Watcher?
     ) {
         // A programme by name (nil: all of them) as a bit set; a name that is no programme's
         // is counted as a rejected command.
@@ -288,6 +293,9 @@ public final class Engine {
             udp?.request(endpoint, add: true)
         case .unsubscribe(let endpoint):
             udp?.request(endpoint, add: false)
+        case .mark(let label):
+            // A segment boundary for reports (`jackvu report --segments marks`).
+            watcher?.event("mark", detail: label)
         }
     }
 

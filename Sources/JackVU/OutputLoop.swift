@@ -115,6 +115,8 @@ final class OutputLoop: @unchecked Sendable {
 
     private func run() {
         var nextAllowed = 0
+        // The last alarm change handed out: each update carries those after it.
+        var lastAlarm = 0
         var rate = control.rate
         while !shared.stopping.load(ordering: .relaxed) {
             if let kinds = control.kinds.withLock({ k in defer { k = nil }; return k }) {
@@ -141,6 +143,8 @@ final class OutputLoop: @unchecked Sendable {
             let sent = snapshots.withFront { snapshot -> Bool in
                 guard snapshot.sequence > 0 else { return false }
                 var latest = snapshot
+                latest.alarms.fresh = latest.alarms.recent.filter { $0.sequence > lastAlarm }
+                lastAlarm = latest.alarms.recent.last?.sequence ?? lastAlarm
                 latest.outputCounters = outputs.flatMap { o in
                     o.counters.sorted { $0.key < $1.key }.map { OutputCounter(output: o.name, name: $0.key, value: $0.value) }
                 }

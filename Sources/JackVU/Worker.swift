@@ -93,10 +93,15 @@ final class Worker: @unchecked Sendable {
     /// The analyser's frames when the history last took a reading.
     private var historyFrames = 0
 
+    /// The alarms and the log (nil: neither is on).
+    private let watcher: Watcher?
+
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
-         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil)
+         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
+         watcher: Watcher? = nil)
     {
         self.history = history
+        self.watcher = watcher
         changesTaken = (0..<configuration.channels).map { capture.connectionChangedAt[$0] }
         recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
         self.configuration = configuration
@@ -136,7 +141,10 @@ final class Worker: @unchecked Sendable {
                 stall = nil
             }
             followConfiguration()
-            if shared.resetRequested.exchange(false, ordering: .relaxed) { analyzer.resetMeasurements() }
+            if shared.resetRequested.exchange(false, ordering: .relaxed) {
+                analyzer.resetMeasurements()
+                watcher?.event("reset")
+            }
             applyProgrammeRequests()
             if drain() > 0 {
                 lastPublish = monotonicNanoseconds()
@@ -160,9 +168,18 @@ final class Worker: @unchecked Sendable {
         guard resets | pauses | resumes != 0 else { return }
         for p in 0..<64 {
             let bit: UInt64 = 1 << UInt64(p)
-            if resets & bit != 0 { analyzer.resetMeasurements(programme: p) }
-            if pauses & bit != 0 { analyzer.setPaused(true, programme: p) }
-            if resumes & bit != 0 { analyzer.setPaused(false, programme: p) }
+            if resets & bit != 0 {
+                analyzer.resetMeasurements(programme: p)
+                watcher?.event("reset", programme: p)
+            }
+            if pauses & bit != 0 {
+                analyzer.setPaused(true, programme: p)
+                watcher?.event("pause", programme: p)
+            }
+            if resumes & bit != 0 {
+                analyzer.setPaused(false, programme: p)
+                watcher?.event("resume", programme: p)
+            }
         }
     }
 
@@ -274,7 +291,7 @@ final class Worker: @unchecked Sendable {
         ring.consume(frames: available)
         if capture.freewheeling.count != 0 { capture.space.signal() }
         // The meter ports: every look at the ring (each period), not every hop.
-        for c in 0..<meterValues.count { meterValues[c] = analyzer.meterValue(channel: c) }
+        for c in 0..<configuration.channels { meterValues[c] = analyzer.meterValue(channel: c) }
         return available
     }
 
@@ -374,6 +391,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.callbackMaxMicroseconds = maximum
             snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
             if let notes { follower.update(snapshot) { notes.push($0) } }
+            watcher?.observe(&snapshot, analyzer: analyzer, meterValues: meterValues)
             snapshot.publishedNanoseconds = monotonicNanoseconds()
             if let history {
                 // The analyser starts again from 0 frames after a rate change.

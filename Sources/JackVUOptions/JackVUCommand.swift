@@ -123,7 +123,7 @@ public struct JackVUCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "jackvu",
         abstract: "Meter and analyse JACK audio in real time: levels, loudness, spectrum and pitch on CV meter ports, as OSC-style text, over OSC, and on a terminal or browser display.",
-        usage: "jackvu [<options>]\njackvu analyze [<options>] <file> ...",
+        usage: "jackvu [<options>]\njackvu analyze [<options>] <file> ...\njackvu report [<options>] <log>",
         discussion: """
             jackvu registers audio inputs in_1..in_N and CV outputs meter_1..meter_N, and analyses \
             every input: sample peak, RMS, true peak, VU, PPM, K-System, EBU R 128 loudness, an \
@@ -155,7 +155,7 @@ public struct JackVUCommand: ParsableCommand {
             address; 68: its host does not resolve; 64 also: --tui without a terminal.)
             """,
         version: JackVUVersion.string,
-        subcommands: [AnalyzeCommand.self])
+        subcommands: [AnalyzeCommand.self, ReportCommand.self])
 
     @OptionGroup(title: "JACK and outputs")
     public var live: LiveOptions
@@ -209,6 +209,14 @@ public struct JackVUCommand: ParsableCommand {
         c.resetAtZero = live.resetAtZero
         c.controlFrom = live.controlFrom
         c.subscribeTimeout = live.subscribeTimeout
+        for text in live.alarm {
+            do { c.alarms += try AlarmRule.parse(text) } catch { throw ConfigurationError(option: "--alarm", message: error.description) }
+        }
+        c.alarms = AlarmRule.merge(c.alarms)
+        c.onAlarm = live.onAlarm
+        c.onAlarmTimeout = live.onAlarmTimeout
+        c.log = live.log
+        c.logRetentionDays = live.logRetention
         try analysis.apply(to: &c)
         c.realtimeCanary = realtimeCanary
         try c.validate()
@@ -267,11 +275,26 @@ public struct AnalyzeCommand: ParsableCommand {
     @OptionGroup(title: "Analysis options")
     public var analysis: AnalysisOptions
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Also write a compliance report of the (one) file: HTML, JSON or CSV by the name's extension (out.html, out.json, out.csv); the same report `jackvu report` makes from a log.",
+        valueName: "file"))
+    public var report: String?
+
+    /// `--log FILE` (jackvu's own option, shared with the live client): the files' 100 ms
+    /// loudness blocks go into that log, time-stamped as if the audio had started at
+    /// `--log-start`.
+    public var log: String? { parent.live.log }
+
+    @Option(name: .customLong("log-start"), help: ArgumentHelp("With --log: when the first file's audio starts (2026-11-25T06:00:00Z, or Unix seconds; default: now); the files follow each other.", valueName: "time"))
+    public var logStart: String?
+
     @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
     public var files: [String]
 
     public func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
+        if report != nil && files.count != 1 { throw ValidationError("--report makes the report of one file: give one") }
+        if logStart != nil && log == nil { throw ValidationError("--log-start needs --log") }
     }
 
     public func makeConfiguration() throws(ConfigurationError) -> Configuration {
@@ -281,6 +304,91 @@ public struct AnalyzeCommand: ParsableCommand {
         // Checked against each file's channels when it is read.
         if let last = c.programmes.flatMap(\.channels).max() { c.channels = max(c.channels, last + 1) }
         try c.validate()
+        return c
+    }
+}
+
+/// `jackvu report LOG`.
+public struct ReportCommand: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Make a loudness compliance report from a log (--log): HTML, JSON or CSV.",
+        discussion: """
+            Recomputes, from the logged 100 ms blocks, each programme's integrated loudness, \
+            loudness range, max momentary and short-term loudness (ITU-R BS.1770-4, EBU R 128, \
+            EBU Tech 3342), max true peak, PLR, the time its short-term loudness lay outside \
+            the target's tolerance, and its alarms, with pass or fail against its target (the \
+            one logged, or --target). The HTML page is self-contained (the loudness over time \
+            as inline SVG, the target band, alarms shaded) and prints to PDF. Segments split \
+            the range: at the marks sent as PREFIX/mark NAME (--segments marks), every N \
+            minutes (--segments every:N), or by a CSV schedule of NAME,START,END lines \
+            (--schedule FILE). Times are ISO 8601 UTC (2026-11-25T06:00:00Z, 2026-11-25) or \
+            Unix seconds. The log may be in use: the report reads what has been committed.
+
+            Exit codes: 0 report written; 64 bad option or value; 66 the log (or schedule) \
+            cannot be read; 74 the report cannot be written.
+            """)
+
+    @Argument(help: ArgumentHelp("The log (jackvu --log FILE).", valueName: "log"))
+    public var log: String
+
+    @Option(name: .long, help: ArgumentHelp("Start of the range (default: the log's first block).", valueName: "time"))
+    public var from: String?
+
+    @Option(name: .long, help: ArgumentHelp("End of the range (default: the log's last block).", valueName: "time"))
+    public var to: String?
+
+    @Option(name: .long, help: ArgumentHelp("Report this programme only (its name; `programme` for the default one). Repeatable.", valueName: "name"))
+    public var programme: [String] = []
+
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp(
+        "Judge against this target instead of the logged one: a profile (\(LoudnessTarget.profiles.map(\.profile).joined(separator: ", "))) or LUFS, for every programme or one (NAME=TARGET). Repeatable.",
+        valueName: "[name=]profile-or-LUFS"))
+    public var target: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Tolerance around --target, in LU.", valueName: "LU"))
+    public var tolerance: Double?
+
+    @Option(name: .customLong("max-true-peak"), parsing: .unconditional, help: ArgumentHelp("Largest true peak --target permits, dBTP.", valueName: "dBTP"))
+    public var maxTruePeak: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Split the range: marks (at each PREFIX/mark) or every:MINUTES.", valueName: "how"))
+    public var segments: String?
+
+    @Option(name: .long, help: ArgumentHelp("Split the range by a CSV schedule of NAME,START,END lines.", valueName: "file"))
+    public var schedule: String?
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the report to this file: HTML, JSON or CSV by its extension (default: HTML on stdout).", valueName: "file"))
+    public var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("The form on stdout: html, json or csv.", valueName: "form"))
+    public var type: String?
+
+    public func validate() throws {
+        if segments != nil && schedule != nil { throw ValidationError("--segments and --schedule exclude each other") }
+        if let type, !["html", "json", "csv"].contains(type) { throw ValidationError("--type must be html, json or csv, got '\(type)'") }
+        if let output, !["html", "htm", "json", "csv"].contains(where: { output.lowercased().hasSuffix("." + $0) }) {
+            throw ValidationError("--output '\(output)': name it .html, .json or .csv (the form follows the extension)")
+        }
+        if let segments, segments != "marks" {
+            guard segments.hasPrefix("every:"), let m = Double(segments.dropFirst(6)), m >= 1, m <= 10080 else {
+                throw ValidationError("--segments must be marks or every:MINUTES (1 to 10080), got '\(segments)'")
+            }
+        }
+    }
+
+    /// The targets as `--target` of the live client reads them (the programme's own logged
+    /// target when none applies).
+    public func targetConfiguration() throws(ConfigurationError) -> Configuration {
+        var c = Configuration()
+        for t in target { c.targets.append(try TargetChoice.parse(t)) }
+        c.toleranceLU = tolerance
+        c.maxTruePeakDBTP = maxTruePeak
+        if let tolerance, !(tolerance > 0 && tolerance <= 20) {
+            throw ConfigurationError(option: "--tolerance", message: "must be above 0 and at most 20 LU, got \(tolerance)")
+        }
         return c
     }
 }
@@ -386,4 +494,25 @@ public struct LiveOptions: ParsableArguments {
     @Option(name: .customLong("subscribe-timeout"), help: ArgumentHelp(
         "How long a /subscribe lasts unless the subscriber sends it again, in seconds (1 to 3600).", valueName: "s"))
     public var subscribeTimeout = Subscriptions.defaultLifetime
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Watch for an alarm: all, a kind (\(AlarmKind.allCases.map(\.rawValue).joined(separator: ", "))), a list (silence,clip), or KIND:level=L,raise=S,clear=S. Defaults: silence below -40 dBFS for 10 s (clear after 2 s), stuck within 1 LU for 30 s, clip at a full-scale run or above 0 dBTP, truepeak above the target's maximum (-1 dBTP), loudness short-term above target + tolerance for 10 s, integrated outside tolerance after 60 s, phase below -0.3 for 3 s, leg below -60 dBFS for 3 s, server gone, xruns above 1 a minute, overruns, disconnected inputs. Repeatable; a later rule of a kind replaces an earlier one. Adds a CV port per programme (alarm, alarm_NAME: 1.0 while any of its alarms is active).",
+        valueName: "alarm"))
+    public var alarm: [String] = []
+
+    @Option(name: .customLong("on-alarm"), help: ArgumentHelp(
+        "Run this shell command on every alarm raise and clear, with JACKVU_ALARM, JACKVU_SUBJECT, JACKVU_PROGRAMME, JACKVU_STATE (raised, cleared), JACKVU_VALUE, JACKVU_UNIT, JACKVU_TIME (ISO 8601 UTC) and JACKVU_CLIENT in its environment. One at a time, in order; at most 64 waiting; stopped after --on-alarm-timeout.",
+        valueName: "command"))
+    public var onAlarm: String?
+
+    @Option(name: .customLong("on-alarm-timeout"), help: ArgumentHelp("Seconds an --on-alarm command may run before it is stopped (SIGTERM, then SIGKILL 1 s later).", valueName: "s"))
+    public var onAlarmTimeout = 10.0
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Keep a loudness and incident log in this SQLite file: every programme's 100 ms loudness blocks and peaks, alarms and chain events, written once a second (WAL). `jackvu report FILE` makes compliance reports from it.",
+        valueName: "file"))
+    public var log: String?
+
+    @Option(name: .customLong("log-retention"), help: ArgumentHelp("Delete log rows older than this many days (checked hourly).", valueName: "days"))
+    public var logRetention: Double?
 }

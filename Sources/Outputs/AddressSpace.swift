@@ -52,6 +52,16 @@ public struct AddressSpace: Sendable {
         for reading in selected(.instance) {
             append(reading, subjects: 1, base: { _ in prefix }, snapshot, to: &out)
         }
+        // Each alarm change since the last update: PREFIX/alarm sssfs — kind, subject,
+        // "raised" or "cleared", the value (in the kind's unit), the time (ISO 8601, UTC).
+        if kinds.contains(.alarms) {
+            for e in snapshot.alarms.fresh {
+                out.append(OSCMessage(prefix + "/alarm", [
+                    .string(e.kind.rawValue), .string(e.subject), .string(e.state), .float(Float(e.value)),
+                    .string(AlarmEvent.iso8601(e.unixTime)),
+                ]))
+            }
+        }
         return out
     }
 
@@ -113,7 +123,8 @@ public struct AddressSpace: Sendable {
                 case .note(let n): arguments.append(.string(n?.name ?? "-"))
                 case .text(let s): arguments.append(.string(s))
                 case .floats(let xs): arguments.append(contentsOf: xs.map { .float($0) })
-                case .counters: break  // JSON only
+                case .counters, .alarmEvents: break  // JSON only
+                case .strings(let xs): arguments.append(contentsOf: xs.map { .string($0) })
                 case .missing: continue messages
                 }
             }

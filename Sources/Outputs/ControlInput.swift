@@ -24,6 +24,8 @@ public enum ControlCommand: Equatable, Sendable {
     case subscribe(OSCEndpoint)
     /// `PREFIX/unsubscribe [i]`: remove it again.
     case unsubscribe(OSCEndpoint)
+    /// `PREFIX/mark s`: a segment boundary in the log (`--log`), named (a programme's title).
+    case mark(String)
 
     /// Largest packet accepted, bytes: commands are small; anything larger is refused unread.
     public static let maxPacketSize = 1024
@@ -54,6 +56,9 @@ public enum ControlCommand: Equatable, Sendable {
             return command == "reset" ? .resetProgramme(name) : command == "pause" ? .pause(name) : .resume(name)
         case ("pause", 0):
             return .pause(nil)
+        case ("mark", 1):
+            guard case .string(let label) = m.arguments[0], !label.isEmpty, label.utf8.count <= 200 else { return nil }
+            return .mark(label)
         case ("resume", 0):
             return .resume(nil)
         case ("rate", 1):

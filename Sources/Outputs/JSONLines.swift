@@ -62,6 +62,8 @@ public struct JSONLines: Sendable {
         }
         if !named.isEmpty { out += ", \"programmes\": {" + named.joined(separator: ", ") + "}" }
         for reading in selected where reading.scope == .instance {
+            // A reading with no value at all (the alarms without --alarm) is left out.
+            if reading.fields.allSatisfy({ if case .missing = $0.value(s, 0) { true } else { false } }) { continue }
             var fields: [String] = []
             JSONLines.append(reading, subject: 0, s, to: &fields)
             out += ", \"\(reading.jsonObject ?? reading.kind)\": {" + fields.joined(separator: ", ") + "}"
@@ -87,6 +89,8 @@ public struct JSONLines: Sendable {
         case .text(let s): return jsonString(s)
         case .floats(let xs): return "[" + xs.map { number(Double($0)) }.joined(separator: ", ") + "]"
         case .missing: return "null"
+        case .strings(let xs): return "[" + xs.map(jsonString).joined(separator: ", ") + "]"
+        case .alarmEvents(let events): return "[" + events.map(\.json).joined(separator: ", ") + "]"
         case .counters(let counters):
             var outputs: [String] = []
             var byOutput: [String: [String]] = [:]

@@ -27,7 +27,7 @@ public struct MessageKind: Hashable, Sendable, CustomStringConvertible {
     public static let vu = named("vu"), ppm = named("ppm"), k = named("k"), pitch = named("pitch")
     public static let peakfreq = named("peakfreq"), bars = named("bars"), thirds = named("thirds")
     public static let correlation = named("correlation"), loudness = named("loudness")
-    public static let status = named("status"), callback = named("callback")
+    public static let status = named("status"), callback = named("callback"), alarms = named("alarms")
 
     private static func named(_ name: String) -> MessageKind {
         guard let kind = MessageKind(rawValue: name) else { preconditionFailure("no reading '\(name)' in Readings.table") }

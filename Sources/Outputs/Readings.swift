@@ -110,6 +110,10 @@ public enum ReadingValue {
     /// JSON an object by output of objects by counter (`{"stdout": {"skipped": 0}}`); not in
     /// OSC (its `/status` keeps its documented positional layout).
     case counters([OutputCounter])
+    /// OSC one `s` each; JSON an array of strings.
+    case strings([String])
+    /// JSON only: the alarm changes as objects (`AlarmEvent.json`).
+    case alarmEvents([AlarmEvent])
 }
 
 /// One field of a message: its JSON key (which carries its unit), its unit and its value.
@@ -319,6 +323,19 @@ public enum Readings {
             ReadingField("p99", .microseconds) { s, _ in .float(s.status.callbackP99Microseconds) },
             ReadingField("max", .microseconds) { s, _ in .float(s.status.callbackMaxMicroseconds) },
         ], jsonObject: "callback_us", liveOnly: true),
+        // With `--alarm`: PREFIX/alarms iis… — alarms active now, raises since the start, then
+        // the active ones as "KIND SUBJECT"; JSON also the changes since the last update. Each
+        // change also goes out on its own as PREFIX/alarm (AddressSpace).
+        Reading("alarms", "alarm states (--alarm)", scope: .instance, fields: [
+            ReadingField("active", .count) { s, _ in s.alarms.states.isEmpty ? .missing : .int(s.alarms.activeCount) },
+            ReadingField("raised", .count) { s, _ in s.alarms.states.isEmpty ? .missing : .int(s.alarms.raisedTotal) },
+            ReadingField("list", .text) { s, _ in
+                s.alarms.states.isEmpty ? .missing : .strings(s.alarms.states.filter(\.active).map(\.name))
+            },
+            ReadingField("events", .text, wire: .jsonOnly) { s, _ in s.alarms.states.isEmpty ? .missing : .alarmEvents(s.alarms.fresh) },
+            ReadingField("command_failures", .count, wire: .jsonOnly) { s, _ in s.alarms.states.isEmpty ? .missing : .int(s.alarms.commandFailures) },
+            ReadingField("commands_dropped", .count, wire: .jsonOnly) { s, _ in s.alarms.states.isEmpty ? .missing : .int(s.alarms.commandsDropped) },
+        ], jsonObject: "alarms", liveOnly: true, display: .layout),
     ]
 
     /// The reading of a kind.
@@ -354,7 +371,7 @@ public enum Readings {
                 case .float(let v): x = Double(v)
                 case .double(let v): x = v
                 case .int(let n), .wrappingInt(let n): x = Double(n)
-                case .bool, .note, .text, .floats, .counters, .missing: x = .nan
+                case .bool, .note, .text, .floats, .counters, .missing, .strings, .alarmEvents: x = .nan
                 }
                 return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
             }

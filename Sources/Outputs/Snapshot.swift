@@ -132,6 +132,8 @@ public struct Snapshot: Sendable {
     }
     /// Status counters.
     public var status = Status()
+    /// The alarms (`--alarm`): every alarm's state and the latest changes.
+    public var alarms = AlarmBoard()
     /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the
     /// output loop last read them (empty in what the worker publishes).
     public var outputCounters: [OutputCounter] = []

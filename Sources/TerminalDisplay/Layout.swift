@@ -127,6 +127,7 @@ struct Painter {
         let channels = snapshot?.channels.count ?? context.channels
         let selected = min(max(0, state.selected), max(0, channels - 1))
         drawTitle(snapshot, state: state, selected: selected, channels: channels)
+        defer { if let snapshot { drawAlarmBanner(snapshot) } }
         guard let s = snapshot, s.sequence > 0 else {
             screen.put("waiting for audio …", x: 2, y: 3, style: CellStyle(dim: true))
             return
@@ -178,6 +179,29 @@ struct Painter {
             + "ch \(selected + 1)/\(channels)  ? help "
         screen.put(text, x: 0, y: 0, style: bar, maxWidth: max(0, width - right.count - 1))
         screen.put(right, x: width - right.count, y: 0, style: CellStyle(bold: state.paused, reverse: true))
+    }
+
+    // MARK: Alarms
+
+    /// While any alarm is active: the second line, red and reversed, names every active one
+    /// (`ALARM  silence programme/News 12 s · clip ch/2`), over whatever the view drew there.
+    mutating func drawAlarmBanner(_ s: Snapshot) {
+        let active = s.alarms.states.filter(\.active)
+        guard !active.isEmpty, height > 2 else { return }
+        let now = Double(s.publishedNanoseconds) > 0 ? Painter.unixNow() : 0
+        let names = active.map { a -> String in
+            let seconds = now > 0 && a.since > 0 ? Int(max(0, now - a.since)) : nil
+            return a.name + (seconds.map { " \($0) s" } ?? "")
+        }
+        let style = CellStyle(color: .red, bold: true, reverse: true)
+        screen.fill(x: 0, y: 1, width: width, height: 1, with: Cell(" ", style))
+        screen.put(" ALARM  " + names.joined(separator: " · "), x: 0, y: 1, style: style, maxWidth: width)
+    }
+
+    static func unixNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     // MARK: Note

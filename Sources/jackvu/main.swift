@@ -3,6 +3,7 @@ import Analysis
 import FileAnalysis
 import JackVU
 import JackVUOptions
+import LoudnessLog
 import MetricsExport
 import Outputs
 import TerminalDisplay
@@ -32,9 +33,19 @@ do {
 
 do throws(any Error) {
     switch command {
+    case let report as ReportCommand:
+        exit(runReport(report))
     case let analyze as AnalyzeCommand:
-        let analysis = FileAnalysis(
+        var analysis = FileAnalysis(
             configuration: try analyze.makeConfiguration(), format: analyze.format, stream: analyze.stream)
+        analysis.reportPath = analyze.report
+        analysis.logPath = analyze.log
+        if let start = analyze.logStart {
+            guard let t = Report.parseTime(start) else {
+                throw EngineError(.usage, "--log-start '\(start)': expected a time like 2026-11-25T06:00:00Z or Unix seconds")
+            }
+            analysis.logStart = t
+        }
         exit(analysis.run(files: analyze.files))
     case var live as JackVUCommand:
         // Under a session manager (NSM): its client ID is the name, its options the session's.

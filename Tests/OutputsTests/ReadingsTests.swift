@@ -37,6 +37,11 @@ final class ReadingsTests: XCTestCase {
         s.loudness.maxShortTerm = -21
         s.programmes[0].measuredSeconds = 1
         s.programmes[0].target = LoudnessTarget.profile("ebu-r128")
+        // One alarm, raised (silence below 0 dBFS, at once); its change is not new here
+        // (AlarmTests checks PREFIX/alarm).
+        let alarms = AlarmEngine(rules: [AlarmRule(kind: .silence, settings: AlarmSettings(level: 0, raise: 0, clear: 0))])
+        alarms.evaluate(s, monotonic: 1, unix: 1_800_000_000)
+        s.alarms = alarms.board
         return s
     }
 

@@ -105,6 +105,28 @@ function stateText(s) {
 function stateColor(s) { return s === "within" ? GREEN : s === "pending" ? DIM : s === "below" ? YELLOW : RED; }
 
 function draw() {
+  drawView();
+  drawAlarmBanner();
+}
+
+// While any alarm is active (--alarm): a red band under the title naming each one, over
+// whatever the view drew there; the page's title says so too (a background tab shows it).
+function drawAlarmBanner() {
+  const list = update && update.alarms && update.alarms.list ? update.alarms.list : [];
+  const mark = list.length > 0 ? "ALARM · " : "";
+  const base = document.title.replace(/^ALARM · /, "");
+  if (document.title !== mark + base) document.title = mark + base;
+  if (list.length === 0) return;
+  const W = canvas.clientWidth, H = canvas.clientHeight;
+  const u = H > W ? Math.max(6, Math.min(W / 30, H / 52)) : Math.max(6, Math.min(W / 64, H / 36));
+  g.fillStyle = RED; g.fillRect(0, 2 * u, W, 2 * u);
+  let line = "ALARM   " + list.join("  ·  ");
+  g.font = "bold " + 1.1 * u + 'px "DejaVu Sans", system-ui, sans-serif';
+  while (line.length > 8 && g.measureText(line).width > W - 2 * u) line = line.slice(0, -2) + "…";
+  text(line, u, 3.4 * u, 1.1 * u, "#fff", "left", "bold");
+}
+
+function drawView() {
   const W = canvas.clientWidth, H = canvas.clientHeight;
   g.clearRect(0, 0, W, H);
   // The unit everything scales with: a landscape screen is 64 units wide and 36 high; a
@@ -300,6 +322,7 @@ function draw() {
   // For screen readers and scripts.
   const summary = (!connected ? "Reconnecting to jackvu. "
       : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. " : "")
+    + (update.alarms && update.alarms.active > 0 ? "Alarm: " + update.alarms.list.join(", ") + ". " : "")
     + "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
     + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit;
   if (live.textContent !== summary) live.textContent = summary;

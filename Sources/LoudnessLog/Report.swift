@@ -1,0 +1,306 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DSP
+import Outputs
+
+/// One logged 100 ms block of a programme.
+public struct LoggedBlock: Sendable {
+    /// Unix seconds at the block's end.
+    public var t: Double
+    /// Its number since the meter's start or reset (a window never spans a break).
+    public var index: Int
+    /// Mean weighted power over the 100 ms.
+    public var power: Double
+    public var truePeakDBTP: Double?
+    public var samplePeakDBFS: Double?
+    public init(t: Double, index: Int, power: Double, truePeakDBTP: Double? = nil, samplePeakDBFS: Double? = nil) {
+        self.t = t
+        self.index = index
+        self.power = power
+        self.truePeakDBTP = truePeakDBTP
+        self.samplePeakDBFS = samplePeakDBFS
+    }
+}
+
+/// A programme's logged blocks over a report's time range.
+public struct ReportProgramme: Sendable {
+    public var name: String
+    /// 0-based inputs.
+    public var channels: [Int]
+    public var target: LoudnessTarget?
+    /// In time order.
+    public var blocks: [LoggedBlock]
+    /// The largest true and sample peak when the blocks carry none (a file report: the
+    /// file's own).
+    public var truePeakOverride: Double?
+    public var samplePeakOverride: Double?
+    public init(name: String, channels: [Int], target: LoudnessTarget?, blocks: [LoggedBlock]) {
+        self.name = name
+        self.channels = channels
+        self.target = target
+        self.blocks = blocks
+    }
+    /// `programme` for the default programme, else its name.
+    public var displayName: String { name.isEmpty ? "programme" : name }
+}
+
+/// An alarm change or chain event as logged.
+public struct LoggedIncident: Sendable {
+    public var t: Double
+    /// An alarm's kind, or an event's (`server_lost`, `mark`, …).
+    public var kind: String
+    public var subject: String
+    /// `raised`/`cleared` for alarms; nil for events.
+    public var state: String?
+    public var value: Double?
+    public var detail: String?
+    /// The programme's name (nil: none).
+    public var programme: String?
+    public init(t: Double, kind: String, subject: String, state: String?, value: Double?, detail: String?, programme: String?) {
+        self.t = t
+        self.kind = kind
+        self.subject = subject
+        self.state = state
+        self.value = value
+        self.detail = detail
+        self.programme = programme
+    }
+    public var isAlarm: Bool { state != nil }
+}
+
+/// A stretch of time a report judges on its own.
+public struct ReportSegment: Sendable, Equatable {
+    public var name: String
+    public var from: Double
+    public var to: Double
+    public init(name: String, from: Double, to: Double) {
+        self.name = name
+        self.from = from
+        self.to = to
+    }
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Segments every `minutes` minutes over [from, to) (on the clock's whole multiples).
+    public static func every(minutes: Double, from: Double, to: Double) -> [ReportSegment] {
+        let step = minutes * 60
+        var out: [ReportSegment] = []
+        var start = from
+        while start < to {
+            let end = min(to, ((start / step).rounded(.down) + 1) * step)
+            out.append(ReportSegment(name: Report.time(start), from: start, to: end))
+            start = end
+        }
+        return out
+    }
+
+    /// Segments between marks (`PREFIX/mark s`), each named by its mark: before the first
+    /// mark "(start)".
+    public static func between(marks: [(t: Double, name: String)], from: Double, to: Double) -> [ReportSegment] {
+        var out: [ReportSegment] = []
+        var start = from, name = "(start)"
+        for m in marks.sorted(by: { $0.t < $1.t }) where m.t > from && m.t < to {
+            if m.t > start { out.append(ReportSegment(name: name, from: start, to: m.t)) }
+            start = m.t
+            name = m.name
+        }
+        if to > start { out.append(ReportSegment(name: name, from: start, to: to)) }
+        return out
+    }
+
+    /// A schedule: CSV lines `NAME,START,END` (times as `Report.parseTime` reads them; a
+    /// header line starting `name` and `#` comments are skipped).
+    public static func schedule(csv text: String) throws(ParseError) -> [ReportSegment] {
+        var out: [ReportSegment] = []
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(raw).trimmed(" \r\t")
+            if line.isEmpty || line.hasPrefix("#") || (n == 0 && line.lowercased().hasPrefix("name")) { continue }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed(" \"") }
+            guard fields.count == 3, let from = Report.parseTime(fields[1]), let to = Report.parseTime(fields[2]) else {
+                throw ParseError(description: "line \(n + 1): expected NAME,START,END with times like 2026-11-25T06:00:00Z, got '\(line)'")
+            }
+            guard to > from else { throw ParseError(description: "line \(n + 1): the end is not after the start") }
+            out.append(ReportSegment(name: fields[0], from: from, to: to))
+        }
+        guard !out.isEmpty else { throw ParseError(description: "no programme lines (NAME,START,END)") }
+        return out
+    }
+}
+
+/// One programme over one segment: its readings recomputed from the blocks, and its verdict.
+public struct ReportRow: Sendable {
+    public var programme: String
+    public var segment: String
+    public var from: Double
+    public var to: Double
+    /// Audio logged, seconds (100 ms per block).
+    public var loggedSeconds: Double
+    public var integratedLUFS: Double
+    public var rangeLU: Double
+    public var maxMomentaryLUFS: Double
+    public var maxShortTermLUFS: Double
+    public var maxTruePeakDBTP: Double?
+    public var maxSamplePeakDBFS: Double?
+    /// Peak-to-loudness ratio, LU (nil without both).
+    public var plrLU: Double?
+    /// Seconds whose short-term loudness lay outside target ± tolerance (above the −70 LUFS gate).
+    public var secondsOutside: Double?
+    /// Alarms raised in the segment for this programme (or its channels and pairs).
+    public var alarmsRaised: Int
+    public var target: LoudnessTarget?
+    /// Pass or fail against the target (nil without one), and why it failed.
+    public var pass: Bool?
+    public var failures: [String]
+}
+
+/// A compliance report: every programme over every segment.
+public struct Report: Sendable {
+    public var source: String
+    public var from: Double
+    public var to: Double
+    public var programmes: [ReportProgramme]
+    public var incidents: [LoggedIncident]
+    public var segments: [ReportSegment]
+    public private(set) var rows: [ReportRow] = []
+    /// Times as the time into the audio (a file's report), not as dates.
+    public var relativeTimes = false
+
+    public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
+                segments: [ReportSegment]? = nil)
+    {
+        self.source = source
+        self.from = from
+        self.to = to
+        self.programmes = programmes
+        self.incidents = incidents
+        self.segments = segments ?? [ReportSegment(name: "all", from: from, to: to)]
+        for segment in self.segments {
+            for p in programmes { rows.append(Report.judge(p, segment, incidents)) }
+        }
+    }
+
+    static func judge(_ p: ReportProgramme, _ segment: ReportSegment, _ incidents: [LoggedIncident]) -> ReportRow {
+        var blocks = LoudnessBlocks()
+        var tp: Double?, sp: Double?
+        var outside = 0
+        var shortTermSeen = 0
+        for b in p.blocks where b.t > segment.from && b.t <= segment.to {
+            blocks.add(power: b.power, index: b.index)
+            if let x = b.truePeakDBTP { tp = max(tp ?? x, x) }
+            if let x = b.samplePeakDBFS { sp = max(sp ?? x, x) }
+            if let target = p.target, blocks.shortTermPowers.count > shortTermSeen {
+                shortTermSeen = blocks.shortTermPowers.count
+                let s = LoudnessMeter.lufs(blocks.shortTermPowers[shortTermSeen - 1])
+                if s > -70 && abs(s - target.targetLUFS) > target.toleranceLU { outside += 1 }
+            }
+        }
+        if let o = p.truePeakOverride { tp = o }
+        if let o = p.samplePeakOverride { sp = o }
+        let integrated = blocks.integrated
+        var row = ReportRow(
+            programme: p.displayName, segment: segment.name, from: segment.from, to: segment.to,
+            loggedSeconds: Double(blocks.count) / 10, integratedLUFS: integrated, rangeLU: blocks.range,
+            maxMomentaryLUFS: blocks.maxMomentary, maxShortTermLUFS: blocks.maxShortTerm, maxTruePeakDBTP: tp,
+            maxSamplePeakDBFS: sp, plrLU: nil, secondsOutside: p.target == nil ? nil : Double(outside) / 10,
+            alarmsRaised: 0, target: p.target, pass: nil, failures: [])
+        if let tp, integrated > LoudnessMeter.floor { row.plrLU = tp - integrated }
+        let own = p.name.isEmpty ? nil : p.name
+        row.alarmsRaised = incidents.filter {
+            $0.isAlarm && $0.state == "raised" && $0.t >= segment.from && $0.t < segment.to && ($0.programme == own || own == nil)
+        }.count
+        if let target = p.target {
+            var failures: [String] = []
+            if integrated <= LoudnessMeter.floor {
+                failures.append("no integrated loudness")
+            } else if abs(integrated - target.targetLUFS) > target.toleranceLU + 1e-9 {
+                failures.append("integrated \(Report.fixed(integrated, 1)) LUFS outside \(Report.fixed(target.targetLUFS, 1)) ± \(Report.fixed(target.toleranceLU, 1)) LU")
+            }
+            if let tp, tp > target.maxTruePeakDBTP + 1e-9 {
+                failures.append("true peak \(Report.fixed(tp, 1)) dBTP above \(Report.fixed(target.maxTruePeakDBTP, 1)) dBTP")
+            }
+            if let limit = target.maxShortTermLUFS, blocks.maxShortTerm > limit + 1e-9 {
+                failures.append("short-term \(Report.fixed(blocks.maxShortTerm, 1)) LUFS above \(Report.fixed(limit, 1)) LUFS")
+            }
+            row.pass = failures.isEmpty
+            row.failures = failures
+        }
+        return row
+    }
+
+    // MARK: Formatting helpers
+
+    public static func fixed(_ x: Double, _ decimals: Int) -> String {
+        guard x.isFinite else { return "-" }
+        var s = String(format: decimals, x)
+        if s.hasPrefix("-") && s.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) { s.removeFirst() }
+        return s
+    }
+
+    /// ISO 8601 UTC, to the second.
+    public static func time(_ unix: Double) -> String {
+        String(AlarmEvent.iso8601(unix).prefix(19)) + "Z"
+    }
+
+    /// Reads `2026-11-25T06:00:00Z`, `2026-11-25 06:00:00` (UTC), `2026-11-25` (midnight
+    /// UTC), or Unix seconds.
+    public static func parseTime(_ text: String) -> Double? {
+        if let x = Double(text), x.isFinite, x >= 0 { return x }
+        var s = text
+        if s.hasSuffix("Z") { s.removeLast() }
+        s = s.replacingOccurrences(of: "T", with: " ")
+        let parts = s.split(separator: " ")
+        guard (1...2).contains(parts.count) else { return nil }
+        let date = parts[0].split(separator: "-").compactMap { Int($0) }
+        guard date.count == 3 else { return nil }
+        var clock = [0, 0, 0.0]
+        if parts.count == 2 {
+            let hms = parts[1].split(separator: ":")
+            guard (2...3).contains(hms.count) else { return nil }
+            for (i, v) in hms.enumerated() {
+                guard let x = Double(v) else { return nil }
+                clock[i] = x
+            }
+        }
+        guard (1...12).contains(date[1]), (1...31).contains(date[2]), clock[0] < 24, clock[1] < 60, clock[2] < 61 else { return nil }
+        var t = tm()
+        t.tm_year = Int32(date[0] - 1900)
+        t.tm_mon = Int32(date[1] - 1)
+        t.tm_mday = Int32(date[2])
+        t.tm_hour = Int32(clock[0])
+        t.tm_min = Int32(clock[1])
+        t.tm_sec = Int32(clock[2].rounded(.down))
+        let seconds = timegm(&t)
+        guard seconds != -1 else { return nil }
+        return Double(seconds) + (clock[2] - clock[2].rounded(.down))
+    }
+}
+
+extension String {
+    /// `x` with `decimals` decimals (no Foundation).
+    init(format decimals: Int, _ x: Double) {
+        let scale = pow(10, Double(decimals))
+        let r = (abs(x) * scale).rounded() / scale
+        var whole = String(Int(r.rounded(.down)))
+        if decimals > 0 {
+            let fraction = Int(((r - r.rounded(.down)) * scale).rounded())
+            var f = String(fraction)
+            while f.count < decimals { f = "0" + f }
+            whole += "." + f
+        }
+        self = (x < 0 ? "-" : "") + whole
+    }
+
+    func trimmed(_ set: String) -> String {
+        var s = self[...]
+        while let c = s.first, set.contains(c) { s = s.dropFirst() }
+        while let c = s.last, set.contains(c) { s = s.dropLast() }
+        return String(s)
+    }
+
+    func replacingOccurrences(of a: String, with b: String) -> String {
+        split(separator: Character(a), omittingEmptySubsequences: false).joined(separator: b)
+    }
+}
