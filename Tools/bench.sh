@@ -18,6 +18,11 @@
 # BENCH_SECONDS each, on one worker thread (--workers 1) and on all cores: overruns, xruns.
 # `bash Tools/bench.sh metrics`: Prometheus scrapes (bytes, latency, CPU per scrape) for 2, 64
 # and 256 channels with 1 and 8 programmes, and K scraped 64-channel instances on one server.
+# `bash Tools/bench.sh watch`: the alarms and the log: the time from a silence starting to the
+# --on-alarm command running (raise 0, 10 trials); the log's size per programme per day and
+# its writer thread's CPU per programme (1, 8 and 32 programmes, BENCH_SECONDS each); and
+# `jackvu report` of a 24-hour log of 8 programmes (written by Python's sqlite3 into the
+# schema jackvu made).
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
@@ -356,6 +361,83 @@ if [ "$only" = displays ]; then
   sleep 1
   "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name webbench")" "$seconds"
   wait "$reader"
+  exit 0
+fi
+
+if [ "$only" = watch ]; then
+  start_server watch
+  fifo="$work/tone.in"
+  mkfifo "$fifo"
+  "$bin/jacktone" --freq 440 --level -20 <"$fifo" >/dev/null 2>&1 &
+  pids+=($!)
+  exec 3>"$fifo"
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:out$' && break; sleep 0.1; done
+  ran="$work/ran"
+  : >"$ran"
+  "$bin/jackvu" --name watch --channels 1 --connect 'jacktone:out$' --quiet --alarm silence:raise=0,clear=0.2 \
+    --on-alarm "[ \"\$JACKVU_STATE\" = raised ] && date +%s.%N >> $ran" >"$work/watch.log" 2>&1 &
+  pids+=($!)
+  sleep 3
+  echo "Silence to the --on-alarm command: jackvu --alarm silence:raise=0 (−40 dBFS over the 4096-sample block), jacktone 440 Hz −20 dBFS 'off' (20 ms ramp), 48 kHz, 256 frames, jackd -R; 10 trials"
+  deltas=()
+  for trial in $(seq 10); do
+    before=$(wc -l <"$ran")
+    t0=$(date +%s.%N)
+    echo off >&3
+    for _ in $(seq 100); do [ "$(wc -l <"$ran")" -gt "$before" ] && break; sleep 0.01; done
+    t1=$(tail -n 1 "$ran")
+    deltas+=("$(echo "$t1 $t0" | awk '{printf "%.3f", $1 - $2}')")
+    echo 440 >&3
+    sleep 1.5
+  done
+  printf '%s\n' "${deltas[@]}" | sort -n | awk '{a[NR]=$1} END {printf "seconds: min %.3f, median %.3f, max %.3f (with the default raise time add 10 s)\n", a[1], a[int((NR+1)/2)], a[NR]}'
+  exec 3>&-
+  echo
+  echo "The log: jackvu --channels 2 --quiet --target ebu-r128 --log FILE with P programmes (each over inputs 1-2, a 440 Hz tone), ${seconds} s"
+  for count in 1 8 32; do
+    db="$work/log-$count.db"
+    args=()
+    for p in $(seq "$count"); do args+=(--programme "p$p=1-2"); done
+    "$bin/jackvu" --name "log$count" --channels 2 --connect 'jacktone:out$' --connect 'jacktone:out$' --quiet --target ebu-r128 \
+      --log "$db" "${args[@]}" >"$work/log-$count.out" 2>&1 &
+    vu=$!
+    pids+=($vu)
+    sleep 2
+    "$bin/jackvu-bench" threads "$vu" "$seconds" | grep -E "jackvu-log|jackvu-worker" | sed "s/^/  $count programmes: /"
+    kill -TERM "$vu"; wait "$vu" || true
+    rows=$(sqlite3 "$db" "SELECT count(*) FROM blocks")
+    bytes=$(du -cb "$db"* | tail -n 1 | cut -f1)
+    echo "  $count programmes: $rows blocks, $bytes bytes on disk: $(echo "$bytes $rows" | awk '{printf "%.1f", $1/$2}') bytes a block, $(echo "$bytes $rows" | awk '{printf "%.1f", $1/$2 * 864000 / 1e6}') MB per programme per day"
+  done
+  echo
+  echo "jackvu report of 24 hours of 8 programmes (6,912,000 blocks, written by Python's sqlite3 into jackvu's schema)"
+  big="$work/day.db"
+  sox -n -r 48000 -c 1 "$work/tiny.wav" synth 1 sine 1000 2>/dev/null
+  args=()
+  for p in $(seq 8); do args+=(--programme "p$p=1"); done
+  "$bin/jackvu" --log "$big" analyze --log-start 2026-11-24T00:00:00Z "${args[@]}" "$work/tiny.wav" >/dev/null
+  python3 - "$big" <<'PY'
+import math, random, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM blocks")
+start = 1795478400.0  # 2026-11-24T00:00:00Z
+ids = [r[0] for r in db.execute("SELECT id FROM programmes ORDER BY id")]
+random.seed(1)
+for p in ids:
+    rows = []
+    for k in range(864000):
+        lufs = -23 + 6 * math.sin(k / 3000.0 + p) + random.uniform(-3, 3)
+        rows.append((p, start + (k + 1) / 10, k + 1, 10 ** ((lufs + 0.691) / 10), lufs + 12, lufs + 11))
+    db.executemany("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?)", rows)
+    db.commit()
+print("  the log:", db.execute("SELECT count(*) FROM blocks").fetchone()[0], "blocks")
+PY
+  ls -l "$big" | awk '{printf "  %d bytes\n", $5}'
+  for form in html json csv; do
+    /usr/bin/time -f "  jackvu report -o day.$form: %e s wall, %M KB peak memory" "$bin/jackvu" report "$big" -o "$work/day.$form"
+    /usr/bin/time -f "  jackvu report --segments every:60 -o day.$form: %e s wall, %M KB peak memory" "$bin/jackvu" report "$big" --segments every:60 -o "$work/day.$form"
+  done
+  ls -l "$work"/day.html "$work"/day.json "$work"/day.csv | awk '{print "  " $5 " bytes " $9}'
   exit 0
 fi
 

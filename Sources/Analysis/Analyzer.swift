@@ -616,6 +616,10 @@ extension AnalysisFeatures {
         var f: AnalysisFeatures = [.live]
         for kind in c.send.kinds { f.formUnion(kind.reading.features) }
         if midiNotes { f.insert(.yin) }
+        // The alarms judge levels, clips, true peaks, loudness and correlation; the log keeps
+        // loudness blocks and peaks: whatever --send says.
+        if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }
+        if c.log != nil { f.formUnion([.loudness, .truePeak]) }
         if c.displayed {
             for r in Readings.table where r.display != nil { f.formUnion(r.features) }
         }

@@ -329,9 +329,15 @@ public struct FileAnalysis {
             }
         }
         do { try c.validate() } catch { throw EngineError(.usage, error.description) }
+        // A file has no JACK chain: its alarms are the signal's.
+        let rules = c.alarms.filter { $0.kind.scope != .instance }
+        let watching = !rules.isEmpty
         let analyzer: Analyzer
         do {
-            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: stream ? Analyzer.Features.needed(for: c) : .summary)
+            // Alarms (`--alarm`) judge every hop, as live: they need the live readings.
+            var features: Analyzer.Features = stream ? Analyzer.Features.needed(for: c) : .summary
+            if watching { features.formUnion(Analyzer.Features.needed(for: c).union([.live, .loudness, .truePeak, .dpeak, .correlation])) }
+            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: features)
         } catch {
             // A rate the meters cannot honour is the file's problem, not the command's.
             let status: ExitStatus = if case .unsupportedSampleRate = error { .noInput } else { .usage }
@@ -349,7 +355,10 @@ public struct FileAnalysis {
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
             analyzer.appendTruePeak(frames: n, from: { UnsafePointer(planar + $0 * chunk) })
         }
-        let reader = ChunkReader(file: file, chunk: chunk, alongside: stream ? nil : feedTruePeak)
+        let reader = ChunkReader(file: file, chunk: chunk, alongside: stream || watching ? nil : feedTruePeak)
+        let alarms = watching ? AlarmEngine(rules: rules) : nil
+        // The alarm changes, timed by the audio (seconds into the file).
+        var changes: [AlarmEvent] = []
         let showProgress = progress && file.frames > 30 * file.sampleRate
         var done = 0
         var lastPercent = -1
@@ -372,10 +381,20 @@ public struct FileAnalysis {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }
         while let (planar, n) = reader.next() {
-            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * reader.chunk) }, truePeak: stream) {
+            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * reader.chunk) }, truePeak: stream || watching) {
                 // As live: until the analysis block is full its levels would read low.
-                guard stream, analyzer.isBlockFull else { return }
+                guard stream || watching, analyzer.isBlockFull else { return }
                 analyzer.write(into: &snapshot)
+                if let alarms {
+                    // Wall time as if the audio had started at --log-start (default: now).
+                    let t = snapshot.audioTime
+                    let new = alarms.evaluate(snapshot, monotonic: t, unix: logOrigin + t)
+                    for e in new { logState.writer?.alarm(e) }
+                    changes += new
+                    snapshot.alarms = alarms.board
+                    snapshot.alarms.fresh = new
+                }
+                guard stream else { return }
                 if format == .json {
                     output += json.line(for: snapshot, file: path)
                 } else {
@@ -416,20 +435,21 @@ public struct FileAnalysis {
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
-            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks, seconds: Double(done) / Double(file.sampleRate))
+            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks, alarms: changes,
+                            seconds: Double(done) / Double(file.sampleRate))
         }
         if stream {
             do { try sink.write(output) } catch { throw EngineError.writing(error) }
             return nil
         }
-        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count)
+        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? changes : nil)
     }
 
     /// The file's compliance report, as `jackvu report` makes one from a log: its times are
     /// the time into the file; each programme's true and sample peaks its channels' over the
     /// whole file.
-    private func writeReport(_ out: String, path: String, analyzer: Analyzer, programmes: [Programme], blocks: [[LoggedBlock]], seconds: Double)
-        throws(EngineError)
+    private func writeReport(_ out: String, path: String, analyzer: Analyzer, programmes: [Programme], blocks: [[LoggedBlock]],
+                             alarms: [AlarmEvent], seconds: Double) throws(EngineError)
     {
         var list: [ReportProgramme] = []
         for (p, programme) in programmes.enumerated() {
@@ -439,7 +459,11 @@ public struct FileAnalysis {
             r.samplePeakOverride = totals.map(\.samplePeakDBFS).max()
             list.append(r)
         }
-        var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: [])
+        let incidents = alarms.map { e in
+            LoggedIncident(t: e.audioTime, kind: e.kind.rawValue, subject: e.subject, state: e.state, value: e.value, detail: nil,
+                           programme: e.programme.map { programmes[$0].name })
+        }
+        var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents)
         report.relativeTimes = true
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -450,7 +474,7 @@ public struct FileAnalysis {
         }
     }
 
-    private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration, replaced: Int) -> String {
+    private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration, replaced: Int, alarms: [AlarmEvent]?) -> String {
         let l = a.finalLoudness()
         let totals = (0..<file.channels).map { a.totals(channel: $0) }
         let truePeak = totals.map(\.truePeakDBTP).max() ?? Double(Decibels.floor)
@@ -481,6 +505,7 @@ public struct FileAnalysis {
                 + extras.map { "\(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null"), " }.joined()
                 + targetJSON(whole, 0)
                 + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(whole, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
+                + (alarms.map { "\"alarms\": [" + $0.map(\.json).joined(separator: ", ") + "], " } ?? "")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         var text = "\(escapedForLine(file.path))\n"
@@ -500,6 +525,13 @@ public struct FileAnalysis {
             text += targetText(whole, 0)
         }
         for p in named { text += programmeText(whole, p, c.programmes[p]) }
+        if let alarms {
+            let raised = alarms.filter(\.raised).count
+            text += "  alarms            \(raised == 0 ? "none raised" : "\(raised) raised")\n"
+            for e in alarms {
+                text += "    \(fixed(e.audioTime, 1)) s  \(e.kind.rawValue) \(escapedForLine(e.subject)) \(e.state) (\(fixed(e.value, 1)) \(e.kind.unit))\n"
+            }
+        }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
         }

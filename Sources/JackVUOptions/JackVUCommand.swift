@@ -300,6 +300,11 @@ public struct AnalyzeCommand: ParsableCommand {
     public func makeConfiguration() throws(ConfigurationError) -> Configuration {
         var c = Configuration()
         try analysis.apply(to: &c)
+        // --alarm (jackvu's own option): the signal's alarms, judged at every hop as live.
+        for text in parent.live.alarm {
+            do { c.alarms += try AlarmRule.parse(text) } catch { throw ConfigurationError(option: "--alarm", message: error.description) }
+        }
+        c.alarms = AlarmRule.merge(c.alarms)
         if let layout = c.layout { c.channels = layout.channelCount }
         // Checked against each file's channels when it is read.
         if let last = c.programmes.flatMap(\.channels).max() { c.channels = max(c.channels, last + 1) }
@@ -320,7 +325,9 @@ public struct ReportCommand: ParsableCommand {
             loudness range, max momentary and short-term loudness (ITU-R BS.1770-4, EBU R 128, \
             EBU Tech 3342), max true peak, PLR, the time its short-term loudness lay outside \
             the target's tolerance, and its alarms, with pass or fail against its target (the \
-            one logged, or --target). The HTML page is self-contained (the loudness over time \
+            one logged, or --target [NAME=]PROFILE|LUFS with --tolerance and --max-true-peak). \
+            --programme NAME (repeatable) reports those programmes only (`programme` for the \
+            default one). The HTML page is self-contained (the loudness over time \
             as inline SVG, the target band, alarms shaded) and prints to PDF. Segments split \
             the range: at the marks sent as PREFIX/mark NAME (--segments marks), every N \
             minutes (--segments every:N), or by a CSV schedule of NAME,START,END lines \
@@ -340,19 +347,16 @@ public struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("End of the range (default: the log's last block).", valueName: "time"))
     public var to: String?
 
-    @Option(name: .long, help: ArgumentHelp("Report this programme only (its name; `programme` for the default one). Repeatable.", valueName: "name"))
-    public var programme: [String] = []
+    /// jackvu's own options, shared with the live client and `analyze`: `--programme NAME`
+    /// (repeatable) reports that programme only (its name; `programme` for the default one);
+    /// `--target [NAME=]PROFILE|LUFS`, `--tolerance` and `--max-true-peak` judge against
+    /// that target instead of the logged one.
+    @ParentCommand public var parent: JackVUCommand
 
-    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp(
-        "Judge against this target instead of the logged one: a profile (\(LoudnessTarget.profiles.map(\.profile).joined(separator: ", "))) or LUFS, for every programme or one (NAME=TARGET). Repeatable.",
-        valueName: "[name=]profile-or-LUFS"))
-    public var target: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Tolerance around --target, in LU.", valueName: "LU"))
-    public var tolerance: Double?
-
-    @Option(name: .customLong("max-true-peak"), parsing: .unconditional, help: ArgumentHelp("Largest true peak --target permits, dBTP.", valueName: "dBTP"))
-    public var maxTruePeak: Double?
+    public var programme: [String] { parent.analysis.programme }
+    var target: [String] { parent.analysis.target }
+    var tolerance: Double? { parent.analysis.tolerance }
+    var maxTruePeak: Double? { parent.analysis.maxTruePeak }
 
     @Option(name: .long, help: ArgumentHelp("Split the range: marks (at each PREFIX/mark) or every:MINUTES.", valueName: "how"))
     public var segments: String?

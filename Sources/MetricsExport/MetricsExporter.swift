@@ -13,8 +13,9 @@ import Version
 /// Names follow Prometheus' conventions: the `jackvu_` prefix, the unit as a suffix (`_lufs`,
 /// `_lu`, `_dbfs`, `_dbtp`, `_seconds`, `_hertz`), `_total` for counters; labels `programme`
 /// (`all` for the one programme over every channel without `--programme`), `channel` (1 …
-/// N), `state`. The set is fixed for a run: 17 series for the instance, 5 per channel, 9 per
-/// programme and 8 more per programme with a target (see README, "Prometheus").
+/// N), `state`, and with `--alarm` `alarm` and `subject`. The set is fixed for a run: 17 series
+/// for the instance, 5 per channel, 9 per programme and 8 more per programme with a target,
+/// 2 per alarm (see README, "Prometheus").
 ///
 /// Why a list of its own and not one metric per field of the reading table (`Readings`): the
 /// metric names are what a facility's alert rules and dashboards are written against, so
@@ -49,6 +50,8 @@ public final class MetricsExporter: @unchecked Sendable {
     private var totals: [(counter: Prometheus.Counter, read: (Snapshot.Status) -> Int, seen: Int)]
     private var channels: [ChannelMetrics] = []
     private var programmes: [ProgrammeMetrics] = []
+    /// With `--alarm`: per alarm (kind and subject) whether it is active, and its raises.
+    private var alarms: [(active: Gauge, raised: Prometheus.Counter, seen: Int)] = []
     private let channelCount: Int
 
     /// `client`: the JACK client's name (a label of `jackvu_build_info`).
@@ -119,6 +122,17 @@ public final class MetricsExporter: @unchecked Sendable {
     public func record(_ s: Snapshot) {
         if channels.isEmpty { channels = (0..<s.channels.count).map { Self.channelMetrics(registry, $0) } }
         if programmes.isEmpty { programmes = s.programmes.map { Self.programmeMetrics(registry, $0) } }
+        if alarms.isEmpty && !s.alarms.states.isEmpty {
+            alarms = s.alarms.states.map { a in
+                let labels = [("alarm", a.kind.rawValue), ("subject", a.subject)]
+                return (registry.makeGauge(descriptor: Self.named("jackvu_alarm_active", "1 while the alarm (--alarm) is raised, 0 otherwise."), labels: labels),
+                        registry.makeCounter(descriptor: Self.named("jackvu_alarms_raised_total", "Times the alarm was raised since the start."), labels: labels), 0)
+            }
+        }
+        for i in 0..<min(alarms.count, s.alarms.states.count) {
+            alarms[i].active.set(to: s.alarms.states[i].active ? 1 : 0)
+            MetricsExporter.advance(alarms[i].raised, to: s.alarms.states[i].raised, seen: &alarms[i].seen)
+        }
         sampleRate.set(to: Double(s.sampleRate))
         bufferFrames.set(to: Double(s.status.bufferFrames))
         serverConnected.set(to: s.status.serverConnected ? 1 : 0)

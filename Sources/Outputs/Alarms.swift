@@ -56,7 +56,8 @@ public enum AlarmKind: String, Sendable, CaseIterable {
     public var unit: String {
         switch self {
         case .silence, .leg: return "dBFS"
-        case .stuck, .loudness, .integrated: return "LU"
+        case .stuck: return "LUFS"
+        case .loudness, .integrated: return "LU"
         case .clip, .truepeak: return "dBTP"
         case .phase: return "correlation"
         case .xruns, .overruns: return "per minute"
@@ -90,7 +91,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
     public var levelMeaning: String {
         switch self {
         case .silence: return "level: dBFS (sample peak) below which the programme is silent"
-        case .stuck: return "level: LU the momentary loudness must move by"
+        case .stuck: return "level: LU the momentary loudness must move by (the value reported: the momentary loudness, LUFS)"
         case .clip: return "level: dBTP above which a true peak is a clip"
         case .truepeak: return "level: dBTP maximum without a target (a target's own maximum otherwise)"
         case .loudness: return "level: LU allowed above target + tolerance"
@@ -288,6 +289,7 @@ public final class AlarmEngine: @unchecked Sendable {
         var goodSince: Double?
         /// Stuck: the level the window started at and when.
         var anchor = 0.0
+        var anchorSince = 0.0
         var lastClips = 0
     }
 
@@ -355,7 +357,8 @@ public final class AlarmEngine: @unchecked Sendable {
                 if bad {
                     let since = tracks[i].badSince ?? t
                     tracks[i].badSince = since
-                    if t - since >= settings.raise {
+                    // (Stuck counts its raise time in its condition.)
+                    if t - since >= (kind == .stuck ? 0 : settings.raise) {
                         state.active = true
                         state.raised += 1
                         state.value = value
@@ -412,11 +415,13 @@ public final class AlarmEngine: @unchecked Sendable {
             // Silence (below the absolute gate) is the silence alarm's.
             if m <= -70 || abs(m - track.anchor) > level / 2 {
                 track.anchor = m
+                track.anchorSince = t
                 return (false, m)
             }
-            // Bad while the level stays put: the raise time counts from the first update
-            // within the window.
-            return (true, m)
+            // Stuck once the level has stayed put for the raise time (counted here, from the
+            // window's start: a step in the level starts it again, and so clears an active
+            // alarm after the clear time).
+            return (t - track.anchorSince >= track.rule.settings.raise, m)
         case .clip:
             let ch = s.channels[track.index]
             let clipped = ch.clips > track.lastClips || Double(ch.truePeakDBTP) > level

@@ -44,6 +44,17 @@ final class ErrorTests: XCTestCase {
         assertOneLine(try jackvu(["--meter", "loud"]), status: 64, contains: "one of the following: rms, peak, truepeak, vu, ppm, k, momentary, shortterm")
         assertOneLine(try jackvu(["--tui", "--text"]), status: 64, contains: "--tui and --text exclude each other")
         assertOneLine(try jackvu(["--quiet", "--format", "json"]), status: 64, contains: "--quiet excludes --tui, --text and --format")
+        // Alarms, the log, reports.
+        assertOneLine(try jackvu(["--alarm", "noise"]), status: 64, contains: "unknown alarm 'noise'")
+        assertOneLine(try jackvu(["--alarm", "silence:depth=3"]), status: 64, contains: "unknown setting 'depth'")
+        assertOneLine(try jackvu(["--alarm", "silence:raise=-1"]), status: 64, contains: "raise must be 0 to 86400 seconds")
+        assertOneLine(try jackvu(["--on-alarm", "true"]), status: 64, contains: "--on-alarm needs --alarm")
+        assertOneLine(try jackvu(["--alarm", "all", "--on-alarm", "true", "--on-alarm-timeout", "0"]), status: 64, contains: "--on-alarm-timeout")
+        assertOneLine(try jackvu(["--log-retention", "7"]), status: 64, contains: "--log-retention needs --log")
+        assertOneLine(try jackvu(["report", "/nonexistent/jackvu.db"]), status: 66, contains: "cannot read '/nonexistent/jackvu.db'")
+        assertOneLine(try jackvu(["report", "/dev/null", "--from", "yesterday"]), status: 66, contains: "cannot read '/dev/null'")
+        assertOneLine(try jackvu(["report", "x.db", "--segments", "hourly"]), status: 64, contains: "--segments must be marks or every:MINUTES")
+        assertOneLine(try jackvu(["report", "x.db", "-o", "report.pdf"]), status: 64, contains: "name it .html, .json or .csv")
     }
 
     /// No numeric option value traps: NaN, ±∞, ±1e300 and an integer too large for Int on every

@@ -182,7 +182,8 @@ final class WebDisplayTests: XCTestCase {
         defer { tone.stop() }
         try waitForPortsListed(server, ["jacktone:out"])
         let port = freeTCPPort()
-        var vu = try startJackVU(server, port: port, extra: ["--channels", "3"])
+        // Input 2 is silent beside input 1's tone: pair 1's lost-leg alarm (--alarm) is raised.
+        var vu = try startJackVU(server, port: port, extra: ["--channels", "3", "--alarm", "leg:raise=0.5"])
         defer { vu.stop() }
         let browser = try HeadlessChromium(folder: folder)
         defer { browser.stop() }
@@ -190,6 +191,11 @@ final class WebDisplayTests: XCTestCase {
         let live = "document.getElementById('live').textContent"
         func shown() -> String { ((try? page.evaluate(live)) as? String) ?? "?" }
         XCTAssertNotNil(try page.wait(timeout: 20, until: "\(live).startsWith('Input 1: A4')"), shown())
+        // The alarm: said, in the title, and drawn as a red band under the title bar.
+        XCTAssertNotNil(try page.wait(timeout: 20, until: "\(live).endsWith('Alarm: leg pair/1') && document.title.startsWith('ALARM · ')"), shown())
+        let band = try XCTUnwrap(try page.evaluate(
+            "(() => { const u = Math.max(6, Math.min(innerWidth / 64, innerHeight / 36)); const d = g.getImageData(innerWidth / 2, 2.2 * u, 1, 1).data; return [d[0], d[1], d[2]]; })()") as? [Int])
+        XCTAssertEqual(band, [255, 65, 54], "the banner's red (#ff4136)")
 
         // Keys: Tab and → step forward, ← back, wrapping round the three inputs.
         let steps: [(String, Int, String)] = [

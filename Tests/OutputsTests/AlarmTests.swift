@@ -245,4 +245,28 @@ final class LogReportTests: XCTestCase {
         XCTAssertNil(Report.parseTime("yesterday"))
         XCTAssertThrowsError(try LogReader(path: dir.appendingPathComponent("none.db").path))
     }
+
+    /// `--log-retention`: rows older than the days given go; a second run adds to the file
+    /// under the same programme row.
+    func testRetentionPrunesOldRowsAndRunsShareTheFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-retention-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("log.db").path
+        let now = LogWriter.unixNow()
+        let programme = LoggedProgramme(name: "news", channels: [0], target: nil)
+        let first = LogWriter(path: path, programmes: [programme])
+        first.start()
+        for k in 1...10 { first.block(programme: 0, t: now - 3 * 86400 + Double(k) / 10, index: k, power: 1e-3, truePeak: nil, samplePeak: nil) }
+        first.event("mark", t: now - 3 * 86400, detail: "old")
+        first.stop()
+        let second = LogWriter(path: path, programmes: [programme], retentionDays: 1)
+        second.start()
+        for k in 1...10 { second.block(programme: 0, t: now + Double(k) / 10, index: k, power: 1e-3, truePeak: nil, samplePeak: nil) }
+        second.stop()
+        let read = try LogReader(path: path).read(from: 0, to: now + 10, programmes: nil) { _ in nil }
+        XCTAssertEqual(read.programmes.count, 1, "one programme row for both runs")
+        XCTAssertEqual(read.programmes[0].blocks.count, 10, "the three-day-old blocks are gone")
+        XCTAssertEqual(read.marks.count, 0, "and the old event")
+    }
 }

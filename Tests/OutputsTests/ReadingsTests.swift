@@ -199,6 +199,28 @@ final class LoudnessHistoryTests: XCTestCase {
 /// counters that follow absolute counts through a reset, the OpenMetrics form, and a
 /// rendering reused for a quarter of a second.
 final class MetricsExporterTests: XCTestCase {
+    /// With --alarm: a series per alarm, 1 while raised, and its raises as a counter.
+    func testAlarmSeries() {
+        let exporter = MetricsExporter(client: "bus-a", channels: 2)
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.correlations = [-0.9]
+        for c in 0..<2 { s.channels[c].rmsDBFS = -20 }
+        let alarms = AlarmEngine(rules: [AlarmRule(kind: .phase, settings: AlarmSettings(level: -0.3, raise: 0, clear: 0))])
+        alarms.evaluate(s, monotonic: 1, unix: 1)
+        s.alarms = alarms.board
+        exporter.record(s)
+        let text = exporter.exposition(openMetrics: false, at: 1_000_000_000)
+        XCTAssertEqual(value(text, "jackvu_alarm_active{alarm=\"phase\",subject=\"pair/1\"}"), 1, text)
+        XCTAssertEqual(value(text, "jackvu_alarms_raised_total{alarm=\"phase\",subject=\"pair/1\"}"), 1)
+        s.correlations = [0.9]
+        alarms.evaluate(s, monotonic: 2, unix: 2)
+        s.alarms = alarms.board
+        exporter.record(s)
+        let later = exporter.exposition(openMetrics: false, at: 2_000_000_000)
+        XCTAssertEqual(value(later, "jackvu_alarm_active{alarm=\"phase\",subject=\"pair/1\"}"), 0)
+        XCTAssertEqual(value(later, "jackvu_alarms_raised_total{alarm=\"phase\",subject=\"pair/1\"}"), 1)
+    }
+
     private func value(_ text: String, _ series: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
@@ -237,6 +259,7 @@ final class MetricsExporterTests: XCTestCase {
         let later = scrape()
         XCTAssertEqual(value(later, "jackvu_channel_clips_total{channel=\"2\"}"), 1)
         XCTAssertEqual(value(later, "jackvu_xruns_total"), 7)
+        XCTAssertFalse(later.contains("jackvu_alarm_active"), "no alarm series without --alarm")
         // OpenMetrics: counter families without _total, samples with it, # EOF last.
         let open = scrape(true)
         XCTAssertTrue(open.contains("# TYPE jackvu_xruns counter\n") && open.contains("\njackvu_xruns_total 7"), open)

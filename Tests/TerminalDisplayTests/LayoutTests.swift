@@ -46,6 +46,27 @@ final class LayoutTests: XCTestCase {
 
     let color = TerminalCapabilities(colors: true, unicode: true)
 
+    /// An active alarm: a banner on the second line, in both views, naming each one; none
+    /// without.
+    func testActiveAlarmsShowAsABanner() {
+        var s = snapshot()
+        XCTAssertFalse(Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).text.contains("ALARM"))
+        let alarms = AlarmEngine(rules: [AlarmRule(kind: .silence, settings: AlarmSettings(level: 0, raise: 0, clear: 0)),
+                                         AlarmRule(kind: .clip, settings: AlarmSettings(level: -100, raise: 0, clear: 0))])
+        s.channels[1].truePeakDBTP = -50
+        alarms.evaluate(s, monotonic: 1, unix: 1)
+        s.alarms = alarms.board
+        for view in [ViewState.View.meters, .loudness] {
+            var state = ViewState()
+            state.view = view
+            let screen = Layout.render(s, context: context(), state: state, width: 80, height: 24, capabilities: color)
+            let line = screen.line(1)
+            XCTAssertTrue(line.hasPrefix(" ALARM  silence programme"), "\(view): \(line)")
+            XCTAssertTrue(line.contains("clip ch/2"), "\(view): \(line)")
+            XCTAssertEqual(screen[3, 1].style.color, .red, "red")
+        }
+    }
+
     /// Programmes (`--programme`): a row each beside the note with its short-term and
     /// integrated loudness and its state; two fit, eight show four and say how many more; a
     /// single default programme with a target says the profile and its state.

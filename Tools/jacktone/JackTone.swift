@@ -18,7 +18,9 @@ struct JackTone: ParsableCommand {
         discussion: """
             jacktone registers one output port, NAME:out, and plays the sum of sines at every \
             --freq, each at --level dBFS peak (so one sine's RMS is level - 3.01 dB). It runs \
-            until SIGINT or SIGTERM (or --duration), then fades out and closes.
+            until SIGINT or SIGTERM (or --duration), then fades out and closes. With \
+            --inverted it also registers NAME:out_inverted, the same signal with its polarity \
+            inverted (for testing phase correlation and phase alarms).
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
             frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit". \
@@ -57,6 +59,9 @@ struct JackTone: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Stop after this many seconds (default: run until a signal).", valueName: "s"))
     var duration: Double?
 
+    @Flag(name: .long, help: "Also register NAME:out_inverted, the same signal with its polarity inverted.")
+    var inverted = false
+
     func validate() throws {
         guard (1...ToneRequest.capacity).contains(freq.count) else {
             throw ValidationError("--freq: give 1 to \(ToneRequest.capacity) frequencies")
@@ -91,6 +96,14 @@ struct JackTone: ParsableCommand {
         do { port = try client.registerPort(name: "out", direction: .output) } catch { fail(error.description, 70) }
         try? client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
         try? client.setProperty(port, key: MetadataKey.prettyName, value: "Tone")
+        var invertedPort: Port?
+        if inverted {
+            do { invertedPort = try client.registerPort(name: "out_inverted", direction: .output) } catch { fail(error.description, 70) }
+            if let invertedPort {
+                try? client.setProperty(invertedPort, key: MetadataKey.signalType, value: "AUDIO")
+                try? client.setProperty(invertedPort, key: MetadataKey.prettyName, value: "Tone, inverted")
+            }
+        }
 
         let rate = client.sampleRate
         for f in freq where f >= Double(rate) / 2 {
@@ -115,7 +128,7 @@ struct JackTone: ParsableCommand {
         }
         let amplitude = Mutex(pow(10, level / 20))
         let renderer = ToneRenderer(
-            port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000)
+            port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000, inverted: invertedPort)
         let shutdown = Atomic<Bool>(false)
         let notifications = ToneNotifications(sampleRate: sampleRate) { _ in
             shutdown.store(true, ordering: .relaxed)

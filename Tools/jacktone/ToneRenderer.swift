@@ -24,8 +24,12 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     private let synth: ToneSynth
     private let appliedGeneration: UnsafeMutablePointer<Int>
 
-    init(port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double) {
+    /// `--inverted`: the output with its polarity inverted.
+    let inverted: Port?
+
+    init(port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: Port? = nil) {
         self.port = port
+        self.inverted = inverted
         self.requests = requests
         self.sampleRate = sampleRate
         synth = ToneSynth(rampSeconds: rampSeconds)
@@ -58,6 +62,10 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
             let n = min(remaining, output.count)
             for i in 0..<n { output[i] = value }
             injectFrames.store(remaining - n)
+        }
+        if let inverted {
+            let out = scope.output(inverted)
+            for i in 0..<min(out.count, output.count) { out[i] = -output[i] }
         }
         return true
     }

@@ -322,9 +322,9 @@ function drawView() {
   // For screen readers and scripts.
   const summary = (!connected ? "Reconnecting to jackvu. "
       : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. " : "")
-    + (update.alarms && update.alarms.active > 0 ? "Alarm: " + update.alarms.list.join(", ") + ". " : "")
     + "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
-    + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit;
+    + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit
+    + (update.alarms && update.alarms.active > 0 ? ". Alarm: " + update.alarms.list.join(", ") : "");
   if (live.textContent !== summary) live.textContent = summary;
   document.title = (ch.note ? ch.note + " — " : "") + (display.client || "jackvu");
   if (params.get("log") && ch.note !== lastNote) console.log("jackvu note " + (ch.note || "-"));

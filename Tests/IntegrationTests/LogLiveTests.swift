@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TestSupport
+import XCTest
+
+/// The loudness and incident log (`--log`) and its reports, with real parts: a real JACK
+/// server and `jacktone`, `kill -9`, a full tmpfs, SQLite's own shell reading the file, an
+/// hour of audio through `jackvu analyze --log`, `jackvu report` in its three forms, and the
+/// HTML report in headless Chromium (rendered, printed to PDF).
+final class LogLiveTests: XCTestCase {
+    private func temporaryFolder(_ name: String) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-\(name)-\(getpid())-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    private func sqlite(_ db: String, _ sql: String) throws -> String {
+        let r = try Executables.run("sqlite3", [db, sql])
+        XCTAssertEqual(r.status, 0, "\(sql): \(r.stderr)")
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// 32 programmes logging (320 blocks a second) and `kill -9`: the file passes SQLite's
+    /// integrity check, has lost at most the last 2 s, and reports the tone's loudness.
+    func testKillNineDuringHeavyLoggingLosesAtMostTwoSeconds() throws {
+        let dir = try temporaryFolder("kill9")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("log.db").path
+        let server = try JackServer(sampleRate: 48000, period: 512, label: "kill9")
+        let programmes = (1...32).flatMap { ["--programme", "p\($0)=1-2"] }
+        let port = freeUDPPort()
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "2", "--quiet", "--target", "ebu-r128", "--log", db, "--listen", "\(port)"] + programmes,
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_2"])
+        // EBU Tech 3341's stereo 1 kHz sine at −23 dBFS reads −23 LUFS.
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "1000", "--level", "-23", "--connect", "jackvu:in_[12]$"],
+            environment: server.environment)
+        defer { tone.stop() }
+        // Six seconds of logged blocks (read while jackvu writes: WAL lets readers in).
+        let deadline = Date().addingTimeInterval(30)
+        var span = 0.0
+        while Date() < deadline {
+            span = Double((try? sqlite(db, "SELECT max(t) - min(t) FROM blocks WHERE programme = 1")) ?? "") ?? 0
+            if span >= 6 { break }
+            usleep(200_000)
+        }
+        XCTAssertGreaterThanOrEqual(span, 6, vu.stderr)
+        // The operator's events: a mark, a programme paused and resumed, a reset.
+        for message in [["/jackvu/mark", "s", "News at six"], ["/jackvu/pause", "s", "p3"], ["/jackvu/resume", "s", "p3"], ["/jackvu/reset"]] {
+            XCTAssertEqual(try Executables.run("oscsend", ["127.0.0.1", "\(port)"] + message).status, 0)
+        }
+        let wanted = "start||\nmark||News at six\npause|p3|\nresume|p3|\nreset||"
+        var events = ""
+        let until = Date().addingTimeInterval(10)
+        while Date() < until {
+            events = (try? sqlite(db, "SELECT e.kind, p.name, e.detail FROM events e LEFT JOIN programmes p ON p.id = e.programme WHERE e.kind IN ('start', 'mark', 'pause', 'resume', 'reset') ORDER BY e.t")) ?? ""
+            if events == wanted { break }
+            usleep(200_000)
+        }
+        XCTAssertEqual(events, wanted, "the events, committed within a second or so")
+        let killed = Date().timeIntervalSince1970
+        kill(vu.process.processIdentifier, SIGKILL)
+        XCTAssertTrue(vu.waitForExit(timeout: 5))
+
+        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), "ok")
+        let last = try XCTUnwrap(Double(try sqlite(db, "SELECT max(t) FROM blocks")))
+        print("kill -9: the last logged block \(String(format: "%.2f", killed - last)) s before the kill")
+        XCTAssertGreaterThanOrEqual(last, killed - 2, "lost more than 2 s")
+        let counts = try sqlite(db, "SELECT count(DISTINCT programme), min(n), max(n) FROM (SELECT programme, count(*) AS n FROM blocks GROUP BY programme)")
+        let fields = counts.split(separator: "|").compactMap { Int($0) }
+        XCTAssertEqual(fields.first, 32)
+        XCTAssertLessThanOrEqual((fields.last ?? 0) - (fields.dropFirst().first ?? 0), 10, "every programme's blocks, a second's transaction apart at most: \(counts)")
+
+        // The report of the crashed log: the tone's −23 LUFS, within R 128's tolerance.
+        let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--programme", "p7", "--type", "json"])
+        XCTAssertEqual(report.status, 0, report.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let row = try XCTUnwrap((json["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(row["programme"] as? String, "p7")
+        XCTAssertEqual(row["integrated_lufs"] as? Double ?? 0, -23, accuracy: 0.2, "\(row)")
+        XCTAssertEqual(row["result"] as? String, "pass", "\(row)")
+        XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -23, accuracy: 0.3, "the blocks carry the true peak")
+    }
+
+    /// A log that cannot be opened (under /proc) and one on a disk that fills (a 192 KB tmpfs):
+    /// each said once, on one line, and the metering goes on.
+    func testAnUnwritableOrFullLogIsSaidOnceAndMeteringGoesOn() throws {
+        let dir = try temporaryFolder("full")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let mount = try Executables.run("mount", ["-t", "tmpfs", "-o", "size=192k", "tmpfs", dir.path])
+        guard mount.status == 0 else { throw skipOrFail("cannot mount a small tmpfs (needs root): \(mount.stderr)") }
+        defer { _ = try? Executables.run("umount", ["-l", dir.path]) }
+        let server = try JackServer(sampleRate: 48000, period: 1024, label: "logfull")
+        let programmes = (1...32).flatMap { ["--programme", "p\($0)=1"] }
+        var runs: [(BackgroundProcess, String)] = []
+        defer { for (vu, _) in runs { vu.stop() } }
+        for (name, path) in [("unwritable", "/proc/jackvu-test-log.db"), ("full", dir.appendingPathComponent("log.db").path)] {
+            let vu = try BackgroundProcess(
+                try Executables.product("jackvu"),
+                ["--name", name, "--channels", "1", "--format", "json", "--rate", "5", "--send", "loudness,status", "--log", path] + programmes,
+                environment: server.environment, label: name)
+            runs.append((vu, name))
+        }
+        try waitForPorts(server, ["unwritable:in_1", "full:in_1"], process: runs[1].0)
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--level", "-20", "--connect", "unwritable:in_1$", "--connect", "full:in_1$"],
+            environment: server.environment)
+        defer { tone.stop() }
+        for (vu, name) in runs {
+            let said = "cannot \(name == "full" ? "write" : "open")"
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline && !vu.stderr.contains(said) { usleep(100_000) }
+            XCTAssertTrue(vu.stderr.contains(said), "\(name): \(vu.stderr)")
+            // Three more seconds of updates, and still one line.
+            let before = vu.stdoutLines.count
+            let until = Date().addingTimeInterval(3)
+            while Date() < until { usleep(100_000) }
+            XCTAssertGreaterThanOrEqual(vu.stdoutLines.count - before, 10, "\(name): the metering went on")
+            let lines = vu.stderr.split(separator: "\n").filter { $0.contains("--log") }
+            XCTAssertEqual(lines.count, 1, "\(name): said once: \(vu.stderr)")
+            XCTAssertTrue(vu.isRunning, "\(name): \(vu.stderr)")
+            print("\(name): \(lines.first ?? "")")
+        }
+        // Room again: the rows that waited are written, nothing lost.
+        let full = runs[1].0
+        XCTAssertEqual(try Executables.run("mount", ["-o", "remount,size=8m", dir.path]).status, 0)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && !full.stderr.contains("writing again") { usleep(100_000) }
+        XCTAssertTrue(full.stderr.contains("writing again (0 rows lost in all)"), full.stderr)
+        for (vu, name) in runs { XCTAssertEqual(vu.stop(signal: SIGTERM), 0, "\(name): \(vu.stderr)") }
+        let db = dir.appendingPathComponent("log.db").path
+        let kept = try sqlite(db, "SELECT count(*), round((max(t) - min(t)) * 10) FROM blocks WHERE programme = 5").split(separator: "|").compactMap { Double($0) }
+        XCTAssertEqual(kept.count, 2)
+        XCTAssertGreaterThanOrEqual(kept.first ?? 0, (kept.last ?? 0) - 1, "a block every 100 ms from the first to the last: \(kept)")
+        XCTAssertGreaterThan(kept.first ?? 0, 50)
+    }
+
+    /// An hour of a known signal logged fast (`jackvu analyze --log`), then `jackvu report`
+    /// of that hour: the same integrated loudness and range as the analysis, within 0.1 LU;
+    /// the report's CSV and JSON parse; its HTML (and `analyze --report`'s) renders in
+    /// Chromium with nothing on the console and prints to PDF.
+    func testAnHourLoggedThenReportedAgreesWithTheAnalysis() throws {
+        let dir = try temporaryFolder("hour")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("hour.flac").path
+        let db = dir.appendingPathComponent("hour.db").path
+        let fileReport = dir.appendingPathComponent("file.html").path
+        // A 997 Hz tone whose level swings by 20 dB over 50 s: a loudness range to measure.
+        let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", audio, "synth", "3600", "sine", "997",
+                                               "tremolo", "0.02", "80", "vol", "0.3"], timeout: 300)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let jackvu = try Executables.product("jackvu")
+        let analysed = try Executables.run(
+            jackvu, ["--log", db, "analyze", "--log-start", "2026-11-25T06:00:00Z", "--target", "ebu-r128", "--report", fileReport, "--format", "json", audio],
+            timeout: 900)
+        XCTAssertEqual(analysed.status, 0, analysed.stderr)
+        let summary = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(analysed.stdout.utf8)) as? [[String: Any]])?.first)
+        let integrated = try XCTUnwrap(summary["integrated_lufs"] as? Double)
+        let range = try XCTUnwrap(summary["loudness_range_lu"] as? Double)
+        XCTAssertEqual(summary["duration_s"] as? Double ?? 0, 3600, accuracy: 0.01)
+
+        let forms = ["json", "csv", "html"].map { dir.appendingPathComponent("report.\($0)").path }
+        for path in forms {
+            let r = try Executables.run(jackvu, ["report", db, "--from", "2026-11-25T06:00:00Z", "--to", "2026-11-25T07:00:00Z", "--segments", "every:30", "-o", path], timeout: 120)
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: forms[0]))) as? [String: Any])
+        let rows = try XCTUnwrap(json["results"] as? [[String: Any]])
+        XCTAssertEqual(rows.map { $0["segment"] as? String }, ["2026-11-25T06:00:00Z", "2026-11-25T06:30:00Z"])
+        // The whole hour.
+        let whole = try Executables.run(jackvu, ["report", db, "--type", "json"], timeout: 120)
+        let hour = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
+        print("analyze: \(integrated) LUFS, LRA \(range) LU; report of the log: \(hour["integrated_lufs"] ?? "-") LUFS, LRA \(hour["range_lu"] ?? "-") LU")
+        XCTAssertEqual(hour["integrated_lufs"] as? Double ?? 0, integrated, accuracy: 0.1)
+        XCTAssertEqual(hour["range_lu"] as? Double ?? 0, range, accuracy: 0.1)
+        XCTAssertGreaterThan(range, 3, "the signal has a range to measure")
+        XCTAssertEqual(hour["logged_s"] as? Double ?? 0, 3600, accuracy: 0.2)
+        XCTAssertEqual(hour["result"] as? String, abs(integrated + 23) <= 0.5 ? "pass" : "fail")
+        // The CSV: a header and a line per segment, every line with the header's fields.
+        let csv = try String(contentsOfFile: forms[1], encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(csv.count, 3)
+        for line in csv { XCTAssertEqual(line.split(separator: ",", omittingEmptySubsequences: false).count, csv[0].split(separator: ",").count) }
+
+        // Both HTML reports in a real browser: nothing on the console; a screenshot to look
+        // at; printed to PDF.
+        let shots = ProcessInfo.processInfo.environment["TMPDIR"].map { $0 + "/jackvu-screenshots" } ?? "/tmp/jackvu-screenshots"
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+        let browser = try HeadlessChromium(folder: dir.appendingPathComponent("chromium").path)
+        defer { browser.stop() }
+        for (name, html) in [("log-report", forms[2]), ("file-report", fileReport)] {
+            let page = try browser.open("file://" + html, width: 1280, height: 1000)
+            XCTAssertNotNil(try page.wait(timeout: 20, until: "document.readyState === 'complete' && document.querySelectorAll('svg path').length > 0"),
+                            "\(name): no graph: \(page.messages)")
+            XCTAssertEqual(page.messages, [], "\(name): the console")
+            try page.screenshot(to: "\(shots)/\(name).png")
+            page.close()
+            let pdf = dir.appendingPathComponent("\(name).pdf").path
+            let printed = try Executables.run(
+                try Executables.resolve("chromium"),
+                ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(dir.appendingPathComponent("print-\(name)").path)",
+                 "--print-to-pdf=\(pdf)", "--no-pdf-header-footer", "file://" + html], timeout: 120)
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: pdf))) ?? Data()
+            XCTAssertTrue(bytes.starts(with: Array("%PDF".utf8)) && bytes.count > 5000, "\(name): no PDF (\(bytes.count) bytes): \(printed.stderr.suffix(500))")
+        }
+    }
+}
