@@ -9,13 +9,14 @@
 # LD_PRELOAD shim of the clock-step test, and fluidsynth, timgm6mb-soundfont and aubio-tools
 # (instrument notes for the pitch test, and aubio's reading of them), and nodejs (node --check
 # of the browser page's script), prometheus and iproute2 (the metrics tests) and sqlite3 (the
-# log tests read the log with SQLite's own shell). With --package dpkg-dev (Tools/package.sh).
+# log tests read the log with SQLite's own shell) and espeak-ng (speech, for the alarms' test on
+# programme material). With --package dpkg-dev (Tools/package.sh).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev libsqlite3-dev)
 [ "${1:-}" = "--package" ] && packages+=(dpkg-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2 sqlite3)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2 sqlite3 espeak-ng)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -130,6 +130,8 @@ extension Report {
             table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
             th, td { border-bottom: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
             th:first-child, td:first-child, td.l, th.l { text-align: left; }
+            td { white-space: nowrap; } tr.why td { white-space: normal; color: #b00; border-top: none; padding-top: 0; }
+            tr:has(+ tr.why) td { border-bottom: none; }
             .pass { color: #060; font-weight: bold; } .fail { color: #b00; font-weight: bold; }
             .meta { color: #555; }
             svg { width: 100%; height: auto; border: 1px solid #ccc; background: #fff; }
@@ -144,13 +146,16 @@ extension Report {
             + "<th>LRA<br>LU</th><th>Max M<br>LUFS</th><th>Max S<br>LUFS</th><th>Max TP<br>dBTP</th><th>PLR<br>LU</th><th>Outside<br>tolerance</th>"
             + "<th>Alarms</th><th class=\"l\">Target</th><th class=\"l\">Result</th></tr></thead><tbody>\n"
         for r in rows {
-            let result = r.pass.map { $0 ? "<span class=\"pass\">PASS</span>" : "<span class=\"fail\">FAIL</span> " + e(r.failures.joined(separator: "; ")) } ?? "–"
-            let target = r.target.map { "\(e($0.profile)) \(Report.fixed($0.targetLUFS, 1)) ± \(Report.fixed($0.toleranceLU, 1))" } ?? "–"
+            let result = r.pass.map { $0 ? "<span class=\"pass\">PASS</span>" : "<span class=\"fail\">FAIL</span>" } ?? "–"
+            let target = r.target.map { "\(e($0.profile))<br>\(Report.fixed($0.targetLUFS, 1)) ± \(Report.fixed($0.toleranceLU, 1))" } ?? "–"
             out += "<tr><td>\(e(r.segment))</td><td class=\"l\">\(e(r.programme))</td><td>\(Report.duration(r.loggedSeconds))</td>"
                 + "<td>\(Report.optional(r.integratedLUFS))</td><td>\(Report.fixed(r.rangeLU, 1))</td><td>\(Report.optional(r.maxMomentaryLUFS))</td>"
                 + "<td>\(Report.optional(r.maxShortTermLUFS))</td><td>\(Report.optional(r.maxTruePeakDBTP))</td>"
                 + "<td>\(Report.optional(r.plrLU, 1, floor: -.infinity))</td><td>\(r.secondsOutside.map(Report.duration) ?? "–")</td>"
                 + "<td>\(r.alarmsRaised)</td><td class=\"l\">\(target)</td><td class=\"l\">\(result)</td></tr>\n"
+            if !r.failures.isEmpty {
+                out += "<tr class=\"why\"><td></td><td class=\"l\" colspan=\"12\">\(e(r.failures.joined(separator: "; ")))</td></tr>\n"
+            }
         }
         out += "</tbody></table>\n"
         for p in programmes {

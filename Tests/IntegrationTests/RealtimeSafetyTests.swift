@@ -26,15 +26,18 @@ final class RealtimeSafetyTests: XCTestCase {
     /// locks: both are still running and RTSan reported nothing. jackvu runs with every output
     /// on: the `osc` and `notes` MIDI ports (filled by the callback), OSC over UDP, and with
     /// `--follow-transport` (the callback reads the transport every cycle, and writes it into
-    /// the ring) and programmes.
+    /// the ring) and programmes, every alarm (their CV ports, filled by the callback) and the
+    /// log.
     func testProcessCallbacksNeverAllocateOrLock() throws {
         let jackvu = try sanitizedProduct("jackvu")
         let jacktone = try sanitizedProduct("jacktone")
         // 64-frame periods at 48 kHz: 750 cycles a second.
         let server = try JackServer(sampleRate: 48000, period: 64, label: "rtsan")
+        let log = NSTemporaryDirectory() + "jackvu-rtsan-\(getpid())-\(UUID().uuidString.prefix(6)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(log + suffix) } }
         let vu = try BackgroundProcess(
             jackvu, ["--channels", "8", "--rate", "10", "--midi-notes", "--osc", "udp://127.0.0.1:\(freeUDPPort())",
-                     "--follow-transport", "--programme", "main=1-6:5.1", "--programme", "stereo=7-8"],
+                     "--follow-transport", "--programme", "main=1-6:5.1", "--programme", "stereo=7-8", "--alarm", "all", "--log", log],
             environment: server.environment)
         defer { vu.stop() }
         try waitForPorts(server, ["jackvu:in_8"], process: vu)
@@ -56,6 +59,7 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
         let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
         XCTAssertEqual(last.string("/jackvu/ch/8/peakfreq", 1).map { ["A4", "E5"].contains($0) }, true, "audio flowed")
+        XCTAssertTrue(try server.lsp().stdout.contains("jackvu:alarm_main"), "the alarm ports")
         XCTAssertEqual(tone.stop(signal: SIGTERM), 0, tone.stderr)
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
