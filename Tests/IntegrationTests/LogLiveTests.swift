@@ -64,6 +64,10 @@ final class LogLiveTests: XCTestCase {
             usleep(200_000)
         }
         XCTAssertEqual(events, wanted, "the events, committed within a second or so")
+        // A commit has just happened: kill 2.5 s later, so that a writer committing less often
+        // than every 2 s would lose more than 2 s (a commit every 5 s: caught).
+        let seen = Date()
+        while Date().timeIntervalSince(seen) < 2.5 { usleep(50_000) }
         let killed = Date().timeIntervalSince1970
         kill(vu.process.processIdentifier, SIGKILL)
         XCTAssertTrue(vu.waitForExit(timeout: 5))
