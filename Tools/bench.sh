@@ -393,18 +393,21 @@ if [ "$only" = watch ]; then
   printf '%s\n' "${deltas[@]}" | sort -n | awk '{a[NR]=$1} END {printf "seconds: min %.3f, median %.3f, max %.3f (with the default raise time add 10 s)\n", a[1], a[int((NR+1)/2)], a[NR]}'
   exec 3>&-
   echo
-  echo "The log: jackvu --channels 2 --quiet --target ebu-r128 --log FILE with P programmes (each over inputs 1-2, a 440 Hz tone), ${seconds} s"
-  for count in 1 8 32; do
-    db="$work/log-$count.db"
+  echo "The log: jackvu --channels 2 --quiet --target ebu-r128 [--log FILE] with P programmes (each over inputs 1-2, a 440 Hz tone), ${seconds} s; thread CPU in ms per second from schedstat"
+  for run in 8-nolog 8 32-nolog 32; do
+    count=${run%-nolog}
+    db="$work/log-$run.db"
     args=()
     for p in $(seq "$count"); do args+=(--programme "p$p=1-2"); done
+    [ "$run" = "$count" ] && args+=(--log "$db")
     "$bin/jackvu" --name "log$count" --channels 2 --connect 'jacktone:out$' --connect 'jacktone:out$' --quiet --target ebu-r128 \
-      --log "$db" "${args[@]}" >"$work/log-$count.out" 2>&1 &
+      "${args[@]}" >"$work/log-$run.out" 2>&1 &
     vu=$!
     pids+=($vu)
     sleep 2
-    "$bin/jackvu-bench" threads "$vu" "$seconds" | grep -E "jackvu-log|jackvu-worker" | sed "s/^/  $count programmes: /"
+    "$bin/jackvu-bench" threads "$vu" "$seconds" | grep -E "jackvu-log|jackvu-worker" | sed "s/^/  $count programmes$([ "$run" != "$count" ] && echo ', no log'): /"
     kill -TERM "$vu"; wait "$vu" || true
+    [ "$run" = "$count" ] || continue
     rows=$(sqlite3 "$db" "SELECT count(*) FROM blocks")
     bytes=$(du -cb "$db"* | tail -n 1 | cut -f1)
     echo "  $count programmes: $rows blocks, $bytes bytes on disk: $(echo "$bytes $rows" | awk '{printf "%.1f", $1/$2}') bytes a block, $(echo "$bytes $rows" | awk '{printf "%.1f", $1/$2 * 864000 / 1e6}') MB per programme per day"

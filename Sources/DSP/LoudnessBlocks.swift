@@ -22,7 +22,7 @@ public struct LoudnessBlocks: Sendable {
 
     /// Adds the next block (in time order).
     public mutating func add(power: Double, index: Int) {
-        if index != lastIndex + 1 { run = 0 }
+        if index != lastIndex &+ 1 { run = 0 }
         lastIndex = index
         window[run % 30] = power
         run += 1

@@ -80,9 +80,13 @@ public struct LogReader {
                 for id in entry.ids {
                     blocks.bind([.int(id), .double(from), .double(to)])
                     while try blocks.step() {
-                        list.append(LoggedBlock(
-                            t: blocks.double(0) ?? 0, index: blocks.int(1) ?? 0, power: blocks.double(2) ?? 0,
-                            truePeakDBTP: blocks.double(3), samplePeakDBFS: blocks.double(4)))
+                        // Only what jackvu can have written counts: a power no signal has (not
+                        // finite, negative, beyond +60 LUFS) or a peak beyond ±200 dB is left out.
+                        guard let t = blocks.double(0), t.isFinite, let index = blocks.int(1), let power = blocks.double(2),
+                              power.isFinite, power >= 0, power < 1e6 else { continue }
+                        func peak(_ x: Double?) -> Double? { x.flatMap { $0.isFinite && abs($0) <= 200 ? $0 : nil } }
+                        list.append(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.double(3)),
+                                                samplePeakDBFS: peak(blocks.double(4))))
                     }
                 }
                 if entry.ids.count > 1 { list.sort { $0.t < $1.t } }

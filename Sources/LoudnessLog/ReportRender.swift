@@ -48,8 +48,11 @@ extension Report {
         + "tolerance_lu,result,failures"
 
     public func csv() -> String {
-        func field(_ s: String) -> String {
-            s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) ? "\"" + s.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" : s
+        func field(_ raw: String) -> String {
+            // Control characters (from a name in the log) show as '?': a CSV on a terminal
+            // cannot drive it.
+            let s = String(raw.map { c in c.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } ? "?" : c })
+            return s.contains(where: { $0 == "," || $0 == "\"" }) ? "\"" + s.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" : s
         }
         var out = Report.csvHeader + "\n"
         for r in rows {
@@ -106,6 +109,10 @@ extension Report {
     private static func escaped(_ s: String) -> String {
         var out = ""
         for c in s {
+            if c.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                out += "?"  // a control character (from a name in the log) shows as '?'
+                continue
+            }
             switch c {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
@@ -234,7 +241,7 @@ extension Report {
         var lastT = -Double.infinity
         var breaks: Set<Int> = []
         var breakPending = true
-        for b in p.blocks {
+        for b in p.blocks where b.t >= from && b.t <= to {
             blocks.add(power: b.power, index: b.index)
             // A gap, or a reset (the windows start again), breaks the line.
             if b.t - lastT > 1 || b.index < 30 { breakPending = true }

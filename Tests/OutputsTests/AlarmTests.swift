@@ -246,6 +246,44 @@ final class LogReportTests: XCTestCase {
         XCTAssertThrowsError(try LogReader(path: dir.appendingPathComponent("none.db").path))
     }
 
+    /// A log another tool has written nonsense into — text where numbers belong, NaN and
+    /// infinities, negative and huge indices, unknown programmes, a missing target's parts —
+    /// still reads and reports: absurd blocks count for nothing, every form stays valid.
+    func testAHostileLogStillReportsSanely() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-hostile-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("log.db").path
+        let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "ok", channels: [0], target: LoudnessTarget.profile("ebu-r128"))])
+        writer.start()
+        func power(_ lufs: Double) -> Double { pow(10, (lufs + 0.691) / 10) }
+        for k in 1...600 { writer.block(programme: 0, t: 1000 + Double(k) / 10, index: k, power: power(-23), truePeak: -6, samplePeak: -7) }
+        writer.stop()
+        let db = try Database(path: path, write: true, create: false)
+        try db.execute("""
+            INSERT INTO programmes (name, channels, profile, target_lufs, first_seen) VALUES ('bad\u{1B}[31m<script>', 'x,-5,99999999999999999999', 'ebu-r128', 'loud', 'then');
+            INSERT INTO blocks VALUES (1, 1000.05, -7, 'NaN', 'x', NULL);
+            INSERT INTO blocks VALUES (1, 1000.06, 9223372036854775807, 1e308, 1e308, -1e308);
+            INSERT INTO blocks VALUES (2, 1001, 1, -1, NULL, NULL);
+            INSERT INTO blocks VALUES (99, 1002, 1, 1, 0, 0);
+            INSERT INTO alarms VALUES ('soon', 'silence', '<b>', 42, 'raised', 'x', NULL);
+            INSERT INTO events VALUES (1003, 'mark', NULL, NULL, NULL);
+            """)
+        let reader = try LogReader(path: path)
+        let read = try reader.read(from: 0, to: 2000, programmes: nil) { _ in nil }
+        let report = Report(source: path, from: 999, to: 1100, programmes: read.programmes, incidents: read.incidents,
+                            segments: ReportSegment.between(marks: read.marks, from: 999, to: 1100))
+        let ok = try XCTUnwrap(report.rows.first { $0.programme == "ok" })
+        XCTAssertEqual(ok.integratedLUFS, -23, accuracy: 0.05, "the absurd blocks count for nothing")
+        for format in ReportFormat.allCases {
+            let text = report.render(format, generator: "test")
+            XCTAssertFalse(text.contains("\u{1B}"), "\(format): no control character")
+            if format == .html { XCTAssertFalse(text.contains("<script>"), "escaped") }
+            XCTAssertFalse(text.contains("nan") || text.contains("inf"), "\(format): no NaN or infinity: \(text.prefix(2000))")
+            if format == .json { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(text.utf8))) }
+        }
+    }
+
     /// `--log-retention`: rows older than the days given go; a second run adds to the file
     /// under the same programme row.
     func testRetentionPrunesOldRowsAndRunsShareTheFile() throws {

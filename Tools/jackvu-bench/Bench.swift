@@ -407,7 +407,8 @@ extension Bench {
     }
 
     /// CPU time of each of a process's threads over `seconds`, by thread name, in ms per second
-    /// (from /proc/PID/task/*/stat; the kernel counts in ticks of 10 ms).
+    /// (from /proc/PID/task/*/schedstat, in nanoseconds; where that is missing, from
+    /// /proc/PID/task/*/stat, which the kernel counts in ticks of 10 ms).
     static func threadCPU(pid: Int32, seconds: Double) {
         func sample() -> [String: Double] {
             var out: [String: Double] = [:]
@@ -420,6 +421,12 @@ extension Bench {
                 var comm = String(stat[stat.index(after: open)..<close])
                 if comm.hasPrefix("NIO-") { comm = "NIO event loops" }
                 if comm.hasSuffix("qos") || comm.hasSuffix("overcommit") { comm = "Swift concurrency pool" }
+                if let sched = readText("/proc/\(pid)/task/\(name)/schedstat"),
+                   let ns = sched.split(separator: " ").first.flatMap({ Double($0) })
+                {
+                    out[comm, default: 0] += ns / 1e6
+                    continue
+                }
                 let fields = stat[stat.index(after: close)...].split(separator: " ")
                 // Fields after the name: state is 0, utime 11, stime 12.
                 let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
