@@ -29,6 +29,26 @@ public struct LogReader {
         }
     }
 
+    /// Hands `body` programme `p`'s blocks in (from, to], in time order, one at a time (a
+    /// day's rows are never all in memory). Only what jackvu can have written counts: a power
+    /// no signal has (not finite, negative, beyond +60 LUFS) or a peak beyond ±200 dB is left
+    /// out.
+    public func forEachBlock(_ p: ReportProgramme, from: Double, to: Double, _ body: (LoggedBlock) -> Void) throws(Failure) {
+        guard !p.logIDs.isEmpty else { return }
+        do {
+            let ids = p.logIDs.map(String.init).joined(separator: ", ")
+            let blocks = try database.prepare(
+                "SELECT t, idx, power, true_peak_dbtp, sample_peak_dbfs FROM blocks WHERE programme IN (\(ids)) AND t > ?1 AND t <= ?2 ORDER BY t")
+            blocks.bind([.double(from), .double(to)])
+            while try blocks.step() {
+                guard let t = blocks.double(0), t.isFinite, let index = blocks.int(1), let power = blocks.double(2),
+                      power.isFinite, power >= 0, power < 1e6 else { continue }
+                func peak(_ x: Double?) -> Double? { x.flatMap { $0.isFinite && abs($0) <= 200 ? $0 : nil } }
+                body(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.double(3)), samplePeakDBFS: peak(blocks.double(4))))
+            }
+        } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
+    }
+
     /// The first and last block times (nil: no blocks).
     public func timeSpan() throws(Failure) -> (Double, Double)? {
         do {
@@ -38,9 +58,9 @@ public struct LogReader {
         } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
     }
 
-    /// The programmes with blocks in (from, to], their blocks, incidents and marks. Programmes
-    /// logged under one name in several rows (another run, another target) are read as one,
-    /// with the latest row's target unless `target` names one.
+    /// The programmes (their blocks: `forEachBlock`), the incidents and marks in [from, to].
+    /// Programmes logged under one name in several rows (another run, another target) are
+    /// read as one, with the latest row's target unless `target` names one.
     public func read(from: Double, to: Double, programmes names: [String]?, target: (String) -> LoudnessTarget?)
         throws(Failure) -> (programmes: [ReportProgramme], incidents: [LoggedIncident], marks: [(t: Double, name: String)])
     {
@@ -70,27 +90,13 @@ public struct LogReader {
                 }
             }
             var out: [ReportProgramme] = []
-            let blocks = try database.prepare(
-                "SELECT t, idx, power, true_peak_dbtp, sample_peak_dbfs FROM blocks WHERE programme = ?1 AND t > ?2 AND t <= ?3 ORDER BY t")
             for name in order {
                 let shown = name.isEmpty ? "programme" : name
                 if let names, !names.contains(shown) && !names.contains(name) { continue }
                 let entry = byName[name]!
-                var list: [LoggedBlock] = []
-                for id in entry.ids {
-                    blocks.bind([.int(id), .double(from), .double(to)])
-                    while try blocks.step() {
-                        // Only what jackvu can have written counts: a power no signal has (not
-                        // finite, negative, beyond +60 LUFS) or a peak beyond ±200 dB is left out.
-                        guard let t = blocks.double(0), t.isFinite, let index = blocks.int(1), let power = blocks.double(2),
-                              power.isFinite, power >= 0, power < 1e6 else { continue }
-                        func peak(_ x: Double?) -> Double? { x.flatMap { $0.isFinite && abs($0) <= 200 ? $0 : nil } }
-                        list.append(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.double(3)),
-                                                samplePeakDBFS: peak(blocks.double(4))))
-                    }
-                }
-                if entry.ids.count > 1 { list.sort { $0.t < $1.t } }
-                out.append(ReportProgramme(name: name, channels: entry.channels, target: target(name) ?? entry.target, blocks: list))
+                var programme = ReportProgramme(name: name, channels: entry.channels, target: target(name) ?? entry.target, blocks: [])
+                programme.logIDs = entry.ids
+                out.append(programme)
             }
             var incidents: [LoggedIncident] = []
             let a = try database.prepare("SELECT t, kind, subject, programme, state, value FROM alarms WHERE t >= ?1 AND t <= ?2 ORDER BY t")

@@ -31,6 +31,8 @@ public struct ReportProgramme: Sendable {
     public var target: LoudnessTarget?
     /// In time order.
     public var blocks: [LoggedBlock]
+    /// Its rows in the log's `programmes` table (`LogReader`).
+    public var logIDs: [Int] = []
     /// The largest true and sample peak when the blocks carry none (a file report: the
     /// file's own).
     public var truePeakOverride: Double?
@@ -157,46 +159,102 @@ public struct ReportRow: Sendable {
 }
 
 /// A compliance report: every programme over every segment.
+///
+/// The blocks stream through once, programme by programme (`init(…feed:)`), into each
+/// segment's gating (`SegmentJudge`) and the graph's columns (`GraphColumns`): the memory is
+/// one programme's gating windows, not the log's rows (a day of 8 programmes read 463 MB held
+/// whole; see BENCHMARKS.md).
 public struct Report: Sendable {
     public var source: String
     public var from: Double
     public var to: Double
+    /// The programmes (their blocks are not kept: `graphs` holds what the page draws).
     public var programmes: [ReportProgramme]
     public var incidents: [LoggedIncident]
     public var segments: [ReportSegment]
     public private(set) var rows: [ReportRow] = []
+    /// Each programme's short-term loudness over the range, as the graph's columns.
+    public private(set) var graphs: [GraphColumns] = []
     /// Times as the time into the audio (a file's report), not as dates.
     public var relativeTimes = false
 
+    /// A report of programmes whose blocks are in memory (a file's, tests).
     public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
                 segments: [ReportSegment]? = nil)
+    {
+        self.init(source: source, from: from, to: to, programmes: programmes, incidents: incidents, segments: segments) { p, add in
+            for b in programmes[p].blocks { add(b) }
+        }
+    }
+
+    /// A report whose blocks `feed(p, add)` hands over for programme `p`, in time order.
+    public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
+                segments: [ReportSegment]? = nil, feed: (Int, (LoggedBlock) -> Void) throws -> Void) rethrows
     {
         self.source = source
         self.from = from
         self.to = to
-        self.programmes = programmes
         self.incidents = incidents
-        self.segments = segments ?? [ReportSegment(name: "all", from: from, to: to)]
-        for segment in self.segments {
-            for p in programmes { rows.append(Report.judge(p, segment, incidents)) }
+        let segments = segments ?? [ReportSegment(name: "all", from: from, to: to)]
+        self.segments = segments
+        // Segments by start, so that each block reaches only those it falls in.
+        let order = segments.indices.sorted { segments[$0].from < segments[$1].from }
+        var rowsBySegment = [[ReportRow]](repeating: [], count: segments.count)
+        var kept: [ReportProgramme] = []
+        for p in programmes.indices {
+            let programme = programmes[p]
+            var judges = segments.map { SegmentJudge(segment: $0, target: programme.target) }
+            var graph = GraphColumns(from: from, to: to)
+            var next = 0
+            var active: [Int] = []
+            try feed(p) { b in
+                graph.add(b)
+                while next < order.count && segments[order[next]].from < b.t {
+                    active.append(order[next])
+                    next += 1
+                }
+                active.removeAll { segments[$0].to < b.t }
+                for s in active where b.t <= segments[s].to { judges[s].add(b) }
+            }
+            for s in segments.indices { rowsBySegment[s].append(judges[s].row(programme, incidents)) }
+            graphs.append(graph)
+            var light = programme
+            light.blocks = []
+            kept.append(light)
+        }
+        self.programmes = kept
+        rows = rowsBySegment.flatMap { $0 }
+    }
+}
+
+/// One programme over one segment, judged block by block: BS.1770's gating windows, the
+/// peaks, the time outside the target's tolerance.
+struct SegmentJudge {
+    let segment: ReportSegment
+    let target: LoudnessTarget?
+    var blocks = LoudnessBlocks()
+    var tp: Double?, sp: Double?
+    var outside = 0
+    var shortTermSeen = 0
+
+    init(segment: ReportSegment, target: LoudnessTarget?) {
+        self.segment = segment
+        self.target = target
+    }
+
+    mutating func add(_ b: LoggedBlock) {
+        blocks.add(power: b.power, index: b.index)
+        if let x = b.truePeakDBTP { tp = max(tp ?? x, x) }
+        if let x = b.samplePeakDBFS { sp = max(sp ?? x, x) }
+        if let target, blocks.shortTermPowers.count > shortTermSeen {
+            shortTermSeen = blocks.shortTermPowers.count
+            let s = LoudnessMeter.lufs(blocks.shortTermPowers[shortTermSeen - 1])
+            if s > -70 && abs(s - target.targetLUFS) > target.toleranceLU { outside += 1 }
         }
     }
 
-    static func judge(_ p: ReportProgramme, _ segment: ReportSegment, _ incidents: [LoggedIncident]) -> ReportRow {
-        var blocks = LoudnessBlocks()
-        var tp: Double?, sp: Double?
-        var outside = 0
-        var shortTermSeen = 0
-        for b in p.blocks where b.t > segment.from && b.t <= segment.to {
-            blocks.add(power: b.power, index: b.index)
-            if let x = b.truePeakDBTP { tp = max(tp ?? x, x) }
-            if let x = b.samplePeakDBFS { sp = max(sp ?? x, x) }
-            if let target = p.target, blocks.shortTermPowers.count > shortTermSeen {
-                shortTermSeen = blocks.shortTermPowers.count
-                let s = LoudnessMeter.lufs(blocks.shortTermPowers[shortTermSeen - 1])
-                if s > -70 && abs(s - target.targetLUFS) > target.toleranceLU { outside += 1 }
-            }
-        }
+    func row(_ p: ReportProgramme, _ incidents: [LoggedIncident]) -> ReportRow {
+        var tp = self.tp, sp = self.sp
         if let o = p.truePeakOverride { tp = o }
         if let o = p.samplePeakOverride { sp = o }
         let integrated = blocks.integrated
@@ -229,7 +287,48 @@ public struct Report: Sendable {
         }
         return row
     }
+}
 
+/// A programme's short-term loudness over a report's range as the graph draws it: the
+/// largest value in each of 1000 columns, and the columns a gap (over a second) or a reset
+/// breaks the line before.
+public struct GraphColumns: Sendable {
+    public static let count = 1000
+    let from: Double
+    let span: Double
+    /// Column → the largest short-term loudness in it, LUFS.
+    public private(set) var values: [Int: Double] = [:]
+    public private(set) var breaks: Set<Int> = []
+    private var window = [Double](repeating: 0, count: 30)
+    private var run = 0
+    private var lastIndex = -1
+    private var lastT = -Double.infinity
+    private var breakPending = true
+
+    init(from: Double, to: Double) {
+        self.from = from
+        span = max(1, to - from)
+    }
+
+    mutating func add(_ b: LoggedBlock) {
+        guard b.t >= from && b.t <= from + span else { return }
+        if b.index != lastIndex &+ 1 { run = 0 }
+        lastIndex = b.index
+        window[run % 30] = b.power
+        run += 1
+        if b.t - lastT > 1 || run < 30 { breakPending = true }
+        lastT = b.t
+        guard run >= 30 else { return }
+        let column = min(GraphColumns.count - 1, max(0, Int((b.t - from) / span * Double(GraphColumns.count))))
+        if breakPending && values[column] == nil {
+            breaks.insert(column)
+            breakPending = false
+        }
+        values[column] = max(values[column] ?? -200, LoudnessMeter.lufs(window.reduce(0, +) / 30))
+    }
+}
+
+extension Report {
     // MARK: Formatting helpers
 
     public static func fixed(_ x: Double, _ decimals: Int) -> String {

@@ -165,8 +165,8 @@ extension Report {
             }
         }
         out += "</tbody></table>\n"
-        for p in programmes {
-            out += "<section><h2>\(e(p.displayName)): short-term loudness</h2>\n" + graph(p) + "</section>\n"
+        for (p, columns) in zip(programmes, graphs) {
+            out += "<section><h2>\(e(p.displayName)): short-term loudness</h2>\n" + graph(p, columns) + "</section>\n"
         }
         out += "<section><h2>Alarms and events</h2>\n"
         if incidents.isEmpty {
@@ -195,7 +195,7 @@ extension Report {
     /// The programme's short-term loudness over the report's range as inline SVG: against its
     /// target on EBU Tech 3341's +9 scale (−18 … +9 LU), else −41 … −14 LUFS; the tolerance
     /// band, alarms shaded, marks and segment boundaries as lines.
-    private func graph(_ p: ReportProgramme) -> String {
+    private func graph(_ p: ReportProgramme, _ columns: GraphColumns) -> String {
         let width = 1000.0, height = 260.0, left = 48.0, right = 8.0, top = 8.0, bottom = 24.0
         let plotW = width - left - right, plotH = height - top - bottom
         let centre = p.target?.targetLUFS ?? -23
@@ -234,30 +234,12 @@ extension Report {
             svg += "<line x1=\"\(f(x(s.from)))\" x2=\"\(f(x(s.from)))\" y1=\"\(f(top))\" y2=\"\(f(top + plotH))\" stroke=\"#339\" stroke-dasharray=\"4 3\"/>"
             svg += "<text x=\"\(f(x(s.from) + 3))\" y=\"\(f(top + 12))\" font-size=\"11\" fill=\"#339\">\(Report.escaped(s.name))</text>\n"
         }
-        // The short-term loudness, the largest value in each of at most 1000 columns; a gap
-        // of more than a second in the log breaks the line.
-        var blocks = LoudnessBlocks()
-        var columns: [Int: Double] = [:]
-        var lastT = -Double.infinity
-        var breaks: Set<Int> = []
-        var breakPending = true
-        for b in p.blocks where b.t >= from && b.t <= to {
-            blocks.add(power: b.power, index: b.index)
-            // A gap, or a reset (the windows start again), breaks the line.
-            if b.t - lastT > 1 || b.index < 30 { breakPending = true }
-            lastT = b.t
-            guard b.index >= 30, let s = blocks.shortTermPowers.last else { continue }
-            let column = Int((b.t - from) / span * 1000)
-            if breakPending && columns[column] == nil {
-                breaks.insert(column)
-                breakPending = false
-            }
-            columns[column] = max(columns[column] ?? -200, LoudnessMeter.lufs(s))
-        }
+        // The short-term loudness, the largest value in each of 1000 columns; a gap of more
+        // than a second in the log, or a reset, breaks the line.
         var path = ""
-        for c in columns.keys.sorted() {
-            let px = left + Double(c) / 1000 * plotW, py = y(columns[c]!)
-            path += (path.isEmpty || breaks.contains(c) ? "M" : "L") + "\(f(px)),\(f(py)) "
+        for c in columns.values.keys.sorted() {
+            let px = left + Double(c) / Double(GraphColumns.count) * plotW, py = y(columns.values[c]!)
+            path += (path.isEmpty || columns.breaks.contains(c) ? "M" : "L") + "\(f(px)),\(f(py)) "
         }
         if !path.isEmpty { svg += "<path d=\"\(path)\" fill=\"none\" stroke=\"#036\" stroke-width=\"1.5\"/>\n" }
         // Time axis: start, middle, end.

@@ -48,7 +48,17 @@ func runReport(_ command: ReportCommand) -> Int32 {
                 throw EngineError(.noInput, "--schedule '\(path)': \(error.description)")
             }
         }
-        let report = Report(source: command.log, from: from, to: to, programmes: read.programmes, incidents: read.incidents, segments: segments)
+        let report: Report
+        do {
+            report = try Report(source: command.log, from: from, to: to, programmes: read.programmes, incidents: read.incidents,
+                                segments: segments) { p, add in
+                try reader.forEachBlock(read.programmes[p], from: from, to: to, add)
+            }
+        } catch let error as LogReader.Failure {
+            throw EngineError(.noInput, error.description)
+        } catch {
+            throw EngineError(.noInput, "\(error)")
+        }
         let format = command.output.flatMap(ReportFormat.forPath) ?? command.type.flatMap(ReportFormat.init(rawValue:)) ?? .html
         try write(report.render(format, generator: "jackvu \(JackVUVersion.string)"), to: command.output)
         return ExitStatus.success.rawValue

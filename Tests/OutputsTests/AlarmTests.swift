@@ -213,7 +213,9 @@ final class LogReportTests: XCTestCase {
         XCTAssertEqual(read.marks.map(\.name), ["second half"])
         let segments = ReportSegment.between(marks: read.marks, from: t0, to: t0 + 120)
         XCTAssertEqual(segments.map(\.name), ["(start)", "second half"])
-        let report = Report(source: path, from: t0, to: t0 + 120, programmes: read.programmes, incidents: read.incidents, segments: segments)
+        let report = try Report(source: path, from: t0, to: t0 + 120, programmes: read.programmes, incidents: read.incidents, segments: segments) { p, add in
+            try reader.forEachBlock(read.programmes[p], from: t0, to: t0 + 120, add)
+        }
         XCTAssertEqual(report.rows.count, 4)
         let first = report.rows[0], second = report.rows[2]
         XCTAssertEqual(first.integratedLUFS, -23, accuracy: 1e-6)
@@ -271,8 +273,10 @@ final class LogReportTests: XCTestCase {
             """)
         let reader = try LogReader(path: path)
         let read = try reader.read(from: 0, to: 2000, programmes: nil) { _ in nil }
-        let report = Report(source: path, from: 999, to: 1100, programmes: read.programmes, incidents: read.incidents,
-                            segments: ReportSegment.between(marks: read.marks, from: 999, to: 1100))
+        let report = try Report(source: path, from: 999, to: 1100, programmes: read.programmes, incidents: read.incidents,
+                                segments: ReportSegment.between(marks: read.marks, from: 999, to: 1100)) { p, add in
+            try reader.forEachBlock(read.programmes[p], from: 999, to: 1100, add)
+        }
         let ok = try XCTUnwrap(report.rows.first { $0.programme == "ok" })
         XCTAssertEqual(ok.integratedLUFS, -23, accuracy: 0.05, "the absurd blocks count for nothing")
         for format in ReportFormat.allCases {
@@ -302,9 +306,12 @@ final class LogReportTests: XCTestCase {
         second.start()
         for k in 1...10 { second.block(programme: 0, t: now + Double(k) / 10, index: k, power: 1e-3, truePeak: nil, samplePeak: nil) }
         second.stop()
-        let read = try LogReader(path: path).read(from: 0, to: now + 10, programmes: nil) { _ in nil }
+        let reader = try LogReader(path: path)
+        let read = try reader.read(from: 0, to: now + 10, programmes: nil) { _ in nil }
+        var blocks = 0
+        try reader.forEachBlock(read.programmes[0], from: 0, to: now + 10) { _ in blocks += 1 }
         XCTAssertEqual(read.programmes.count, 1, "one programme row for both runs")
-        XCTAssertEqual(read.programmes[0].blocks.count, 10, "the three-day-old blocks are gone")
+        XCTAssertEqual(blocks, 10, "the three-day-old blocks are gone")
         XCTAssertEqual(read.marks.count, 0, "and the old event")
     }
 }
