@@ -291,10 +291,13 @@ final class AlarmLiveTests: XCTestCase {
     /// and started again under its name (server gone, then back after the reconnect).
     func testChainAlarmsOnARealServer() throws {
         let name = "chain-\(getpid())"
+        let dir = try temporaryFolder("chain")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("log.db").path
         var server = try JackServer(sampleRate: 48000, period: 512, label: "chain", name: name)
         let vu = try BackgroundProcess(
             try Executables.product("jackvu"),
-            ["--channels", "1", "--format", "json", "--rate", "10", "--send", "alarms,status",
+            ["--channels", "1", "--format", "json", "--rate", "10", "--send", "alarms,status", "--log", log,
              "--alarm", "server", "--alarm", "overruns", "--alarm", "disconnected:raise=0.5"],
             environment: server.environment.merging(["JACKVU_TEST_STALL_WORKER": "3:2"]) { $1 })
         defer { vu.stop() }
@@ -322,6 +325,12 @@ final class AlarmLiveTests: XCTestCase {
         defer { tone.stop() }
         XCTAssertNotNil(waitForAlarm(vu, "disconnected", "cleared", after: t, timeout: 20), "the source back")
         XCTAssertTrue(vu.isRunning, vu.stderr)
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+        // The log has the chain's events, in order, beside the alarms.
+        let events = try Executables.run("sqlite3", [log, "SELECT kind FROM events WHERE kind IN ('start', 'overruns', 'server_lost', 'server_back', 'reconnect', 'stop') ORDER BY rowid"])
+        XCTAssertEqual(events.stdout.split(separator: "\n").map(String.init), ["start", "overruns", "server_lost", "server_back", "reconnect", "stop"], events.stderr)
+        let alarms = try Executables.run("sqlite3", [log, "SELECT kind || ' ' || state FROM alarms ORDER BY rowid"])
+        XCTAssertEqual(alarms.stdout.split(separator: "\n").map(String.init), alarmChanges(vu).map { "\($0.alarm) \($0.state)" })
     }
 
     /// `sleep 30` processes (the hanging command) now.

@@ -186,6 +186,15 @@ final class LogLiveTests: XCTestCase {
         XCTAssertGreaterThan(range, 3, "the signal has a range to measure")
         XCTAssertEqual(hour["logged_s"] as? Double ?? 0, 3600, accuracy: 0.2)
         XCTAssertEqual(hour["result"] as? String, abs(integrated + 23) <= 0.5 ? "pass" : "fail")
+        // A schedule of two programmes in that hour: a row each, the second's time half the first's.
+        let schedule = dir.appendingPathComponent("day.csv").path
+        try "name,start,end\nMorning show,2026-11-25T06:00:00Z,2026-11-25T06:40:00Z\nNews,2026-11-25 06:40:00,2026-11-25 07:00:00\n"
+            .write(toFile: schedule, atomically: true, encoding: .utf8)
+        let scheduled = try Executables.run(jackvu, ["report", db, "--schedule", schedule, "--type", "json"], timeout: 120)
+        XCTAssertEqual(scheduled.status, 0, scheduled.stderr)
+        let slots = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(scheduled.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
+        XCTAssertEqual(slots.map { $0["segment"] as? String }, ["Morning show", "News"])
+        XCTAssertEqual(slots.map { $0["logged_s"] as? Double ?? 0 }, [2400, 1200])
         // The CSV: a header and a line per segment, every line with the header's fields.
         let csv = try String(contentsOfFile: forms[1], encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(csv.count, 3)
