@@ -40,7 +40,8 @@ final class AlarmCommandRunner: @unchecked Sendable {
         thread = PosixThread(name: "jackvu-on-alarm") { [self] in run() }
     }
 
-    /// Stops after the command running now (if any; it is stopped at its timeout).
+    /// Stops: a command running now is stopped at once (SIGTERM to its group, SIGKILL a second
+    /// later), the changes still waiting are not run.
     func stop() {
         stopping.store(true, ordering: .relaxed)
         wake.signal()
@@ -138,7 +139,7 @@ final class AlarmCommandRunner: @unchecked Sendable {
             if r == pid { break }
             if r < 0 && errno != EINTR { return "lost the command's process: \(String(cString: strerror(errno)))" }
             let now = monotonicNanoseconds()
-            if killedAt == nil && now >= deadline {
+            if killedAt == nil && (now >= deadline || stopping.load(ordering: .relaxed)) {
                 kill(-pid, SIGTERM)
                 killedAt = now
             } else if let k = killedAt, now - k >= 1_000_000_000 {
@@ -146,7 +147,9 @@ final class AlarmCommandRunner: @unchecked Sendable {
             }
             usleep(5000)
         }
-        if killedAt != nil { return "'\(command)' ran longer than \(timeout) s and was stopped" }
+        if killedAt != nil {
+            return stopping.load(ordering: .relaxed) ? nil : "'\(command)' ran longer than \(timeout) s and was stopped"
+        }
         let signalled = status & 0x7F
         if signalled != 0 { return "'\(command)' was ended by signal \(signalled)" }
         let exit = (status >> 8) & 0xFF

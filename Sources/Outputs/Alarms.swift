@@ -16,7 +16,7 @@ import DSP
 public enum AlarmKind: String, Sendable, CaseIterable {
     /// A programme's loudest channel's sample peak below `level` dBFS.
     case silence
-    /// A programme's momentary loudness staying within ±`range`/2 LU (a test tone, a stuck
+    /// A programme's momentary loudness staying within ±`level`/2 LU (a test tone, a stuck
     /// buffer); silence does not count (its own alarm).
     case stuck
     /// A channel clipping: a run of samples at full scale, or its true peak above `level` dBTP.
@@ -25,7 +25,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
     case truepeak
     /// A programme's short-term loudness above its target + tolerance (with a target only).
     case loudness
-    /// A programme's integrated loudness outside its target's tolerance, once `minimum`
+    /// A programme's integrated loudness outside its target's tolerance, once `level`
     /// seconds have been integrated (with a target only).
     case integrated
     /// A loudspeaker pair's phase correlation below `level` (both legs carrying signal).
@@ -52,7 +52,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
         }
     }
 
-    /// The unit of its threshold and value.
+    /// The unit of the value it reports (`levelMeaning` says the threshold's).
     public var unit: String {
         switch self {
         case .silence, .leg: return "dBFS"
@@ -61,7 +61,8 @@ public enum AlarmKind: String, Sendable, CaseIterable {
         case .clip, .truepeak: return "dBTP"
         case .phase: return "correlation"
         case .xruns, .overruns: return "per minute"
-        case .server, .disconnected: return "inputs"
+        case .server: return "connected"
+        case .disconnected: return "inputs"
         }
     }
 
@@ -69,7 +70,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
     /// silentjack's −40 dB, with the 10 s a broadcast silence sensor typically waits (10–30 s)
     /// and 2 s of audio back to clear; phase at −0.3 as the issue and common practice for
     /// mono compatibility; true peak at EBU R 128's −1 dBTP; the rest jackvu's choices
-    /// (README, "Alarms").
+    /// (docs/alarms-and-log.md).
     public var defaults: AlarmSettings {
         switch self {
         case .silence: return AlarmSettings(level: -40, raise: 10, clear: 2)

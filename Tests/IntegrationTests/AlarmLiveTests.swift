@@ -333,6 +333,40 @@ final class AlarmLiveTests: XCTestCase {
         XCTAssertEqual(alarms.stdout.split(separator: "\n").map(String.init), alarmChanges(vu).map { "\($0.alarm) \($0.state)" })
     }
 
+    /// The command's queue is bounded: 70 alarms raised at once (a clip alarm on each of 70
+    /// inputs) against a command that hangs: one runs, 64 wait, the rest are dropped, counted
+    /// and said once; SIGTERM then ends jackvu at once, the running command with it.
+    func testTheCommandQueueIsBoundedAndAStopEndsAHangingCommand() throws {
+        let server = try JackServer(sampleRate: 48000, period: 1024, label: "queue", serverOptions: ["-p", "512"])
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "70", "--format", "json", "--rate", "5", "--send", "alarms",
+             "--alarm", "clip:level=-100,raise=0,clear=60", "--on-alarm", "sleep 30", "--on-alarm-timeout", "30"],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_70"])
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--name", "t", "--level", "-20", "--connect", "jackvu:in_.*"], environment: server.environment)
+        defer { tone.stop() }
+        func status() -> [String: Any]? {
+            guard let line = vu.stdoutLines.last, let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return o["alarms"] as? [String: Any]
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, (status()?["raised"] as? Int ?? 0) < 70 { usleep(100_000) }
+        XCTAssertEqual(status()?["raised"] as? Int, 70, "\(String(describing: status()))")
+        let dropped = status()?["commands_dropped"] as? Int ?? -1
+        XCTAssertTrue((5...6).contains(dropped), "one running, 64 waiting, the rest dropped: \(dropped)")
+        XCTAssertEqual(vu.stderr.components(separatedBy: "--on-alarm:").count - 1, 1, vu.stderr)
+        XCTAssertEqual(try commandsRunning(), 1, "one at a time")
+        let stopping = Date()
+        XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
+        let took = Date().timeIntervalSince(stopping)
+        print("jackvu stopped \(String(format: "%.2f", took)) s after SIGTERM with a command hanging")
+        XCTAssertLessThan(took, 3, "a stop does not wait for the command's timeout")
+        XCTAssertEqual(try commandsRunning(), 0, "the running command was stopped with it")
+    }
+
     /// `sleep 30` processes (the hanging command) now.
     private func commandsRunning() throws -> Int {
         let r = try Executables.run("pgrep", ["-xf", "sleep 30"])
