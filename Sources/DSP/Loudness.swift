@@ -354,10 +354,19 @@ public final class LoudnessMeter: @unchecked Sendable {
 
     /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
     /// passed the gates. Not real-time safe (scans the history).
-    public var integrated: Double {
+    public var integrated: Double { LoudnessMeter.integrated(ofGatingBlocks: gatingBlocks) }
+
+    /// Loudness range (EBU Tech 3342) since the start or reset, LU; 0 before any short-term
+    /// value passes the gates. Not real-time safe (sorts the history).
+    public var loudnessRange: Double { LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermBlocks) }
+
+    /// The gated loudness (BS.1770-4 §2.3: −70 LUFS absolute, −10 LU relative) of 400 ms
+    /// gating blocks' mean powers, LUFS; the floor if none passes the gates. The live meter's
+    /// and the log's reports' (`LoudnessBlocks`) one computation.
+    static func integrated(ofGatingBlocks blocks: [Double]) -> Double {
         let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
         var sum = 0.0, count = 0
-        for p in gatingBlocks where p > absolute {
+        for p in blocks where p > absolute {
             sum += p
             count += 1
         }
@@ -365,18 +374,18 @@ public final class LoudnessMeter: @unchecked Sendable {
         let relative = sum / Double(count) * LoudnessMeter.power(ofLU: -10)
         sum = 0
         count = 0
-        for p in gatingBlocks where p > absolute && p > relative {
+        for p in blocks where p > absolute && p > relative {
             sum += p
             count += 1
         }
         return count > 0 ? LoudnessMeter.lufs(sum / Double(count)) : LoudnessMeter.floor
     }
 
-    /// Loudness range (EBU Tech 3342) since the start or reset, LU; 0 before any short-term
-    /// value passes the gates. Not real-time safe (sorts the history).
-    public var loudnessRange: Double {
+    /// The loudness range (EBU Tech 3342: −70 LUFS absolute, −20 LU relative, 95th − 10th
+    /// percentile) of 3 s short-term windows' mean powers, LU; 0 before any passes the gates.
+    static func loudnessRange(ofShortTermPowers powers: [Double]) -> Double {
         let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
-        let gated = shortTermBlocks.filter { $0 >= absolute }
+        let gated = powers.filter { $0 >= absolute }
         guard !gated.isEmpty else { return 0 }
         let mean = gated.reduce(0, +) / Double(gated.count)
         let relative = mean * LoudnessMeter.power(ofLU: -20)

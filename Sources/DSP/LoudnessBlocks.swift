@@ -40,39 +40,11 @@ public struct LoudnessBlocks: Sendable {
     }
 
     /// Integrated loudness (BS.1770-4 gating: −70 LUFS absolute, −10 LU relative), LUFS; the
-    /// floor when nothing passes the gates.
-    public var integrated: Double {
-        let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
-        var sum = 0.0, n = 0
-        for p in momentaryPowers where p > absolute {
-            sum += p
-            n += 1
-        }
-        guard n > 0 else { return LoudnessMeter.floor }
-        let relative = sum / Double(n) * LoudnessMeter.power(ofLU: -10)
-        sum = 0
-        n = 0
-        for p in momentaryPowers where p > absolute && p > relative {
-            sum += p
-            n += 1
-        }
-        return n > 0 ? LoudnessMeter.lufs(sum / Double(n)) : LoudnessMeter.floor
-    }
+    /// floor when nothing passes the gates: the live meter's computation.
+    public var integrated: Double { LoudnessMeter.integrated(ofGatingBlocks: momentaryPowers) }
 
-    /// Loudness range (EBU Tech 3342), LU, as `LoudnessMeter.loudnessRange`.
-    public var range: Double {
-        let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
-        let gated = shortTermPowers.filter { $0 >= absolute }
-        guard !gated.isEmpty else { return 0 }
-        let relative = gated.reduce(0, +) / Double(gated.count) * LoudnessMeter.power(ofLU: -20)
-        let sorted = gated.filter { $0 >= relative }.map(LoudnessMeter.lufs).sorted()
-        guard !sorted.isEmpty else { return 0 }
-        func percentile(_ p: Double) -> Double {
-            let index = Int(((Double(sorted.count - 1) * p / 100) + 1).rounded(.toNearestOrAwayFromZero)) - 1
-            return sorted[min(max(0, index), sorted.count - 1)]
-        }
-        return percentile(95) - percentile(10)
-    }
+    /// Loudness range (EBU Tech 3342), LU: the live meter's computation.
+    public var range: Double { LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermPowers) }
 
     /// Largest momentary and short-term loudness, LUFS (the floor with none).
     public var maxMomentary: Double { LoudnessMeter.lufs(momentaryPowers.max() ?? 0) }
