@@ -4,8 +4,9 @@ import Glibc
 import CJack
 
 /// The environment, and starting a helper process that nobody waits for. Not real-time safe.
-enum ProcessEnvironment {
-    static func current() -> [String: String] {
+public enum ProcessEnvironment {
+    /// This process's environment, by name (the `--on-alarm` command's starts from it).
+    public static func current() -> [String: String] {
         var out: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CRealtime
+import Jack
 import Outputs
 import Realtime
 import Synchronization
@@ -85,7 +86,7 @@ final class AlarmCommandRunner: @unchecked Sendable {
 
     /// The command's environment for `e`: jackvu's own, and the alarm's.
     func environment(_ e: AlarmEvent) -> [String: String] {
-        var env = AlarmCommandRunner.current()
+        var env = ProcessEnvironment.current()
         env["JACKVU_ALARM"] = e.kind.rawValue
         env["JACKVU_SUBJECT"] = e.subject
         env["JACKVU_PROGRAMME"] = e.programme.map { programmeNames.indices.contains($0) ? programmeNames[$0] : "" } ?? ""
@@ -154,16 +155,5 @@ final class AlarmCommandRunner: @unchecked Sendable {
         if signalled != 0 { return "'\(command)' was ended by signal \(signalled)" }
         let exit = (status >> 8) & 0xFF
         return exit == 0 ? nil : "'\(command)' exited \(exit)"
-    }
-
-    static func current() -> [String: String] {
-        var out: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let text = String(cString: entry)
-            if let eq = text.firstIndex(of: "=") { out[String(text[..<eq])] = String(text[text.index(after: eq)...]) }
-            p += 1
-        }
-        return out
     }
 }

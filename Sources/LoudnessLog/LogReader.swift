@@ -12,15 +12,22 @@ public struct LogReader {
 
     public init(path: String) throws(Failure) {
         self.path = path
-        do {
-            database = try Database(path: path, write: false, create: false)
+        database = try LogReader.reading(path) {
+            let database = try Database(path: path, write: false, create: false)
             guard let version = try database.scalar("SELECT value FROM meta WHERE key = 'schema_version'") else {
                 throw Failure(description: "'\(path)' is not a jackvu log (no schema version)")
             }
             guard Int(version) == LogSchema.version else {
                 throw Failure(description: "'\(path)' has log schema \(Int(version)); this jackvu reads \(LogSchema.version)")
             }
-        } catch let error as Database.Failure {
+            return database
+        }
+    }
+
+    /// Runs `body`, its errors as one `Failure` line: SQLite's (`cannot read 'PATH': …`) or
+    /// the reader's own, as they are.
+    private static func reading<T>(_ path: String, _ body: () throws -> T) throws(Failure) -> T {
+        do { return try body() } catch let error as Database.Failure {
             throw Failure(description: "cannot read '\(path)': \(error.description)")
         } catch let error as Failure {
             throw error
@@ -64,7 +71,7 @@ public struct LogReader {
     public func read(from: Double, to: Double, programmes names: [String]?, target: (String) -> LoudnessTarget?)
         throws(Failure) -> (programmes: [ReportProgramme], incidents: [LoggedIncident], marks: [(t: Double, name: String)])
     {
-        do {
+        try LogReader.reading(path) {
             var byName: [String: (ids: [Int], channels: [Int], target: LoudnessTarget?)] = [:]
             var order: [String] = []
             let p = try database.prepare("SELECT id, name, channels, profile, target_lufs, tolerance_lu, max_true_peak_dbtp, max_short_term_lufs FROM programmes ORDER BY id")
@@ -119,12 +126,6 @@ public struct LogReader {
             }
             incidents.sort { $0.t < $1.t }
             return (out, incidents, marks)
-        } catch let error as Database.Failure {
-            throw Failure(description: "cannot read '\(path)': \(error.description)")
-        } catch let error as Failure {
-            throw error
-        } catch {
-            throw Failure(description: "cannot read '\(path)': \(error)")
         }
     }
 }
