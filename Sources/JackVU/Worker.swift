@@ -95,6 +95,8 @@ final class Worker: @unchecked Sendable {
 
     /// The alarms and the log (nil: neither is on).
     private let watcher: Watcher?
+    /// Notices a connected server that runs no process cycles.
+    private var watchdog: ServerWatchdog
 
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
          shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
@@ -115,6 +117,7 @@ final class Worker: @unchecked Sendable {
         self.controlRejected = controlRejected
         follower = NoteFollower(channels: configuration.channels)
         analyzerStart = capture.ring.framesRead
+        watchdog = ServerWatchdog(cycles: capture.cycles.count, now: monotonicNanoseconds())
         lastOverruns = ring.overruns
     }
 
@@ -146,18 +149,44 @@ final class Worker: @unchecked Sendable {
                 watcher?.event("reset")
             }
             applyProgrammeRequests()
+            let changed = watchServer()
             if drain() > 0 {
                 lastPublish = monotonicNanoseconds()
-            } else if monotonicNanoseconds() - lastPublish > 500_000_000 {
-                // No audio (the server is gone, or stopped): publish the state as it is twice a
-                // second, so the outputs and displays show the status — with the server gone
-                // even when the block is not full (the audio stopped right after a connection
-                // change had started it afresh); otherwise only a full block's readings.
-                if shared.serverConnected.load(ordering: .relaxed) { publish() } else { publishNow() }
+            } else if changed || monotonicNanoseconds() - lastPublish > 500_000_000 {
+                // No audio (the server is gone, stalled or stopped): publish the state as it is
+                // twice a second (and at once when the server stalls), so the outputs and
+                // displays show the status — with the server gone or stalled even when the
+                // block is not full (the audio stopped right after a connection change had
+                // started it afresh); otherwise only a full block's readings.
+                if shared.serverConnected.load(ordering: .relaxed) && !watchdog.stalled { publish() } else { publishNow() }
                 lastPublish = monotonicNanoseconds()
             }
         }
         if let notes { follower.allOff { notes.push($0) } }
+    }
+
+    /// The watchdog's look at the callback's cycles: a stall, and the end of one, said once
+    /// each on stderr and logged. Returns whether the state changed.
+    private func watchServer() -> Bool {
+        let rate = shared.serverSampleRate.count, frames = shared.serverBufferSize.count
+        let change = watchdog.observe(
+            cycles: capture.cycles.count, now: monotonicNanoseconds(),
+            connected: shared.serverConnected.load(ordering: .relaxed), freewheeling: capture.freewheeling.count != 0,
+            periodSeconds: rate > 0 && frames > 0 ? Double(frames) / Double(rate) : 0)
+        switch change {
+        case .stalled(let seconds):
+            printError(
+                "the JACK server has run no process cycle for \(fixed(seconds, 1)) s: it is stalled "
+                    + "(the readings are frozen until it runs again)")
+            watcher?.event("server_stalled", detail: "\(fixed(seconds, 1)) s without a cycle")
+            return true
+        case .responding(let seconds):
+            printError("the JACK server runs again after a stall of \(fixed(seconds, 1)) s")
+            watcher?.event("server_responding", detail: "stalled \(fixed(seconds, 1)) s")
+            return true
+        case nil:
+            return false
+        }
     }
 
     /// Resets, pauses and resumes of single programmes, as asked since the last look.
@@ -382,6 +411,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.cycles = cycles
             snapshot.status.bufferFrames = shared.serverBufferSize.count
             snapshot.status.serverConnected = shared.serverConnected.load(ordering: .relaxed)
+            snapshot.status.serverResponding = snapshot.status.serverConnected && !watchdog.stalled
             snapshot.status.reconnects = shared.reconnects.count
             snapshot.status.nonFiniteSamples = shared.nonFiniteSamples.count
             snapshot.status.inputsConnected = shared.inputsConnected.count

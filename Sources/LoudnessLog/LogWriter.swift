@@ -139,7 +139,8 @@ public final class LogWriter: @unchecked Sendable {
 
     public func alarm(_ e: AlarmEvent) { append(.alarm(e)) }
 
-    /// A chain event: `start`, `stop`, `server_lost`, `server_back`, `reconnect`, `xruns`,
+    /// A chain event: `start`, `stop`, `server_lost`, `server_back`, `server_stalled`,
+    /// `server_responding`, `reconnect`, `xruns`,
     /// `overruns`, `reset`, `pause`, `resume`, `mark`, `clock_step`, `rows_lost`.
     public func event(_ kind: String, t: Double = LogWriter.unixNow(), programme: Int? = nil, detail: String? = nil, value: Double? = nil) {
         append(.event(t: t, kind: kind, programme: programme, detail: detail, value: value))

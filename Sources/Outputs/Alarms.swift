@@ -32,7 +32,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
     case phase
     /// One leg of a pair below `level` dBFS (RMS) while the other is at least 20 dB above it.
     case leg
-    /// The JACK server gone.
+    /// The JACK server gone, or stalled (connected but running no process cycles: `ServerWatchdog`).
     case server
     /// More than `level` xruns in the last minute.
     case xruns
@@ -61,7 +61,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
         case .clip, .truepeak: return "dBTP"
         case .phase: return "correlation"
         case .xruns, .overruns: return "per minute"
-        case .server: return "connected"
+        case .server: return "state"
         case .disconnected: return "inputs"
         }
     }
@@ -99,7 +99,7 @@ public enum AlarmKind: String, Sendable, CaseIterable {
         case .integrated: return "level: seconds integrated before the alarm may raise"
         case .phase: return "level: correlation below which a pair is out of phase"
         case .leg: return "level: dBFS (RMS) below which a leg is lost"
-        case .server: return "level: unused"
+        case .server: return "level: unused (the value reported: 1 running, 0 gone, -1 stalled)"
         case .xruns, .overruns: return "level: the count a minute that may pass"
         case .disconnected: return "level: unused"
         }
@@ -349,7 +349,7 @@ public final class AlarmEngine: @unchecked Sendable {
         for i in tracks.indices {
             let kind = tracks[i].rule.kind
             let t = kind.scope == .instance ? monotonic : audio
-            // Signal alarms only while audio arrives: a gone server freezes them as they are.
+            // Signal alarms only while audio arrives: a gone or stalled server freezes them as they are.
             guard let (bad, value) = condition(&tracks[i], s, time: t) else { continue }
             var state = board.states[i]
             let settings = tracks[i].rule.settings
@@ -406,7 +406,7 @@ public final class AlarmEngine: @unchecked Sendable {
     private func condition(_ track: inout Track, _ s: Snapshot, time t: Double) -> (Bool, Double)? {
         let level = track.rule.settings.level
         let kind = track.rule.kind
-        if kind.scope != .instance && !s.status.serverConnected { return nil }
+        if kind.scope != .instance && (!s.status.serverConnected || s.status.serverStalled) { return nil }
         switch kind {
         case .silence:
             let peak = s.programmes[track.index].channels.reduce(Double(Decibels.floor)) { max($0, Double(s.channels[$1].peakDBFS)) }
@@ -454,7 +454,9 @@ public final class AlarmEngine: @unchecked Sendable {
             let lost = min(a, b) < level && max(a, b) >= level + 20
             return (lost, min(a, b))
         case .server:
-            return (!s.status.serverConnected, s.status.serverConnected ? 1 : 0)
+            // 1 running, 0 gone, −1 stalled (connected, no process cycles).
+            let state: Double = !s.status.serverConnected ? 0 : s.status.serverStalled ? -1 : 1
+            return (state != 1, state)
         case .xruns, .overruns:
             guard let first = history.first else { return (false, 0) }
             let now = kind == .xruns ? s.status.xruns : s.status.overruns

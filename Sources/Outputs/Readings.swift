@@ -316,6 +316,9 @@ public enum Readings {
             ReadingField("reconnects", .count) { s, _ in .int(s.status.reconnects) },
             ReadingField("nonfinite_samples", .count) { s, _ in .int(s.status.nonFiniteSamples) },
             ReadingField("inputs_connected", .count) { s, _ in .int(s.status.inputsConnected) },
+            // 0 while the server is gone or stalled (connected, but no process cycle for the
+            // watchdog's time): the readings beside it are the last ones, frozen.
+            ReadingField("server_responding", .flag) { s, _ in .bool(s.status.serverResponding) },
             ReadingField("outputs", .count, wire: .jsonOnly) { s, _ in .counters(s.outputCounters) },
         ], jsonObject: "status", liveOnly: true, display: .layout),
         Reading("callback", "process callback timing", scope: .instance, fields: [

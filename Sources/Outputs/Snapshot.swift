@@ -160,6 +160,12 @@ public struct Snapshot: Sendable {
         public var controlRejected = 0
         /// Whether jackvu has a JACK server now (false while it waits for one to come back).
         public var serverConnected = true
+        /// Whether the server runs process cycles (false while it is gone, and while it is
+        /// connected but has run none for the watchdog's time: stalled). While false, the
+        /// readings are the last ones analysed, frozen: stale.
+        public var serverResponding = true
+        /// Connected but running no cycles (`ServerWatchdog`): the readings are stale.
+        public var serverStalled: Bool { serverConnected && !serverResponding }
         /// Times jackvu reconnected to a server that had gone away.
         public var reconnects = 0
         /// NaN, infinite and absurd (beyond ±10⁴) input samples, replaced by silence before analysis.

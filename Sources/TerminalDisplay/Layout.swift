@@ -165,11 +165,14 @@ struct Painter {
     // MARK: Title
 
     mutating func drawTitle(_ s: Snapshot?, state: ViewState, selected: Int, channels: Int) {
-        let bar = CellStyle(reverse: true)
+        // Red while the server is stalled: every reading below is frozen.
+        let bar = CellStyle(color: s?.status.serverStalled == true ? .red : nil, reverse: true)
         screen.fill(x: 0, y: 0, width: width, height: 1, with: Cell(" ", bar))
         var text = " \(context.clientName)"
         if let s, !s.status.serverConnected {
             text += "  NO JACK SERVER: waiting for it  xruns \(s.status.xruns)  overruns \(s.status.overruns)"
+        } else if let s, s.status.serverStalled {
+            text += "  JACK SERVER STALLED: readings frozen  xruns \(s.status.xruns)"
         } else if let s {
             text += "  \(s.sampleRate) Hz  \(s.status.bufferFrames) frames  xruns \(s.status.xruns)"
             text += "  overruns \(s.status.overruns)  skipped \(s.status.outputSkipped)"

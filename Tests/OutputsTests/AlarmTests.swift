@@ -77,6 +77,7 @@ final class AlarmTests: XCTestCase {
             (.phase, "pair/1", { s, _ in s.correlations = [-0.8] }),
             (.leg, "pair/1", { s, _ in s.channels[1].rmsDBFS = -120 }),
             (.server, "jack", { s, _ in s.status.serverConnected = false }),
+            (.server, "jack", { s, _ in s.status.serverResponding = false }),
             (.xruns, "jack", { s, t in s.status.xruns = Int(t) }),
             (.overruns, "jack", { s, t in s.status.overruns = Int(t) }),
             (.disconnected, "jack", { s, t in s.status.inputsConnected = t > 1 ? 1 : 2 }),
@@ -96,6 +97,22 @@ final class AlarmTests: XCTestCase {
             XCTAssertEqual(raised.first?.subject, subject, "\(kind)")
             let cleared = run(engine, from: 24, seconds: kind == .xruns || kind == .overruns ? 62 : 3, programme)
             XCTAssertEqual(cleared.map(\.raised), [false], "\(kind) clears")
+        }
+    }
+
+    /// The server alarm's value tells a gone server (0) from a stalled one (−1); a stalled
+    /// server freezes the signal alarms as a gone one does (no audio arrives).
+    func testServerAlarmTellsGoneFromStalledAndAStallFreezesSignalAlarms() {
+        for (connected, value) in [(false, 0.0), (true, -1.0)] {
+            let engine = AlarmEngine(rules: [AlarmRule(kind: .server), AlarmRule(kind: .silence, settings: AlarmSettings(level: -40, raise: 0, clear: 0))])
+            let events = run(engine, from: 0, seconds: 1) { s, _ in
+                s.status.serverConnected = connected
+                s.status.serverResponding = false
+                s.channels[0].peakDBFS = -120
+                s.channels[1].peakDBFS = -120
+            }
+            XCTAssertEqual(events.map(\.kind), [.server], "connected \(connected): \(events)")
+            XCTAssertEqual(events.first?.value, value)
         }
     }
 

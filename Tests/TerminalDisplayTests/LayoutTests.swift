@@ -67,6 +67,24 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// A stalled server (connected, no process cycles): the title bar says so in red over the
+    /// frozen readings, in both views; a gone server is its own state; a running one neither.
+    func testAStalledServerShowsInTheTitle() {
+        var s = snapshot()
+        XCTAssertFalse(Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).line(0).contains("STALLED"))
+        s.status.serverResponding = false
+        for view in [ViewState.View.meters, .loudness] {
+            var state = ViewState()
+            state.view = view
+            let screen = Layout.render(s, context: context(), state: state, width: 80, height: 24, capabilities: color)
+            XCTAssertTrue(screen.line(0).contains("JACK SERVER STALLED: readings frozen"), "\(view): \(screen.line(0))")
+            XCTAssertEqual(screen[2, 0].style.color, .red, "red title bar")
+        }
+        s.status.serverConnected = false
+        let gone = Layout.render(s, context: context(), state: ViewState(), width: 80, height: 24, capabilities: color).line(0)
+        XCTAssertTrue(gone.contains("NO JACK SERVER") && !gone.contains("STALLED"), gone)
+    }
+
     /// Programmes (`--programme`): a row each beside the note with its short-term and
     /// integrated loudness and its state; two fit, eight show four and say how many more; a
     /// single default programme with a target says the profile and its state.

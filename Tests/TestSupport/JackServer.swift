@@ -73,9 +73,15 @@ public final class JackServer: @unchecked Sendable {
 
     public func stop() {
         guard !killed else { return }
+        resume()
         process.stop(signal: SIGTERM, timeout: 5)
         removeLeftovers()
     }
+
+    /// Stops the server's process (SIGSTOP), as a hung driver or a frozen machine would: its
+    /// clients stay connected, no process cycle runs. `resume` (and `stop`) continue it.
+    public func suspend() { Glibc.kill(process.process.processIdentifier, SIGSTOP) }
+    public func resume() { Glibc.kill(process.process.processIdentifier, SIGCONT) }
 
     /// Kills the server outright (SIGKILL), as a crash would. Its files in /dev/shm are left
     /// to the server a test starts next under the same name (which takes them over).

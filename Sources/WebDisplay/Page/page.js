@@ -137,8 +137,14 @@ function drawView() {
   // Title bar.
   g.fillStyle = "#1d2126"; g.fillRect(0, 0, W, 2 * u);
   let title = display ? display.client : "jackvu";
+  // Stalled: connected, but the server runs no process cycles; the readings are frozen.
+  const stalled = !!(update && update.status && update.status.server_connected !== false
+    && update.status.server_responding === false);
   if (update && update.status && update.status.server_connected === false) {
     title += "   NO JACK SERVER: waiting for it";
+  } else if (stalled) {
+    g.fillStyle = "#ff4136"; g.fillRect(0, 0, W, 2 * u);
+    title += "   JACK SERVER STALLED: no process cycles, readings frozen";
   } else if (update) {
     const s = update.status || {};
     title += "   " + update.sample_rate_hz + " Hz   " + (s.buffer_frames || "-") + " frames   xruns " + s.xruns
@@ -321,7 +327,8 @@ function drawView() {
 
   // For screen readers and scripts.
   const summary = (!connected ? "Reconnecting to jackvu. "
-      : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. " : "")
+      : update.status && update.status.server_connected === false ? "No JACK server: waiting for it. "
+      : update.status && update.status.server_responding === false ? "JACK server stalled: readings frozen. " : "")
     + "Input " + (selected + 1) + ": " + (ch.note || "no note") + (ch.note ? " " + hz(ch.pitch_hz) : "")
     + ", " + m.name + " " + (m.min + (ch.meter || 0) * (m.max - m.min)).toFixed(1) + " " + m.unit
     + (update.alarms && update.alarms.active > 0 ? ". Alarm: " + update.alarms.list.join(", ") : "");

@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Outputs
+import TestSupport
+import XCTest
+
+/// The server watchdog on the real binary: a real jackd stopped (SIGSTOP) under a metering
+/// jackvu, as a hung driver or a frozen machine would leave it — connected, no process cycles.
+final class WatchdogTests: XCTestCase {
+    /// jackd stopped for 3 s: within the documented time (no cycle for four periods, at least
+    /// 0.5 s, plus an update) the text stream's status, `/snapshot`'s JSON, `/metrics`, the
+    /// `server` alarm (value −1, not gone's 0) and the browser page all say the server is
+    /// stalled, and stderr says so once; after SIGCONT all of them clear, and the log holds
+    /// the stall and its end. Freewheeling beforehand (cycles as fast as the clients allow) is
+    /// never taken for a stall. (The terminal's title is LayoutTests'.)
+    func testAStoppedServerIsNoticedEverywhereAndClears() throws {
+        let folder = NSTemporaryDirectory() + "jackvu-watchdog-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try JackServer(label: "watchdog")
+        defer { server.stop() }
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--connect", "jacktone:out", "--http", "\(port)", "--text", "--rate", "10",
+             "--send", "pitch,status,callback,alarms", "--alarm", "server", "--log", "\(folder)/log.db"],
+            environment: server.environment)
+        defer { vu.stop() }
+        func last() -> OSCTextUpdate? { OSCText.updates(vu.stdout).last }
+        func responding() -> Double? { last()?.float("/jackvu/status", 12) }
+        func snapshot() -> [String: Any]? {
+            guard let r = httpGet(port: port, path: "/snapshot"), r.status == 200 else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(r.body.utf8))) as? [String: Any]
+        }
+        func jsonResponding() -> Bool? { (snapshot()?["status"] as? [String: Any])?["server_responding"] as? Bool }
+        func metric(_ name: String) -> Double? {
+            httpGet(port: port, path: "/metrics")?.body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                .flatMap { Double($0.dropFirst(name.count + 1)) }
+        }
+        func jsonAlarms() -> [String]? { (snapshot()?["alarms"] as? [String: Any])?["list"] as? [String] }
+        XCTAssertNotNil(wait(within: 20) { last()?.string("/jackvu/ch/1/pitch", 1) == "A4" && responding() == 1 }, vu.stderr)
+        let browser = try HeadlessChromium(folder: folder)
+        defer { browser.stop() }
+        let page = try browser.open("http://127.0.0.1:\(port)/", width: 1280, height: 800)
+        let live = "document.getElementById('live').textContent"
+        func shown() -> String { ((try? page.evaluate(live)) as? String) ?? "?" }
+        XCTAssertNotNil(try page.wait(timeout: 20, until: "\(live).startsWith('Input 1: A4')"), shown())
+
+        // Freewheeling for 2 s is no stall.
+        XCTAssertEqual(try Executables.run("jack_freewheel", ["y"], environment: server.environment).status, 0)
+        usleep(2_000_000)
+        XCTAssertEqual(try Executables.run("jack_freewheel", ["n"], environment: server.environment).status, 0)
+        let seen = vu.stdout.count
+        XCTAssertNotNil(wait(within: 20) { OSCText.updates(String(vu.stdout.dropFirst(seen))).count >= 3 })
+        XCTAssertFalse(vu.stderr.contains("stalled"), vu.stderr)
+        XCTAssertFalse(OSCText.updates(vu.stdout).contains { $0.float("/jackvu/status", 12) == 0 }, "a stall while freewheeling")
+        XCTAssertEqual(metric("jackvu_server_responding"), 1)
+
+        // jackd stopped for 3 s.
+        let stop = Date()
+        server.suspend()
+        let noticed = wait(within: 3) { responding() == 0 }
+        let json = jsonResponding(), metrics = metric("jackvu_server_responding")
+        // (The text's alarms message follows the update's callback message: the reader counts
+        // it with the next update.)
+        let alarm = wait(within: 2) { last()?.float("/jackvu/alarms", 0) == 1 }, alarmList = jsonAlarms()
+        let pageSaid = try page.wait(timeout: max(0.1, 3 - Date().timeIntervalSince(stop)), until: "\(live).startsWith('JACK server stalled: readings frozen.')")
+        usleep(UInt32(max(0, 3 - Date().timeIntervalSince(stop)) * 1e6))
+        server.resume()
+        print("watchdog: the stalled state in the text stream \(fixed(noticed ?? -1, 2)) s after SIGSTOP (documented: 0.5 s + an update)")
+        XCTAssertNotNil(noticed, "no stall in the status: \(String(describing: last())) \(vu.stderr)")
+        XCTAssertEqual(json, false, "/snapshot's status.server_responding")
+        XCTAssertEqual(metrics, 0)
+        XCTAssertNotNil(alarm, "the server alarm active: \(String(describing: last()))")
+        XCTAssertEqual(alarmList, ["server jack"], "/snapshot's active alarms")
+        XCTAssertNotNil(pageSaid, "the page: \(shown())")
+        XCTAssertTrue(vu.isRunning)
+
+        // Cycles again: everything clears, and the page shows the tone again.
+        XCTAssertNotNil(wait(within: 20) { responding() == 1 && last()?.float("/jackvu/alarms", 0) == 0 }, "\(String(describing: last()))")
+        XCTAssertEqual(jsonResponding(), true)
+        XCTAssertEqual(metric("jackvu_server_responding"), 1)
+        XCTAssertNotNil(try page.wait(timeout: 20, until: "\(live).startsWith('Input 1: A4')"), shown())
+        let lines = vu.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("has run no process cycle for") && $0.contains("it is stalled") }.count, 1, vu.stderr)
+        XCTAssertEqual(lines.filter { $0.contains("runs again after a stall of") }.count, 1, vu.stderr)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+
+        let events = try Executables.run("sqlite3", ["\(folder)/log.db", "SELECT kind FROM events WHERE kind LIKE 'server%' ORDER BY rowid"])
+        XCTAssertEqual(events.stdout.split(separator: "\n").map(String.init), ["server_stalled", "server_responding"], events.stderr)
+        let alarms = try Executables.run("sqlite3", ["\(folder)/log.db", "SELECT kind || ' ' || state || ' ' || value FROM alarms ORDER BY rowid"])
+        XCTAssertEqual(alarms.stdout.split(separator: "\n").map(String.init), ["server raised -1.0", "server cleared 1.0"], alarms.stderr)
+        XCTAssertEqual(page.messages.filter { $0.hasPrefix("exception") }, [], "uncaught exceptions")
+    }
+
+    /// Waits until `condition` holds; the seconds it took, or nil after `timeout`.
+    private func wait(within timeout: Double, until condition: () -> Bool) -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if condition() { return Date().timeIntervalSince(start) }
+            usleep(20_000)
+        }
+        return nil
+    }
+}
