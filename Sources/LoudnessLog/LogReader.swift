@@ -2,7 +2,22 @@ import CSQLite
 import DSP
 
 /// Reads a log (`--log`) for a report: read-only, so a report can run beside the writer.
+///
+/// A log is a file anyone may have written, so nothing in it is trusted: it is opened
+/// defensively (`Database.untrusted`: no schema writes, no untrusted functions, no string
+/// over 1 MiB), only tables of jackvu's schema are read (a view or trigger in their place is
+/// refused: a recursive view would hang the report), every number is type- and range-checked
+/// before use (text where a number belongs, NaN, ±∞, 1e300, a time before 1970 or after
+/// `latestTime` are left out), and the incidents kept for the listing are bounded
+/// (`incidentLimit`); the blocks stream (`forEachBlock`).
 public struct LogReader {
+    /// The latest time a log's row may carry, Unix seconds (2286-11-20): later ones are absurd.
+    public static let latestTime = 1e10
+    /// Incidents (alarm changes and events) kept for a report's listing; the rest are counted
+    /// (`Read.incidentsOmitted`), and alarms are counted in the log itself whatever their number.
+    public static let incidentLimit = 10_000
+    /// The tables a log has, and what the reader reads of them.
+    static let tables = ["meta", "programmes", "blocks", "alarms", "events"]
     public let path: String
     private let database: Database
 
@@ -13,12 +28,27 @@ public struct LogReader {
     public init(path: String) throws(Failure) {
         self.path = path
         database = try LogReader.reading(path) {
-            let database = try Database(path: path, write: false, create: false)
-            guard let version = try database.scalar("SELECT value FROM meta WHERE key = 'schema_version'") else {
+            let database = try Database.untrusted(path: path)
+            // jackvu's own tables, as tables: no view (a recursive one hangs any query), no
+            // trigger, nothing missing.
+            var kinds: [String: String] = [:]
+            let schema = try database.prepare("SELECT type, name, tbl_name FROM sqlite_master")
+            while try schema.step() {
+                guard let type = schema.text(0), let name = schema.text(1) else { continue }
+                if LogReader.tables.contains(name) { kinds[name] = type }
+                if type == "trigger" || (type == "view" && LogReader.tables.contains(name)) {
+                    throw Failure(description: "cannot read '\(path)': not a jackvu log: it has a \(type) '\(Report.printable(name))' (jackvu makes none; not read)")
+                }
+            }
+            for table in LogReader.tables where kinds[table] != "table" {
+                throw Failure(description: "cannot read '\(path)': not a jackvu log (\(kinds[table].map { "'\(table)' is a \($0)" } ?? "no '\(table)' table"))")
+            }
+            let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema_version'")
+            guard try version.step(), let text = version.text(0) else {
                 throw Failure(description: "'\(path)' is not a jackvu log (no schema version)")
             }
-            guard Int(version) == LogSchema.version else {
-                throw Failure(description: "'\(path)' has log schema \(Int(version)); this jackvu reads \(LogSchema.version)")
+            guard text == String(LogSchema.version) else {
+                throw Failure(description: "'\(path)' has log schema '\(Report.printable(String(text.prefix(40))))'; this jackvu reads \(LogSchema.version)")
             }
             return database
         }
@@ -46,49 +76,75 @@ public struct LogReader {
             let ids = p.logIDs.map(String.init).joined(separator: ", ")
             let blocks = try database.prepare(
                 "SELECT t, idx, power, true_peak_dbtp, sample_peak_dbfs FROM blocks WHERE programme IN (\(ids)) AND t > ?1 AND t <= ?2 ORDER BY t")
-            blocks.bind([.double(from), .double(to)])
+            blocks.bind([.double(max(from, -1)), .double(min(to, LogReader.latestTime))])
             while try blocks.step() {
-                guard let t = blocks.double(0), t.isFinite, let index = blocks.int(1), let power = blocks.double(2),
-                      power.isFinite, power >= 0, power < 1e6 else { continue }
-                func peak(_ x: Double?) -> Double? { x.flatMap { $0.isFinite && abs($0) <= 200 ? $0 : nil } }
-                body(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.double(3)), samplePeakDBFS: peak(blocks.double(4))))
+                guard let t = blocks.number(0), t >= 0, t <= LogReader.latestTime, let index = blocks.integer(1), index >= 0,
+                      let power = blocks.number(2), power >= 0, power < 1e6 else { continue }
+                func peak(_ x: Double?) -> Double? { x.flatMap { abs($0) <= 200 ? $0 : nil } }
+                body(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.number(3)), samplePeakDBFS: peak(blocks.number(4))))
             }
         } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
     }
 
-    /// The first and last block times (nil: no blocks).
+    /// The first and last block times (nil: no blocks). Only numbers from 1970 to
+    /// `latestTime` count: text, NaN or an absurd time in one row does not stretch the span.
     public func timeSpan() throws(Failure) -> (Double, Double)? {
         do {
-            let s = try database.prepare("SELECT min(t), max(t) FROM blocks")
-            guard try s.step(), let a = s.double(0), let b = s.double(1) else { return nil }
+            let s = try database.prepare(
+                "SELECT min(t), max(t) FROM blocks WHERE typeof(t) IN ('integer', 'real') AND t >= 0 AND t <= \(LogReader.latestTime)")
+            guard try s.step(), let a = s.number(0), let b = s.number(1) else { return nil }
             return (a, b)
         } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
     }
 
+    /// What `read` finds: the programmes, the incidents (at most `incidentLimit`, the earliest)
+    /// and how many more there were, and the marks (at most `markLimit`).
+    public struct Read {
+        public var programmes: [ReportProgramme]
+        public var incidents: [LoggedIncident]
+        public var incidentsOmitted: Int
+        public var marks: [(t: Double, name: String)]
+    }
+
+    /// Marks kept for `--segments marks` (each makes a segment).
+    public static let markLimit = 100_000
+
     /// The programmes (their blocks: `forEachBlock`), the incidents and marks in [from, to].
     /// Programmes logged under one name in several rows (another run, another target) are
-    /// read as one, with the latest row's target unless `target` names one.
-    public func read(from: Double, to: Double, programmes names: [String]?, target: (String) -> LoudnessTarget?)
-        throws(Failure) -> (programmes: [ReportProgramme], incidents: [LoggedIncident], marks: [(t: Double, name: String)])
-    {
+    /// read as one, with the latest row's target unless `target` names one. A target out of
+    /// any real range (a crafted or damaged row) is an error, not a verdict.
+    public func read(from: Double, to: Double, programmes names: [String]?, target: (String) -> LoudnessTarget?) throws(Failure) -> Read {
         try LogReader.reading(path) {
-            var byName: [String: (ids: [Int], channels: [Int], target: LoudnessTarget?)] = [:]
+            var byName: [String: (ids: [Int], channels: [Int], target: LoudnessTarget?, bad: String?)] = [:]
             var order: [String] = []
             let p = try database.prepare("SELECT id, name, channels, profile, target_lufs, tolerance_lu, max_true_peak_dbtp, max_short_term_lufs FROM programmes ORDER BY id")
             var nameOf: [Int: String] = [:]
             while try p.step() {
-                let id = p.int(0) ?? 0, name = p.text(1) ?? ""
+                guard let id = p.integer(0) else { continue }
+                let name = p.text(1) ?? ""
                 nameOf[id] = name
-                let channels = (p.text(2) ?? "").split(separator: ",").compactMap { Int($0).map { $0 - 1 } }
+                let channels = (p.text(2) ?? "").split(separator: ",").compactMap { Int($0).flatMap { (1...4096).contains($0) ? $0 - 1 : nil } }
+                // A target (all of its three parts there): every part a number in a real range.
                 var t: LoudnessTarget?
-                if let profile = p.text(3), let lufs = p.double(4), let tol = p.double(5), let tp = p.double(6) {
-                    t = LoudnessTarget(profile: profile, targetLUFS: lufs, toleranceLU: tol, maxTruePeakDBTP: tp, maxShortTermLUFS: p.double(7))
+                var bad: String?
+                if let profile = p.text(3), !p.isNull(4), !p.isNull(5), !p.isNull(6) {
+                    let lufs = p.number(4), tol = p.number(5), tp = p.number(6), st = p.number(7)
+                    if let lufs, (-100...0).contains(lufs), let tol, (0...100).contains(tol), let tp, (-100...20).contains(tp),
+                       st.map({ (-100...0).contains($0) }) ?? p.isNull(7)
+                    {
+                        t = LoudnessTarget(profile: Report.printable(profile), targetLUFS: lufs, toleranceLU: tol, maxTruePeakDBTP: tp, maxShortTermLUFS: st)
+                    } else {
+                        bad = "'\(path)': programme '\(Report.printable(name))' has a target out of range (target LUFS, tolerance LU, "
+                            + "true peak dBTP, short-term LUFS: \([4, 5, 6, 7].map { p.text(Int32($0)).map { Report.printable(String($0.prefix(24))) } ?? "NULL" }.joined(separator: ", "))); "
+                            + "name one with --target to report it"
+                    }
                 }
                 if byName[name] == nil { order.append(name) }
-                var entry = byName[name] ?? ([], channels, nil)
+                var entry = byName[name] ?? ([], channels, nil, nil)
                 entry.ids.append(id)
                 entry.channels = channels
-                if t != nil { entry.target = t }
+                if t != nil { entry.target = t; entry.bad = nil }
+                if let bad { entry.bad = bad }
                 byName[name] = entry
             }
             if let names {
@@ -101,31 +157,60 @@ public struct LogReader {
                 let shown = name.isEmpty ? "programme" : name
                 if let names, !names.contains(shown) && !names.contains(name) { continue }
                 let entry = byName[name]!
-                var programme = ReportProgramme(name: name, channels: entry.channels, target: target(name) ?? entry.target, blocks: [])
+                let chosen = target(name)
+                if chosen == nil, let bad = entry.bad { throw Failure(description: bad) }
+                var programme = ReportProgramme(name: name, channels: entry.channels, target: chosen ?? entry.target, blocks: [])
                 programme.logIDs = entry.ids
                 out.append(programme)
             }
-            var incidents: [LoggedIncident] = []
-            let a = try database.prepare("SELECT t, kind, subject, programme, state, value FROM alarms WHERE t >= ?1 AND t <= ?2 ORDER BY t")
-            a.bind([.double(from), .double(to)])
-            while try a.step() {
-                incidents.append(LoggedIncident(
-                    t: a.double(0) ?? 0, kind: a.text(1) ?? "", subject: a.text(2) ?? "", state: a.text(4), value: a.double(5),
-                    detail: nil, programme: a.int(3).flatMap { nameOf[$0] }))
+            // The incidents: alarms and events merged in time order, the earliest
+            // `incidentLimit` kept, the rest counted (never all in memory).
+            let range: [Statement.Value] = [.double(max(from, 0)), .double(min(to, LogReader.latestTime))]
+            let a = try database.prepare(
+                "SELECT t, kind, subject, programme, state, value FROM alarms WHERE typeof(t) IN ('integer', 'real') AND t >= ?1 AND t <= ?2 ORDER BY t")
+            a.bind(range)
+            let e = try database.prepare(
+                "SELECT t, kind, programme, detail, value FROM events WHERE typeof(t) IN ('integer', 'real') AND t >= ?1 AND t <= ?2 ORDER BY t")
+            e.bind(range)
+            func value(_ s: Statement, _ column: Int32) -> Double? { s.number(column).flatMap { abs($0) <= 1e9 ? $0 : nil } }
+            func text(_ s: Statement, _ column: Int32) -> String? { s.text(column).map { String($0.prefix(500)) } }
+            func alarm() throws -> LoggedIncident? {
+                guard try a.step() else { return nil }
+                return LoggedIncident(
+                    t: a.number(0) ?? 0, kind: text(a, 1) ?? "", subject: text(a, 2) ?? "", state: text(a, 4) ?? "", value: value(a, 5),
+                    detail: nil, programme: a.integer(3).flatMap { nameOf[$0] })
             }
             var marks: [(t: Double, name: String)] = []
-            let e = try database.prepare("SELECT t, kind, programme, detail, value FROM events WHERE t >= ?1 AND t <= ?2 ORDER BY t")
-            e.bind([.double(from), .double(to)])
-            while try e.step() {
-                let kind = e.text(1) ?? ""
-                let detail = e.text(3)
-                if kind == "mark" { marks.append((e.double(0) ?? 0, detail ?? "mark")) }
-                incidents.append(LoggedIncident(
-                    t: e.double(0) ?? 0, kind: kind, subject: "", state: nil, value: e.double(4), detail: detail,
-                    programme: e.int(2).flatMap { nameOf[$0] }))
+            func event() throws -> LoggedIncident? {
+                guard try e.step() else { return nil }
+                let kind = text(e, 1) ?? "", detail = text(e, 3), t = e.number(0) ?? 0
+                if kind == "mark" && marks.count < LogReader.markLimit { marks.append((t, detail ?? "mark")) }
+                return LoggedIncident(
+                    t: t, kind: kind, subject: "", state: nil, value: value(e, 4), detail: detail, programme: e.integer(2).flatMap { nameOf[$0] })
             }
-            incidents.sort { $0.t < $1.t }
-            return (out, incidents, marks)
+            var incidents: [LoggedIncident] = []
+            var omitted = 0
+            var nextAlarm = try alarm(), nextEvent = try event()
+            while nextAlarm != nil || nextEvent != nil {
+                let takeAlarm: Bool
+                if let x = nextAlarm, let y = nextEvent { takeAlarm = x.t <= y.t } else { takeAlarm = nextAlarm != nil }
+                let incident = takeAlarm ? nextAlarm! : nextEvent!
+                if takeAlarm { nextAlarm = try alarm() } else { nextEvent = try event() }
+                if incidents.count < LogReader.incidentLimit { incidents.append(incident) } else { omitted += 1 }
+            }
+            return Read(programmes: out, incidents: incidents, incidentsOmitted: omitted, marks: marks)
         }
+    }
+
+    /// Alarms raised in [from, to) — of the programme named `programme`, or all with nil —
+    /// counted in the log (a report's rows: however many there are).
+    public func alarmsRaised(from: Double, to: Double, programme: String?) throws(Failure) -> Int {
+        do {
+            let filter = programme == nil ? "" : " AND programme IN (SELECT id FROM programmes WHERE name = ?3)"
+            let s = try database.prepare(
+                "SELECT count(*) FROM alarms WHERE state = 'raised' AND typeof(t) IN ('integer', 'real') AND t >= ?1 AND t < ?2" + filter)
+            s.bind([.double(from), .double(to)] + (programme.map { [.text($0)] } ?? []))
+            return try s.step() ? s.integer(0) ?? 0 : 0
+        } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
     }
 }

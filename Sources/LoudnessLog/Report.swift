@@ -171,6 +171,8 @@ public struct Report: Sendable {
     /// The programmes (their blocks are not kept: `graphs` holds what the page draws).
     public var programmes: [ReportProgramme]
     public var incidents: [LoggedIncident]
+    /// Incidents in the range beyond those listed (`LogReader.incidentLimit`).
+    public var incidentsOmitted = 0
     public var segments: [ReportSegment]
     public private(set) var rows: [ReportRow] = []
     /// Each programme's short-term loudness over the range, as the graph's columns.
@@ -187,9 +189,17 @@ public struct Report: Sendable {
         }
     }
 
+    /// Segments a report may have (`--segments every:1` over a year is 525,600): more is an
+    /// error, not gigabytes.
+    public static let segmentLimit = 100_000
+
     /// A report whose blocks `feed(p, add)` hands over for programme `p`, in time order.
+    /// `alarmsRaised(segment, programme name or nil for all)` counts the alarms raised in a
+    /// segment (default: those among `incidents`; a log's report counts them in the log, as
+    /// its incidents are only the first `LogReader.incidentLimit`).
     public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
-                segments: [ReportSegment]? = nil, feed: (Int, (LoggedBlock) -> Void) throws -> Void) rethrows
+                segments: [ReportSegment]? = nil, alarmsRaised: ((ReportSegment, String?) throws -> Int)? = nil,
+                feed: (Int, (LoggedBlock) -> Void) throws -> Void) rethrows
     {
         self.source = source
         self.from = from
@@ -216,7 +226,14 @@ public struct Report: Sendable {
                 active.removeAll { segments[$0].to < b.t }
                 for s in active where b.t <= segments[s].to { judges[s].add(b) }
             }
-            for s in segments.indices { rowsBySegment[s].append(judges[s].row(programme, incidents)) }
+            for s in segments.indices {
+                var row = judges[s].row(programme)
+                let own = programme.name.isEmpty ? nil : programme.name
+                row.alarmsRaised = try alarmsRaised?(segments[s], own) ?? incidents.filter {
+                    $0.isAlarm && $0.state == "raised" && $0.t >= segments[s].from && $0.t < segments[s].to && ($0.programme == own || own == nil)
+                }.count
+                rowsBySegment[s].append(row)
+            }
             graphs.append(graph)
             var light = programme
             light.blocks = []
@@ -253,7 +270,8 @@ struct SegmentJudge {
         }
     }
 
-    func row(_ p: ReportProgramme, _ incidents: [LoggedIncident]) -> ReportRow {
+    /// The row (its `alarmsRaised` the caller's to count).
+    func row(_ p: ReportProgramme) -> ReportRow {
         var tp = self.tp, sp = self.sp
         if let o = p.truePeakOverride { tp = o }
         if let o = p.samplePeakOverride { sp = o }
@@ -265,10 +283,6 @@ struct SegmentJudge {
             maxSamplePeakDBFS: sp, plrLU: nil, secondsOutside: p.target == nil ? nil : Double(outside) / 10,
             alarmsRaised: 0, target: p.target, pass: nil, failures: [])
         if let tp, integrated > LoudnessMeter.floor { row.plrLU = tp - integrated }
-        let own = p.name.isEmpty ? nil : p.name
-        row.alarmsRaised = incidents.filter {
-            $0.isAlarm && $0.state == "raised" && $0.t >= segment.from && $0.t < segment.to && ($0.programme == own || own == nil)
-        }.count
         if let target = p.target {
             var failures: [String] = []
             if integrated <= LoudnessMeter.floor {
@@ -331,6 +345,12 @@ public struct GraphColumns: Sendable {
 extension Report {
     // MARK: Formatting helpers
 
+    /// `s` for a one-line message: control characters as '?', at most 200 characters.
+    public static func printable(_ s: String) -> String {
+        let shown = String(s.unicodeScalars.prefix(200).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+        return s.unicodeScalars.count > 200 ? shown + "…" : shown
+    }
+
     public static func fixed(_ x: Double, _ decimals: Int) -> String {
         guard x.isFinite else { return "-" }
         var s = String(format: decimals, x)
@@ -380,6 +400,11 @@ extension Report {
 extension String {
     /// `x` with `decimals` decimals (no Foundation).
     init(format decimals: Int, _ x: Double) {
+        // Beyond what an Int holds (and never a measurement): the number as Swift prints it.
+        guard x.isFinite, abs(x) < 1e15 else {
+            self = "\(x)"
+            return
+        }
         let scale = pow(10, Double(decimals))
         let r = (abs(x) * scale).rounded() / scale
         var whole = String(Int(r.rounded(.down)))

@@ -101,7 +101,8 @@ extension Report {
                 + "\"state\": \(i.state.map(jsonString) ?? "null"), \"value\": \(n(i.value, floor: -.infinity)), "
                 + "\"detail\": \(i.detail.map(jsonString) ?? "null"), \"programme\": \(i.programme.map { jsonString($0.isEmpty ? "programme" : $0) } ?? "null")}"
         }.joined(separator: ",\n  ")
-        return out + "]}\n"
+        // Beyond the first LogReader.incidentLimit, incidents are counted, not listed.
+        return out + "],\n \"incidents_omitted\": \(incidentsOmitted)}\n"
     }
 
     // MARK: HTML
@@ -180,7 +181,10 @@ extension Report {
                     + "<td class=\"l\">\(e(i.subject.isEmpty ? (i.detail ?? "") : i.subject))</td><td class=\"l\">\(e(i.state ?? ""))</td><td>\(value)</td></tr>\n"
             }
             out += "</tbody></table>\n"
-            if incidents.count > shown.count { out += "<p>… and \(incidents.count - shown.count) more (the JSON and CSV forms list every one).</p>\n" }
+            if incidents.count > shown.count || incidentsOmitted > 0 {
+                out += "<p>… and \(incidents.count - shown.count + incidentsOmitted) more (the JSON form lists the first "
+                    + "\(incidents.count); the log holds every one).</p>\n"
+            }
         }
         out += "</section>\n<p class=\"meta\">Loudness per ITU-R BS.1770-4 and EBU R 128, recomputed from the logged 100 ms blocks; "
             + "loudness range per EBU Tech 3342; true peak per BS.1770-4 Annex 2, to the analysis hop.</p>\n</body></html>\n"

@@ -33,6 +33,14 @@ public final class Database: @unchecked Sendable {
         sqlite3_busy_timeout(db, 2000)
     }
 
+    /// Opens a database someone else may have written, read-only and defensively
+    /// (`jackvu_sqlite_untrusted`): strings and blobs of at most `maxLength` bytes.
+    public static func untrusted(path: String, maxLength: Int32 = 1 << 20) throws(Failure) -> Database {
+        let db = try Database(path: path, write: false, create: false)
+        jackvu_sqlite_untrusted(db.handle, maxLength)
+        return db
+    }
+
     deinit { sqlite3_close_v2(handle) }
 
     /// Runs SQL with no results (several statements allowed).
@@ -112,6 +120,20 @@ public final class Statement {
     }
 
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    /// A column that holds a number (INTEGER or REAL) as a finite Double; nil for NULL, text
+    /// (which `double` would read as 0), blobs, infinities and NaN.
+    public func number(_ column: Int32) -> Double? {
+        let type = sqlite3_column_type(handle, column)
+        guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else { return nil }
+        let x = sqlite3_column_double(handle, column)
+        return x.isFinite ? x : nil
+    }
+    /// A column that holds an integer within ±2⁵³ (nil otherwise: a REAL, text, NULL).
+    public func integer(_ column: Int32) -> Int? {
+        guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else { return nil }
+        let x = sqlite3_column_int64(handle, column)
+        return abs(x) <= 1 << 53 ? Int(x) : nil
+    }
     public func double(_ column: Int32) -> Double? { isNull(column) ? nil : sqlite3_column_double(handle, column) }
     public func int(_ column: Int32) -> Int? { isNull(column) ? nil : Int(sqlite3_column_int64(handle, column)) }
     public func text(_ column: Int32) -> String? {

@@ -238,6 +238,8 @@ public struct AlarmEvent: Sendable, Equatable {
 
     /// Unix seconds as ISO 8601 UTC with milliseconds: `2026-11-25T03:21:07.125Z`.
     public static func iso8601(_ unix: Double) -> String {
+        // Years 0 to 9999 only: beyond, or not finite, no date (a log's absurd time).
+        guard unix.isFinite, unix >= -62_167_219_200, unix < 253_402_300_800 else { return "invalid time \(unix)" }
         var t = time_t(unix.rounded(.down))
         var parts = tm()
         gmtime_r(&t, &parts)

@@ -17,8 +17,8 @@ func runReport(_ command: ReportCommand) -> Int32 {
     }
     func time(_ text: String?, _ option: String) throws(EngineError) -> Double? {
         guard let text else { return nil }
-        guard let t = Report.parseTime(text) else {
-            throw EngineError(.usage, "\(option) '\(text)': expected a time like 2026-11-25T06:00:00Z, 2026-11-25 or Unix seconds")
+        guard let t = Report.parseTime(text), t <= LogReader.latestTime else {
+            throw EngineError(.usage, "\(option) '\(text)': expected a time like 2026-11-25T06:00:00Z, 2026-11-25 or Unix seconds (1970 to 2286)")
         }
         return t
     }
@@ -29,15 +29,20 @@ func runReport(_ command: ReportCommand) -> Int32 {
         do { span = try reader.timeSpan() } catch { throw EngineError(.noInput, error.description) }
         let from = try time(command.from, "--from") ?? (span.map { $0.0 - 0.1 } ?? 0)
         let to = try time(command.to, "--to") ?? (span?.1 ?? from)
-        guard to > from else { throw EngineError(.usage, "--to must be after --from") }
-        let read: (programmes: [ReportProgramme], incidents: [LoggedIncident], marks: [(t: Double, name: String)])
+        guard to > from else {
+            if command.to == nil && span == nil {
+                throw EngineError(.noInput, "'\(command.log)' has no loudness blocks (none with a time from 1970 to 2286) to take the range from: name it with --from and --to")
+            }
+            throw EngineError(.usage, command.to == nil ? "--from is after the log's last block" : "--to must be after --from")
+        }
+        let read: LogReader.Read
         do {
             read = try reader.read(from: from, to: to, programmes: command.programme.isEmpty ? nil : command.programme) { name in
                 targets.targets.isEmpty ? nil : targets.target(for: name)
             }
         } catch { throw EngineError(.noInput, error.description) }
         var segments: [ReportSegment]?
-        if let how = command.segments {
+        if let how = command.segments, how == "marks" || segmentCount(how, from: from, to: to) ?? 0 <= Report.segmentLimit {
             segments = how == "marks"
                 ? ReportSegment.between(marks: read.marks, from: from, to: to)
                 : ReportSegment.every(minutes: Double(how.dropFirst(6)) ?? 60, from: from, to: to)
@@ -48,12 +53,20 @@ func runReport(_ command: ReportCommand) -> Int32 {
                 throw EngineError(.noInput, "--schedule '\(path)': \(error.description)")
             }
         }
-        let report: Report
+        if let n = segments?.count ?? segmentCount(command.segments, from: from, to: to), n > Report.segmentLimit {
+            throw EngineError(
+                .usage, "the report would have \(n) segments (at most \(Report.segmentLimit)): "
+                    + "choose a shorter range (--from, --to) or longer segments")
+        }
+        var report: Report
         do {
             report = try Report(source: command.log, from: from, to: to, programmes: read.programmes, incidents: read.incidents,
-                                segments: segments) { p, add in
+                                segments: segments, alarmsRaised: { segment, programme in
+                try reader.alarmsRaised(from: segment.from, to: segment.to, programme: programme)
+            }) { p, add in
                 try reader.forEachBlock(read.programmes[p], from: from, to: to, add)
             }
+            report.incidentsOmitted = read.incidentsOmitted
         } catch let error as LogReader.Failure {
             throw EngineError(.noInput, error.description)
         } catch {
@@ -66,6 +79,13 @@ func runReport(_ command: ReportCommand) -> Int32 {
         printError(error.message)
         return error.status.rawValue
     }
+}
+
+/// How many segments `--segments every:M` makes over [from, to] (nil: another kind).
+private func segmentCount(_ how: String?, from: Double, to: Double) -> Int? {
+    guard let how, how.hasPrefix("every:"), let minutes = Double(how.dropFirst(6)), minutes >= 1 else { return nil }
+    let n = ((to - from) / (minutes * 60)).rounded(.up) + 1
+    return n.isFinite && n < 1e15 ? Int(n) : Int.max
 }
 
 /// Writes `text` to `path` (replacing it), or to stdout.

@@ -277,3 +277,44 @@ public func waitForUDPPort(_ port: UInt16, timeout: Double = 10) -> Bool {
     } while Date() < deadline
     return false
 }
+
+/// Runs a command to completion with its output to files and returns its status (128 + the
+/// signal if one ended it), output, and its own peak resident memory (wait4's ru_maxrss, in
+/// KiB): the memory of that one process, not of every child of the tests. Fails the run after
+/// `timeout` seconds (the child is killed).
+public func runMeasuringMemory(_ executable: String, _ arguments: [String], timeout: Double = 60) throws
+    -> (status: Int32, stdout: String, stderr: String, peakKiB: Int)
+{
+    let folder = NSTemporaryDirectory() + "jackvu-measured-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, folder + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, folder + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    guard rc == 0 else { throw FixtureError("cannot start \(executable): \(String(cString: strerror(rc)))") }
+    var status: Int32 = 0
+    var usage = rusage()
+    let deadline = Date().addingTimeInterval(timeout)
+    var timedOut = false
+    while wait4(pid, &status, WNOHANG, &usage) == 0 {
+        if Date() > deadline {
+            kill(pid, SIGKILL)
+            timedOut = true
+            _ = wait4(pid, &status, 0, &usage)
+            break
+        }
+        usleep(10_000)
+    }
+    let out = (try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? ""
+    let err = (try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? ""
+    if timedOut { throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s: \(err.suffix(300))") }
+    let signal = status & 0x7F
+    return (signal == 0 ? (status >> 8) & 0xFF : 128 + signal, out, err, Int(usage.ru_maxrss))
+}
