@@ -16,9 +16,13 @@ public enum ExitStatus: Int32, Sendable {
     /// A socket could not be made or bound (`--listen` on an address in use or not of this
     /// machine) (EX_OSERR).
     case osError = 71
+    /// The `--log` file cannot be a jackvu log: a symbolic link, not a regular file, another
+    /// application's database (EX_CANTCREAT).
+    case cannotCreate = 73
     /// stdout was closed or could not be written (EX_IOERR).
     case ioError = 74
-    /// The client name is already taken on the server (EX_TEMPFAIL).
+    /// The client name is already taken on the server; the `--log` file is in use by another
+    /// jackvu (EX_TEMPFAIL).
     case nameInUse = 75
 }
 

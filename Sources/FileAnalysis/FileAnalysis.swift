@@ -262,6 +262,7 @@ public struct FileAnalysis {
     /// The log, opened with the first file; the seconds of audio logged before the current file.
     private final class LogState {
         var writer: LogWriter?
+        var file: LogFile?
         var offset = 0.0
     }
     private let logState = LogState()
@@ -282,6 +283,14 @@ public struct FileAnalysis {
     public func run(files: [String]) -> Int32 {
         // A reader that goes away is a failed write (EPIPE) handled below, not a signal.
         signal(SIGPIPE, SIG_IGN)
+        // The log's file first: a link, a device, another application's database or a log
+        // another jackvu writes ends the run before any file is read (73, 75).
+        if let logPath, logState.writer == nil {
+            do { logState.file = try LogWriter.claim(logPath) } catch {
+                printError(error.description)
+                return (error.kind == .inUse ? ExitStatus.nameInUse : ExitStatus.cannotCreate).rawValue
+            }
+        }
         var failed = false
         var summaries: [String] = []
         for path in files {
@@ -371,7 +380,8 @@ public struct FileAnalysis {
         var blocks = [[LoggedBlock]](repeating: [], count: programmes.count)
         if let logPath, logState.writer == nil {
             let writer = LogWriter(
-                path: logPath, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) })
+                path: logPath, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
+                file: logState.file)
             writer.waitsWhenFull = true
             writer.start()
             logState.writer = writer

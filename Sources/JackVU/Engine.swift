@@ -4,6 +4,7 @@ import Glibc
 import Analysis
 import DSP
 import Jack
+import LoudnessLog
 import Outputs
 import Realtime
 import Synchronization
@@ -67,6 +68,15 @@ public final class Engine {
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
         let shared = SharedState(neededFeatures: features)
         let notifications = Notifications(shared: shared, events: events)
+
+        // The log's file, before anything else: a link, a device, another application's
+        // database or a log another jackvu writes ends the run here (73, 75).
+        var logFile: LogFile?
+        if let path = c.log {
+            do { logFile = try LogWriter.claim(path) } catch {
+                throw EngineError(error.kind == .inUse ? .nameInUse : .cannotCreate, error.description)
+            }
+        }
 
         // The first client: the server's sample rate sizes the analysis.
         let first: JackConnection
@@ -146,7 +156,7 @@ public final class Engine {
         let outputs = factory.outputs(displays: displays, stdout: stdoutWriter)
         let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
         // The alarms, their command and the log (`--alarm`, `--on-alarm`, `--log`).
-        let watcher = Watcher(configuration: c, clientName: clientName)
+        let watcher = Watcher(configuration: c, clientName: clientName, logFile: logFile)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,

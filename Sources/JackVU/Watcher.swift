@@ -29,7 +29,11 @@ final class Watcher: @unchecked Sendable {
     private var lastOverruns = 0
     private var lastChainLog = 0.0
 
-    init(configuration c: Configuration, clientName: String) {
+    /// The wall clock's step from the log's time last said and logged, seconds.
+    private var clockOffset = 0.0
+
+    /// `logFile`: the log's file as the start claimed it (nil: not yet, or no `--log`).
+    init(configuration c: Configuration, clientName: String, logFile: LogFile? = nil) {
         let programmes = c.resolvedProgrammes
         alarms = c.alarms.isEmpty ? nil : AlarmEngine(rules: c.alarms)
         runner = c.onAlarm.map {
@@ -37,7 +41,7 @@ final class Watcher: @unchecked Sendable {
         }
         log = c.log.map {
             LogWriter(path: $0, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
-                      retentionDays: c.logRetentionDays)
+                      retentionDays: c.logRetentionDays, file: logFile)
         }
         channels = c.channels
         alarmPorts = c.alarmPortCount
@@ -66,8 +70,11 @@ final class Watcher: @unchecked Sendable {
 
     /// At each published update, on the worker thread.
     func observe(_ snapshot: inout Snapshot, analyzer: Analyzer, meterValues: AtomicFloatArray) {
-        let unix = LogWriter.unixNow()
+        // With a log, its clock (the start's wall time plus monotonic time), so that alarms
+        // and blocks share it and a wall-clock step reaches neither.
+        let unix = log?.now() ?? LogWriter.unixNow()
         let monotonic = Double(monotonicNanoseconds()) / 1e9
+        if let log { noticeClockStep(log) }
         if let alarms {
             let changes = alarms.evaluate(snapshot, monotonic: monotonic, unix: unix)
             for e in changes {
@@ -82,6 +89,20 @@ final class Watcher: @unchecked Sendable {
             }
         }
         if let log { record(snapshot, analyzer: analyzer, log: log, unix: unix) }
+    }
+
+    /// A wall clock stepped by more than a second from the log's time (forward or back, or
+    /// back again): said once per step and logged as `clock_step` (value: the step, s). The
+    /// log's times go on from the monotonic clock; a restart takes the wall clock then.
+    private func noticeClockStep(_ log: LogWriter) {
+        let offset = log.wallClockOffset()
+        guard abs(offset - clockOffset) > 1 else { return }
+        let step = offset - clockOffset
+        clockOffset = offset
+        printError(
+            "the wall clock stepped \(step > 0 ? "forward" : "back") by \(fixed(abs(step), 1)) s; "
+                + "the log's times go on from the monotonic clock (\(fixed(offset, 1)) s from the wall clock now)")
+        log.event("clock_step", detail: "wall clock \(fixed(offset, 1)) s from the log's time", value: step)
     }
 
     private func record(_ s: Snapshot, analyzer: Analyzer, log: LogWriter, unix: Double) {

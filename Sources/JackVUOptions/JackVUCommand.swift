@@ -150,8 +150,9 @@ public struct JackVUCommand: ParsableCommand {
             Exit codes: 0 stopped by a signal, q, or a closed stdout (as `jackvu | head`); 64 bad \
             option or value; 66 a --connect-once pattern matches no port; 68 an --osc host does \
             not resolve; 69 no JACK server at the start (or it shut down, with --no-reconnect); \
-            70 internal failure; 71 --listen cannot bind its address; 74 stdout cannot be \
-            written; 75 the client name is taken. (71 also: --http cannot bind its \
+            70 internal failure; 71 --listen cannot bind its address; 73 the --log file is not \
+            a jackvu log's (a link, a device, another database); 74 stdout cannot be \
+            written; 75 the client name is taken, or another jackvu writes the --log file. (71 also: --http cannot bind its \
             address; 68: its host does not resolve; 64 also: --tui without a terminal.)
             """,
         version: JackVUVersion.string,

@@ -107,16 +107,52 @@ public final class LogWriter: @unchecked Sendable {
     private var clockStepped = false
     private var nextOpen = 0.0
     private var nextPrune = 0.0
+    /// The file, claimed for this writer (`LogFile`): held until the writer stops.
+    private var file: LogFile?
+    /// Wall time at the start, and the monotonic clock then (s): every time the log stamps is
+    /// the start's wall time plus the monotonic time since (`now`), so a wall-clock step never
+    /// reaches the log's times.
+    private let unixAtStart: Double
+    private let monotonicAtStart: Double
 
     /// Opens the log (creating it and its tables); a failure is said once, and the writer
-    /// tries again every 10 s.
-    public init(path: String, programmes: [LoggedProgramme], retentionDays: Double? = nil, commitInterval: Double = 1) {
+    /// tries again every 10 s — but never after a refusal that cannot change (a link, a
+    /// directory, a device, another application's database). `file`: the file already claimed
+    /// (`claim`), so that the start could refuse it with an exit status.
+    public init(path: String, programmes: [LoggedProgramme], retentionDays: Double? = nil, commitInterval: Double = 1, file: LogFile? = nil) {
         self.path = path
         self.programmes = programmes
         self.retentionDays = retentionDays
         self.commitInterval = commitInterval
+        self.file = file
+        unixAtStart = LogWriter.unixNow()
+        monotonicAtStart = LogWriter.monotonicNow()
         lastT = Array(repeating: -Double.infinity, count: programmes.count)
         open(now: LogWriter.unixNow())
+    }
+
+    /// Claims `path` before the run starts: the file, or nil when it cannot be created now
+    /// (the writer tries again); throws a refusal that ends the run (`LogFile.Refusal`:
+    /// permanent, or in use by another jackvu).
+    public static func claim(_ path: String) throws(LogFile.Refusal) -> LogFile? {
+        do { return try LogFile(path: path) } catch {
+            if error.kind == .cannotOpen { return nil }
+            throw error
+        }
+    }
+
+    /// Now, as the log stamps it: the wall time at the start plus the monotonic time since
+    /// (Unix seconds). Any thread.
+    public func now() -> Double { unixAtStart + (LogWriter.monotonicNow() - monotonicAtStart) }
+
+    /// How far the wall clock has stepped from the log's time (`now`), seconds: 0 until
+    /// someone steps it (NTP after a bad start, an operator, a VM restored). Any thread.
+    public func wallClockOffset() -> Double { LogWriter.unixNow() - now() }
+
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     public func start() {
@@ -142,8 +178,9 @@ public final class LogWriter: @unchecked Sendable {
     /// A chain event: `start`, `stop`, `server_lost`, `server_back`, `server_stalled`,
     /// `server_responding`, `reconnect`, `xruns`,
     /// `overruns`, `reset`, `pause`, `resume`, `mark`, `clock_step`, `rows_lost`.
-    public func event(_ kind: String, t: Double = LogWriter.unixNow(), programme: Int? = nil, detail: String? = nil, value: Double? = nil) {
-        append(.event(t: t, kind: kind, programme: programme, detail: detail, value: value))
+    /// `t`: Unix seconds (default: `now()`, the log's clock).
+    public func event(_ kind: String, t: Double? = nil, programme: Int? = nil, detail: String? = nil, value: Double? = nil) {
+        append(.event(t: t ?? now(), kind: kind, programme: programme, detail: detail, value: value))
     }
 
     /// Producers wait while the writer is far behind, instead of rows being dropped (`jackvu
@@ -185,11 +222,12 @@ public final class LogWriter: @unchecked Sendable {
         insertAlarm = nil
         insertEvent = nil
         database = nil
+        file?.release()
     }
 
     /// Writes every pending row in one transaction; on failure they stay pending.
     private func commit() {
-        let now = LogWriter.unixNow()
+        let now = self.now()
         if database == nil {
             guard now >= nextOpen else { return }
             open(now: now)
@@ -265,10 +303,27 @@ public final class LogWriter: @unchecked Sendable {
     /// Opens the file, creates the tables, finds or adds the programmes.
     private func open(now: Double) {
         nextOpen = now + 10
+        if file == nil {
+            do { file = try LogFile(path: path) } catch {
+                if error.isPermanent {
+                    // A link, a directory, a device, another application's database: waiting
+                    // cannot change that. Said once; no more tries.
+                    nextOpen = .infinity
+                    printError("\(error.description); not logging (metering goes on)")
+                } else if !failing {
+                    failing = true
+                    printError("\(error.description) (metering goes on; trying again every 10 s)")
+                }
+                failures.add()
+                return
+            }
+        }
         do throws(Database.Failure) {
             let db = try Database(path: path, write: true, create: true)
             try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
             try db.execute(LogSchema.sql)
+            // jackvu's mark (`LogFile` knows its logs by it) and the schema's version.
+            try db.execute("PRAGMA application_id = \(LogFile.applicationID); PRAGMA user_version = \(LogSchema.version);")
             // One transaction for the whole set-up (each statement of its own would be a WAL
             // commit: 32 programmes made a quarter of a megabyte of WAL).
             try db.execute("BEGIN")
@@ -294,9 +349,11 @@ public final class LogWriter: @unchecked Sendable {
                     try insert.run(values + [t?.maxShortTermLUFS.map { .double($0) } ?? .null, .double(now)])
                     found.append(Int(sqlite3_last_insert_rowid(db.handle)))
                 }
-                let last = try db.prepare("SELECT max(t) FROM blocks WHERE programme = ?1")
-                last.bind([.int(found.last!)])
-                if try last.step(), let t = last.double(0) { lastT[found.count - 1] = t }
+                // Times go on from the last block — unless it lies in the future (a run whose
+                // clock was stepped ahead stamped it): then from the true time.
+                let last = try db.prepare("SELECT max(t) FROM blocks WHERE programme = ?1 AND t <= ?2")
+                last.bind([.int(found.last!), .double(now + 1)])
+                if try last.step(), let t = last.number(0) { lastT[found.count - 1] = t }
             }
             try db.execute("COMMIT")
             insertBlock = try db.prepare("INSERT INTO blocks VALUES (?1, ?2, ?3, ?4, ?5, ?6)")

@@ -19,9 +19,10 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Opens (and with `create`, creates) the database at `path`; read-only without `write`.
+    /// A symbolic link is never followed for writing (`SQLITE_OPEN_NOFOLLOW`).
     public init(path: String, write: Bool, create: Bool) throws(Failure) {
         var db: OpaquePointer?
-        let flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let flags = (write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW : SQLITE_OPEN_READONLY) | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))

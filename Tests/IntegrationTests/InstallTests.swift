@@ -104,6 +104,8 @@ final class InstallTests: XCTestCase {
         let unit = prefix + "/lib/systemd/user/jackvu@.service"
         let unitText = try String(contentsOfFile: unit, encoding: .utf8)
         XCTAssertTrue(unitText.contains("ExecStart=\(jackvu) --quiet --name %i $JACKVU_OPTIONS"), unitText)
+        // Its one writable place, for the log (a relative --log path lands there).
+        XCTAssertTrue(unitText.contains("\nStateDirectory=jackvu\n") && unitText.contains("\nWorkingDirectory=%S/jackvu\n"), unitText)
         // systemd-analyze is installed by the test command (Tools/setup.sh --tests).
         _ = try Executables.resolve("systemd-analyze")
         let instance = folder + "/jackvu@mixbus.service"
@@ -118,6 +120,7 @@ final class InstallTests: XCTestCase {
             .flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
         XCTAssertNotNil(exposure, security.stdout + security.stderr)
         XCTAssertLessThanOrEqual(exposure ?? 10, 3.0, "systemd-analyze security: \(security.stdout.suffix(200))")
+        print("systemd-analyze security --offline=true --user: \(exposure ?? -1)")
 
         let uninstall = try Executables.run("bash", [root + "/Tools/install.sh", "--prefix", prefix, "--uninstall"])
         XCTAssertEqual(uninstall.status, 0, uninstall.stderr)
