@@ -47,9 +47,12 @@ final class AudioFile: @unchecked Sendable {
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
             throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(String(cString: sf_strerror(nil))))")
         }
-        guard info.channels >= 1, info.channels <= 64, info.samplerate > 0 else {
+        guard info.channels >= 1, info.channels <= AudioFile.maxChannels, info.samplerate > 0 else {
             sf_close(h)
-            throw EngineError(.noInput, "cannot analyse '\(path)': \(info.channels) channels at \(info.samplerate) Hz")
+            let why = info.channels < 1 ? "its header gives \(info.channels) channels"
+                : info.channels > AudioFile.maxChannels ? "it has \(info.channels) channels; jackvu analyses 1 to \(AudioFile.maxChannels)"
+                : "its header gives a sample rate of \(info.samplerate) Hz"
+            throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
         handle = h
         sampleRate = Int(info.samplerate)
@@ -88,16 +91,32 @@ final class AudioFile: @unchecked Sendable {
         }
     }
 
-    /// libsndfile's reason for refusing a file, said as what is wrong with the file: its
-    /// internal messages ("Internal error : SF_INFO struct incomplete", "Unspecified
-    /// internal error") mean a header it could not make sense of.
+    /// The most channels a file may have (the analysis' channel limit, as live).
+    static let maxChannels = 64
+
+    /// libsndfile's reason for refusing a file, said as what is wrong with the file, with
+    /// libsndfile's own words after it: its internal messages ("Internal error : SF_INFO
+    /// struct incomplete") mean a header it could not make sense of; "malformed", "unknown
+    /// error in flac decoder", "unimplemented format" and "unknown format" say the same in
+    /// other words. System errors (permissions, …) are said as they are.
     static func reason(_ message: String) -> String {
         var reason = message.trimmingCharacters(in: [" ", "."])
-        if reason.hasPrefix("System error : ") { reason = String(reason.dropFirst("System error : ".count)) }
-        if reason.lowercased().contains("internal error") {
-            return "its header is damaged or describes no audio libsndfile can read (libsndfile: \(reason))"
+        if reason.hasPrefix("System error : ") { return String(reason.dropFirst("System error : ".count)) }
+        if reason.hasPrefix("Error : ") { reason = String(reason.dropFirst("Error : ".count)) }
+        let lower = reason.lowercased()
+        let plain: String
+        if lower.contains("internal error") || lower.contains("malformed") {
+            plain = "its header is damaged: the format is one jackvu reads, but the file does not follow it"
+        } else if lower.contains("flac decoder") {
+            plain = "its FLAC data is damaged: the decoder could not read it"
+        } else if lower.contains("unimplemented format") {
+            plain = "its audio is in an encoding libsndfile cannot decode, or its header is damaged"
+        } else if lower.contains("unknown format") || lower.contains("not recognised") || lower.contains("not recognized") {
+            plain = "it is not an audio file jackvu reads (WAV, RF64, W64, AIFF, CAF, FLAC, Ogg Vorbis or Opus, MP3, and the other formats of libsndfile)"
+        } else {
+            return reason
         }
-        return reason
+        return "\(plain) (libsndfile: \(reason))"
     }
 
     /// Whether fewer frames could be read than the header promised (the file shrank while it

@@ -270,6 +270,47 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("integrated        -20.0 LUFS"), r.stdout)
     }
 
+    /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
+    /// limit named where a limit is the reason: FLAC whose frames are overwritten, a cut AIFF,
+    /// a cut Ogg Vorbis, a WAV header with 0 Hz, one with 65 channels, text.
+    func testLibsndfileRefusalsInPlainWords() throws {
+        let d = directory.path
+        func sox(_ name: String) throws {
+            XCTAssertEqual(try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "\(d)/\(name)", "synth", "2", "sine", "440"]).status, 0)
+        }
+        try sox("t.flac")
+        var flac = try Data(contentsOf: URL(fileURLWithPath: "\(d)/t.flac"))
+        flac.replaceSubrange(42..<60, with: [UInt8](repeating: 0xFF, count: 18))
+        try flac.write(to: URL(fileURLWithPath: "\(d)/bad.flac"))
+        try sox("t.aiff")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: "\(d)/t.aiff")).prefix(60)).write(to: URL(fileURLWithPath: "\(d)/cut.aiff"))
+        try sox("t.ogg")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: "\(d)/t.ogg")).prefix(3000)).write(to: URL(fileURLWithPath: "\(d)/cut.ogg"))
+        func wav(_ name: String, channels: UInt8, rate: [UInt8]) throws {
+            let header: [UInt8] = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WAVEfmt ".utf8) + [0x10, 0, 0, 0, 1, 0, channels, 0]
+                + rate + [0, 0, 0, 0, 4, 0, 16, 0] + Array("data".utf8) + [0, 0, 0, 0]
+            try Data(header).write(to: URL(fileURLWithPath: "\(d)/\(name)"))
+        }
+        try wav("0hz.wav", channels: 2, rate: [0, 0, 0, 0])
+        try wav("65ch.wav", channels: 65, rate: [0x80, 0xBB, 0, 0])
+        try Data("not audio at all\n".utf8).write(to: URL(fileURLWithPath: "\(d)/text.wav"))
+        let expected: [(String, String)] = [
+            ("bad.flac", "cannot read '\(d)/bad.flac': its FLAC data is damaged: the decoder could not read it (libsndfile: "),
+            ("cut.aiff", "cannot read '\(d)/cut.aiff': its audio is in an encoding libsndfile cannot decode, or its header is damaged (libsndfile: "),
+            ("cut.ogg", "cannot read '\(d)/cut.ogg': its header is damaged: the format is one jackvu reads, but the file does not follow it (libsndfile: "),
+            ("0hz.wav", "cannot read '\(d)/0hz.wav': its header is damaged"),
+            ("65ch.wav", "cannot analyse '\(d)/65ch.wav': it has 65 channels; jackvu analyses 1 to 64"),
+            ("text.wav", "cannot read '\(d)/text.wav': it is not an audio file jackvu reads (WAV, "),
+        ]
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze"] + expected.map { "\(d)/\($0.0)" })
+        XCTAssertEqual(r.status, 66, r.stderr)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, expected.count, r.stderr)
+        for (line, (name, start)) in zip(lines, expected) {
+            XCTAssertTrue(line.hasPrefix("jackvu: " + start), "\(name): \(line)")
+        }
+    }
+
     /// The damaged-file catalogue, as one batch with the bad files in the middle: samples of
     /// +Inf, NaN and 10^20 are replaced by silence and counted (the loudness is the clean
     /// tone's), a 2 kHz file, a header claiming 100 MHz and a FIFO each get one line at once;
