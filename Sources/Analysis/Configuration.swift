@@ -134,6 +134,8 @@ public struct Configuration: Equatable, Sendable {
     /// Origins whose pages may open the browser display's WebSocket besides its own
     /// (`--http-origin`, e.g. `https://wall.example:8443`).
     public var httpOrigins: [String] = []
+    /// What the HTTP listeners (`--http`, `--metrics`) let in (`--http-limits`).
+    public var httpLimits = HTTPLimits()
     /// Debug aid for the real-time test: the process callback allocates (hidden option).
     public var realtimeCanary = false
     /// Test aid: the worker stops for `seconds` once, `after` seconds after it started

@@ -203,6 +203,14 @@ public struct JackVUCommand: ParsableCommand {
         let terminal = usesTerminal
         c.stdoutStream = !terminal && !quiet
         c.httpOrigins = live.httpOrigin
+        if let text = live.httpLimits {
+            guard let limits = HTTPLimits.parse(text) else {
+                throw ConfigurationError(
+                    option: "--http-limits",
+                    message: "'\(text)': expected CONNECTIONS[,PER_ADDRESS[,WEBSOCKETS_PER_ADDRESS]]: connections 1 to 1024, per address at most that, WebSockets per address 1 to \(HTTPLimits.maxWebSockets)")
+            }
+            c.httpLimits = limits
+        }
         c.displayed = terminal || live.http != nil || live.metrics != nil
         c.oscPort = !live.noOSCPort
         c.midiNotes = live.midiNotes
@@ -462,6 +470,11 @@ public struct LiveOptions: ParsableArguments {
         "Also accept the browser display's WebSocket from pages of this origin (e.g. https://wall.example:8443); by default only the display's own page may open it. Repeatable.",
         valueName: "origin"))
     public var httpOrigin: [String] = []
+
+    @Option(name: .customLong("http-limits"), help: ArgumentHelp(
+        "Connections the --http and --metrics servers hold at once, in all and per client address, and browser WebSockets per address (default 64,16,8: one address never takes more than a quarter). Beyond them a connection is closed at once; a request head must be whole within 10 s and 24 KiB (414/431 otherwise).",
+        valueName: "n[,per-address[,websockets]]"))
+    public var httpLimits: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Also send every update as OSC bundles over UDP to udp://HOST:PORT (or osc.udp://HOST:PORT/). Repeatable.",

@@ -189,3 +189,54 @@ public struct HTTPListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// Whether the address is loopback only.
     public var isLoopback: Bool { host == "localhost" || host.hasPrefix("127.") || host == "::1" }
 }
+
+/// What the browser display's server lets in. A monitor's HTTP port must not be a way to
+/// stop it: every connection costs a file descriptor, which JACK, OSC and the log need too,
+/// and one client address must not be able to take every place (`--http-limits`).
+public struct HTTPLimits: Sendable, Equatable {
+    /// Connections open at once (pages, WebSockets, requests); one more is closed at once.
+    public var maxConnections = 64
+    /// Connections open at once from one client address: a quarter of the whole, so that
+    /// one address holding its share leaves the rest to a browser and a scraper elsewhere.
+    public var maxConnectionsPerAddress = 16
+    /// WebSockets (browsers) at once from one client address (of `HTTPLimits.maxWebSockets`).
+    public var maxWebSocketsPerAddress = 8
+    /// Seconds a connection may take to send a whole request head, from its first byte (or
+    /// from the connection, for the first): a client trickling a head is closed, whatever
+    /// the head's size.
+    public var headTimeout = 10.0
+    /// Seconds a connection may stay idle between requests.
+    public var idleTimeout = 30.0
+    /// Header bytes in all (after the request line); beyond them the request is answered 431.
+    public var maxHeaderBytes = 16 * 1024
+    /// The request line's bytes (method, URL, version); a longer one gets 414.
+    public var maxRequestLineBytes = 8 * 1024
+    /// Origins besides the page's own whose WebSockets are accepted (`--http-origin`).
+    public var origins: [String] = []
+
+    public init() {}
+
+    /// A request head is answered 431 beyond this many bytes (the request line and the
+    /// headers together; a request line alone beyond `maxRequestLineBytes` gets 414).
+    public var maxHeadBytes: Int { maxHeaderBytes }
+
+    /// Header fields a request may have (431 beyond).
+    public static let maxHeaderFields = 100
+    /// Browsers (WebSockets) at once, at most (more get 503).
+    public static let maxWebSockets = 32
+
+    /// Reads `--http-limits CONNECTIONS[,PER_ADDRESS[,WEBSOCKETS_PER_ADDRESS]]` (1–1024; per
+    /// address at most the whole, by default a quarter of it; WebSockets per address 1–32, by
+    /// default 8 or the per-address limit if lower).
+    public static func parse(_ text: String) -> HTTPLimits? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+        guard (1...3).contains(parts.count), parts.allSatisfy({ $0 != nil }) else { return nil }
+        var l = HTTPLimits()
+        l.maxConnections = parts[0]!
+        l.maxConnectionsPerAddress = parts.count > 1 ? parts[1]! : max(1, l.maxConnections / 4)
+        l.maxWebSocketsPerAddress = parts.count > 2 ? parts[2]! : max(1, min(l.maxConnectionsPerAddress, HTTPLimits.maxWebSockets / 4))
+        guard (1...1024).contains(l.maxConnections), (1...l.maxConnections).contains(l.maxConnectionsPerAddress),
+              (1...HTTPLimits.maxWebSockets).contains(l.maxWebSocketsPerAddress) else { return nil }
+        return l
+    }
+}

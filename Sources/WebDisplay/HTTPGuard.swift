@@ -6,42 +6,68 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import Outputs
 import Synchronization
 
-/// What the browser display's server lets in. A monitor's HTTP port must not be a way to
-/// stop it: every connection costs a file descriptor, which JACK, OSC and the log need too.
-public struct HTTPLimits: Sendable {
-    /// Connections open at once (pages, WebSockets, requests); one more is closed at once.
-    public var maxConnections = 64
-    /// Seconds a connection may take to send its first request head; then it is closed (a
-    /// client trickling a half-sent request holds nothing for longer).
-    public var headTimeout = 10.0
-    /// Seconds a connection may stay idle between requests.
-    public var idleTimeout = 30.0
-    /// Header bytes in all, and per field; beyond them the request is refused.
-    public var maxHeaderBytes = 16 * 1024
-    public var maxHeaderFieldBytes = 8 * 1024
-    /// Origins besides the page's own whose WebSockets are accepted (`--http-origin`).
-    public var origins: [String] = []
-
-    public init() {}
-}
-
-/// Counts open connections. Any thread.
+/// Counts open connections and WebSockets, in all and per client address. Any thread.
 final class ConnectionGate: Sendable {
     let open = Atomic<Int>(0)
     let refused = Atomic<Int>(0)
     let limit: Int
-    init(limit: Int) { self.limit = limit }
+    let perAddress: Int
+    let webSocketsPerAddress: Int
+    /// Per client address: connections and WebSockets open.
+    private let byAddress = Mutex<[String: (connections: Int, webSockets: Int)]>([:])
+
+    init(limits: HTTPLimits) {
+        limit = limits.maxConnections
+        perAddress = limits.maxConnectionsPerAddress
+        webSocketsPerAddress = limits.maxWebSocketsPerAddress
+    }
+
+    /// Takes a connection's place for `address`; false (and counted) when its address has
+    /// its share already.
+    func admit(_ address: String) -> Bool {
+        let ok = byAddress.withLock { table -> Bool in
+            let n = table[address]?.connections ?? 0
+            guard n < perAddress else { return false }
+            table[address, default: (0, 0)].connections = n + 1
+            return true
+        }
+        if !ok { refused.wrappingAdd(1, ordering: .relaxed) }
+        return ok
+    }
+
+    /// Gives a connection's place (and its WebSocket's, if it had one) back.
+    func leave(_ address: String, webSocket: Bool) {
+        byAddress.withLock { table in
+            guard var entry = table[address] else { return }
+            entry.connections -= 1
+            if webSocket { entry.webSockets -= 1 }
+            table[address] = entry.connections <= 0 ? nil : entry
+        }
+    }
+
+    /// Takes a WebSocket's place for `address`; false when it has its share.
+    func admitWebSocket(_ address: String) -> Bool {
+        let ok = byAddress.withLock { table -> Bool in
+            let n = table[address]?.webSockets ?? 0
+            guard n < webSocketsPerAddress else { return false }
+            table[address, default: (0, 0)].webSockets = n + 1
+            return true
+        }
+        if !ok { refused.wrappingAdd(1, ordering: .relaxed) }
+        return ok
+    }
 }
 
-/// The HTTP/WebSocket channel with the gate in front: a connection beyond the limit is closed
-/// before anything is read, and one that has not sent a whole request head within
-/// `headTimeout` is closed.
+/// The HTTP/WebSocket channel with the gate in front: a connection beyond the limit, or
+/// beyond its address's share, is closed before anything is read; each request head must be
+/// whole within `headTimeout` and `maxHeadBytes` (`HeadGuard`).
 struct GuardedChannel: ServerChildChannel {
     let inner: HTTP1WebSocketUpgradeChannel
     let gate: ConnectionGate
-    let headTimeout: TimeAmount
+    let limits: HTTPLimits
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
         let count = gate.open.wrappingAdd(1, ordering: .relaxed).newValue
@@ -51,8 +77,16 @@ struct GuardedChannel: ServerChildChannel {
             channel.close(promise: nil)
             return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
+        // One address: a whole /8 would be too coarse (127.0.0.2 is another local client).
+        let address = channel.remoteAddress?.ipAddress ?? "?"
+        guard gate.admit(address) else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        let head = HeadGuard(limits: limits, address: address, gate: gate)
+        channel.closeFuture.whenComplete { [gate] _ in gate.leave(address, webSocket: head.isWebSocket) }
         do {
-            try channel.pipeline.syncOperations.addHandler(HeadTimeout(limit: headTimeout), position: .first)
+            try channel.pipeline.syncOperations.addHandler(head, position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
@@ -64,44 +98,164 @@ struct GuardedChannel: ServerChildChannel {
     }
 }
 
-/// Closes the connection unless the end of a request head (CRLF CRLF) arrives within `limit`;
-/// once it has, it steps out of the pipeline (the server's idle timeout takes over).
-final class HeadTimeout: ChannelInboundHandler, RemovableChannelHandler {
+/// Guards each request head on a connection, before HTTP parsing: it must be whole (CRLF
+/// CRLF) within `headTimeout` of its first byte (of the connection, for the first) and within
+/// `maxHeadBytes` — a longer request line is answered 414, a longer head 431, and the
+/// connection closed (SwiftNIO's own header limit made an error that left such a connection
+/// open for ever). A WebSocket upgrade beyond its address's share is answered 503. Once a
+/// WebSocket upgrade's head has passed, the guard steps out (the frames are not HTTP). Only
+/// GET and HEAD are served, so a request has no body to skip.
+final class HeadGuard: ChannelDuplexHandler, RemovableChannelHandler, @unchecked Sendable {
+    // @unchecked Sendable: used on its channel's event loop only (`isWebSocket` is read when
+    // the channel has closed, after every event of it).
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-    private let limit: TimeAmount
+    typealias OutboundIn = IOData
+    typealias OutboundOut = ByteBuffer
+    /// Seconds a request (its head whole) may wait for its response to begin: beyond, the
+    /// connection is closed (a request the HTTP parser refused without answering).
+    static let responseDeadline = 15.0
+    private let limits: HTTPLimits
+    private let address: String
+    private let gate: ConnectionGate
     private var timer: Scheduled<Void>?
-    /// The last three bytes seen, to find CRLF CRLF across reads.
-    private var tail: [UInt8] = []
+    /// Set while a request waits for its response.
+    private var awaiting: Scheduled<Void>?
+    /// The head so far (at most `maxHeadBytes`), and whether its request line has ended.
+    private var head: [UInt8] = []
+    private var lineEnded = false
+    private var refused = false
+    /// Whether this connection became a WebSocket (its place counted in the gate).
+    private(set) var isWebSocket = false
 
-    init(limit: TimeAmount) { self.limit = limit }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let channel = context.channel
-        timer = context.eventLoop.scheduleTask(in: limit) { channel.close(promise: nil) }
+    init(limits: HTTPLimits, address: String, gate: ConnectionGate) {
+        self.limits = limits
+        self.address = address
+        self.gate = gate
     }
+
+    func handlerAdded(context: ChannelHandlerContext) { arm(context) }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        awaiting?.cancel()
+        awaiting = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // A response begins: the request was answered.
+        awaiting?.cancel()
+        awaiting = nil
+        context.write(data, promise: promise)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        let channel = context.channel
+        timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(limits.headTimeout * 1e9))) { channel.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
         let buffer = unwrapInboundIn(data)
-        let bytes = tail + buffer.readableBytesView.suffix(4096)
-        var complete = false
-        if bytes.count >= 4 {
-            for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-                complete = true
+        let bytes = Array(buffer.readableBytesView)
+        // A new request's first byte starts its head's deadline.
+        if head.isEmpty && timer == nil { arm(context) }
+        var end: Int?
+        let searchFrom = max(0, head.count - 3)
+        head.append(contentsOf: bytes.prefix(limits.maxHeadBytes + 4 - min(head.count, limits.maxHeadBytes + 4)))
+        if head.count >= 4 {
+            for i in searchFrom...(head.count - 4) where head[i] == 13 && head[i + 1] == 10 && head[i + 2] == 13 && head[i + 3] == 10 {
+                end = i + 4
                 break
             }
         }
-        tail = Array(bytes.suffix(3))
+        if !lineEnded, let lf = head.firstIndex(of: 10), lf <= limits.maxRequestLineBytes { lineEnded = true }
+        if !lineEnded && head.count > limits.maxRequestLineBytes && (head.firstIndex(of: 10) ?? Int.max) > limits.maxRequestLineBytes {
+            return refuse(context, "414 URI Too Long", "the request line is longer than \(limits.maxRequestLineBytes) bytes")
+        }
+        guard let end else {
+            if head.count > limits.maxHeadBytes {
+                return refuse(context, "431 Request Header Fields Too Large", "the request head is longer than \(limits.maxHeadBytes) bytes")
+            }
+            context.fireChannelRead(data)
+            return
+        }
+        // The request line: METHOD TARGET HTTP/1.x, or 400 at once (the parser's own
+        // refusal of it left the connection unanswered).
+        if !HeadGuard.isRequestLine(head.prefix { $0 != 13 && $0 != 10 }) {
+            return refuse(context, "400 Bad Request", "not an HTTP/1 request line")
+        }
+        if !HeadGuard.fieldsAreWellFormed(head[..<end]) {
+            return refuse(context, "400 Bad Request", "a header line is not NAME: VALUE")
+        }
+        guard end <= limits.maxHeadBytes else {
+            return refuse(context, "431 Request Header Fields Too Large", "the request head is longer than \(limits.maxHeadBytes) bytes")
+        }
+        if head[..<end].reduce(0, { $0 + ($1 == 10 ? 1 : 0) }) > HTTPLimits.maxHeaderFields + 2 {
+            return refuse(context, "431 Request Header Fields Too Large", "the request has more than \(HTTPLimits.maxHeaderFields) header fields")
+        }
+        // A whole head: a WebSocket upgrade takes its address's place, or is refused.
+        let upgrade = HeadGuard.isWebSocketUpgrade(Array(head[..<end]))
+        if upgrade {
+            guard gate.admitWebSocket(address) else {
+                return refuse(context, "503 Service Unavailable", "this address has \(limits.maxWebSocketsPerAddress) displays open already")
+            }
+            isWebSocket = true
+        }
+        timer?.cancel()
+        timer = nil
+        head = []
+        lineEnded = false
+        if !upgrade {
+            let channel = context.channel
+            awaiting?.cancel()
+            awaiting = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(HeadGuard.responseDeadline * 1e9))) { channel.close(promise: nil) }
+        }
         context.fireChannelRead(data)
-        if complete {
-            timer?.cancel()
-            timer = nil
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        if upgrade { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
+    }
+
+    private func refuse(_ context: ChannelHandlerContext, _ status: String, _ why: String) {
+        refused = true
+        timer?.cancel()
+        timer = nil
+        let body = why + "\n"
+        let text = "HTTP/1.1 \(status)\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Whether `line` is `METHOD SP TARGET SP HTTP/1.0|1.1` (METHOD a token of letters).
+    static func isRequestLine(_ line: some Collection<UInt8>) -> Bool {
+        let parts = line.split(separator: 32, omittingEmptySubsequences: false)
+        guard parts.count == 3, let method = parts.first, (1...16).contains(method.count),
+              method.allSatisfy({ (65...90).contains($0) }), !parts[1].isEmpty else { return false }
+        let version = Array(parts[2])
+        return version == Array("HTTP/1.1".utf8) || version == Array("HTTP/1.0".utf8)
+    }
+
+    /// Whether every header line (after the request line, before the blank line) is
+    /// `NAME: VALUE` with a name of visible characters and no space before the colon.
+    static func fieldsAreWellFormed(_ head: ArraySlice<UInt8>) -> Bool {
+        let lines = head.split(separator: 10, omittingEmptySubsequences: false).dropFirst()
+        for raw in lines {
+            let line = raw.last == 13 ? raw.dropLast() : raw
+            if line.isEmpty { return true }
+            guard let colon = line.firstIndex(of: 58), colon > line.startIndex,
+                  line[..<colon].allSatisfy({ (33...126).contains($0) }) else { return false }
+        }
+        return true
+    }
+
+    /// Whether a request head asks for a WebSocket: an `Upgrade` header whose token list
+    /// (comma-separated, any case, in any of several fields) holds `websocket`.
+    static func isWebSocketUpgrade(_ head: [UInt8]) -> Bool {
+        let text = String(decoding: head, as: UTF8.self).lowercased()
+        return text.split(separator: "\r\n").contains { line in
+            guard line.hasPrefix("upgrade:") else { return false }
+            return RequestGuard<BasicWebSocketRequestContext>.tokens(line.dropFirst("upgrade:".count)).contains("websocket")
         }
     }
 }
@@ -121,12 +275,22 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
         if loopbackOnly && !RequestGuard.isLoopbackHost(host) {
             return RequestGuard.forbidden("this display serves loopback host names only (Host: \(host))")
         }
-        if request.headers[.upgrade]?.lowercased() == "websocket", let origin = request.headers[.origin],
+        // Upgrade is a token list (`Upgrade: foo, websocket`), possibly over several fields:
+        // any `websocket` token makes it a WebSocket request for the Origin check.
+        if request.headers[values: .upgrade].contains(where: { RequestGuard.tokens(Substring($0)).contains("websocket") }),
+           let origin = request.headers[.origin],
            origin != "http://" + host && !origins.contains(origin)
         {
             return RequestGuard.forbidden("WebSocket from another origin (\(origin)); allow it with --http-origin")
         }
         return try await next(request, context)
+    }
+
+    /// An HTTP header's comma-separated token list, trimmed and lower-cased.
+    static func tokens(_ value: Substring) -> [String] {
+        value.split(separator: ",").map { token in
+            String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
+        }
     }
 
     /// Whether a Host header's name (without its port) is `localhost` or a loopback address.

@@ -36,7 +36,7 @@ public final class MetricsOutput: Display, @unchecked Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: .init(string: "jackvu: Prometheus metrics at /metrics\n")))
         }
         do {
-            let (task, address) = try WebDisplay.serve(router: router, address: listen, limits: limits, gate: ConnectionGate(limit: limits.maxConnections))
+            let (task, address) = try WebDisplay.serve(router: router, address: listen, limits: limits, gate: ConnectionGate(limits: limits))
             self.task = task
             self.address = address
         } catch {

@@ -32,9 +32,9 @@ import Synchronization
 /// (counted as dropped). So jackvu holds at most one update and 64 KiB per browser, at most
 /// `maxClients` browsers.
 ///
-/// Nothing from outside can use it up (`HTTPLimits`): at most 64 connections at once (more
-/// are closed before they are read), 10 s to send a request head, 30 s idle, 16 KiB of
-/// headers; on a loopback address only loopback host names (no DNS rebinding); WebSockets
+/// Nothing from outside can use it up (`HTTPLimits`): at most 64 connections at once and 16
+/// per client address (more are closed before they are read), 8 WebSockets per address, each
+/// request head whole within 10 s and 16 KiB (`HeadGuard`: 414/431/400 and closed), 30 s idle; on a loopback address only loopback host names (no DNS rebinding); WebSockets
 /// only from the page's own origin or those `--http-origin` names. Everything served is
 /// read-only (GET).
 public final class WebDisplay: Display, @unchecked Sendable {
@@ -48,7 +48,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
     public let address: HTTPListenAddress
 
     /// Browsers at once, at most; more get 503.
-    public static let maxClients = 32
+    public static let maxClients = HTTPLimits.maxWebSockets
     /// Seconds one update may take to go out before its browser is dropped.
     public static let stallLimit = 5.0
 
@@ -83,7 +83,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: RequestGuard<BasicWebSocketRequestContext>(
             loopbackOnly: RequestGuard<BasicWebSocketRequestContext>.isLoopbackHost(address.host), origins: Set(limits.origins)))
-        let gate = ConnectionGate(limit: limits.maxConnections)
+        let gate = ConnectionGate(limits: limits)
         hub.connectionGate = gate
         router.get("/") { _, _ -> Response in
             var headers = HTTPFields()
@@ -123,16 +123,17 @@ public final class WebDisplay: Display, @unchecked Sendable {
         var logger = Logger(label: "jackvu-http") { _ in SwiftLogNoOpLogHandler() }
         logger.logLevel = .critical
         var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)))
+        // SwiftNIO's own header limits above `HeadGuard`'s, which answers 431 and closes: an
+        // error of NIO's decoder left the connection open, unanswered, for ever.
         http1.httpDecoder = .init(
-            maxHeaderFieldSize: limits.maxHeaderFieldBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
+            maxHeaderFieldSize: limits.maxHeadBytes + 1024, maxHeaderListSize: limits.maxHeadBytes + 1024, maxHeaderFieldCount: HTTPLimits.maxHeaderFields * 2)
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1)
         let webSocketResponder = router.buildResponder()
-        let headTimeout = TimeAmount.nanoseconds(Int64(limits.headTimeout * 1e9))
         let server = HTTPServerBuilder { responder in
             GuardedChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
-                gate: gate, headTimeout: headTimeout)
+                gate: gate, limits: limits)
         }
         let app = Application(
             router: router, server: server,

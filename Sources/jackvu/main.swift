@@ -62,14 +62,14 @@ do throws(any Error) {
             let metrics = MetricsBox()
             if configuration.metrics != nil || configuration.http != nil {
                 displays.append { context in
-                    let output = try makeMetrics(context, configuration.metrics)
+                    let output = try makeMetrics(context, configuration.metrics, limits: configuration.httpLimits)
                     metrics.output = output
                     return output
                 }
             }
             if let http = configuration.http {
                 displays.append { context in
-                    try makeWebDisplay(context, http, origins: configuration.httpOrigins, metrics: metrics.output?.exporter)
+                    try makeWebDisplay(context, http, limits: configuration.httpLimits, origins: configuration.httpOrigins, metrics: metrics.output?.exporter)
                 }
             }
             if live.usesTerminal {
@@ -129,9 +129,9 @@ final class MetricsBox: @unchecked Sendable {
 
 /// The Prometheus metrics (always with `--http`; `--metrics` adds a listener of its own, said
 /// on stderr).
-func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?) throws -> MetricsOutput {
+func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?, limits: HTTPLimits) throws -> MetricsOutput {
     do {
-        let output = try MetricsOutput(context: context, listen: listen)
+        let output = try MetricsOutput(context: context, listen: listen, limits: limits)
         if let address = output.address { printError("Prometheus metrics at http://\(address)/metrics") }
         return output
     } catch {
@@ -141,9 +141,9 @@ func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?) throws
 }
 
 /// The browser display (`--http`); says where it listens on stderr.
-func makeWebDisplay(_ context: DisplayContext, _ parsed: HTTPListenAddress, origins: [String], metrics: MetricsExporter? = nil) throws -> any Display {
+func makeWebDisplay(_ context: DisplayContext, _ parsed: HTTPListenAddress, limits: HTTPLimits, origins: [String], metrics: MetricsExporter? = nil) throws -> any Display {
     do {
-        var limits = HTTPLimits()
+        var limits = limits
         limits.origins = origins
         let display = try WebDisplay(context: context, address: parsed, limits: limits, metrics: metrics)
         printError("browser display at http://\(display.address)/")

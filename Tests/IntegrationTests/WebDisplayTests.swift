@@ -460,6 +460,107 @@ final class WebDisplayTests: XCTestCase {
         XCTAssertTrue(vu.isRunning, vu.stderr)
     }
 
+    /// One address cannot lock another out: from 127.0.0.2, 64 oversized request heads (each
+    /// answered 431 or 414 at once and closed), 200 slowloris connections (a request head that
+    /// never ends: beyond the address's 16 places closed at once, the rest after the 10 s head
+    /// deadline) and 12 WebSockets that keep reading (8 get in, the rest 503); meanwhile from
+    /// 127.0.0.1 the page, a WebSocket and /metrics are each served at least 19 times in 20.
+    /// `Upgrade: foo, websocket` from another origin is refused like `Upgrade: websocket`; a
+    /// request the parser would refuse (no request line, a header without a colon) is answered
+    /// 400 at once; `--http-limits` out of range is a usage error.
+    func testOneAddressCannotLockAnotherOut() throws {
+        let server = try JackServer(label: "weblock")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try startJackVU(server, port: port)
+        defer { vu.stop() }
+        func status(_ fd: Int32) -> String {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let n = recv(fd, &buffer, buffer.count, 0)
+            return n > 0 ? String(decoding: buffer[0..<min(n, 12)], as: UTF8.self) : "closed"
+        }
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        // Oversized heads: a 20 KB header and a 64 KB URL, 32 each.
+        var answers: [String: Int] = [:]
+        for i in 0..<64 {
+            guard let fd = connectTCP(port: port, from: "127.0.0.2") else { answers["refused", default: 0] += 1; continue }
+            let request = i % 2 == 0
+                ? "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "x", count: 20_000))\r\n\r\n"
+                : "GET /\(String(repeating: "a", count: 65_000)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            sendAll(fd, request)
+            answers[status(fd), default: 0] += 1
+            close(fd)
+        }
+        print("64 oversized heads: \(answers)")
+        XCTAssertEqual((answers["HTTP/1.1 431"] ?? 0) + (answers["HTTP/1.1 414"] ?? 0), 64, "\(answers)")
+        XCTAssertEqual(answers["HTTP/1.1 414"], 32, "\(answers)")
+        // Slowloris and WebSockets from the same address, held.
+        for _ in 0..<200 {
+            guard let fd = connectTCP(port: port, from: "127.0.0.2") else { continue }
+            sendAll(fd, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ")
+            held.append(fd)
+        }
+        let slow = held
+        let started = Date()
+        var sockets = 0
+        // Only the first 16 slowloris hold places: the address's WebSockets must wait for the
+        // head deadline to free them, so they are tried after it (below).
+        func readers(_ count: Int, from source: String) -> [WebSocketReader] {
+            (0..<count).compactMap { _ in WebSocketReader(port: port, from: source) }
+        }
+        // From another address, meanwhile: the page, a WebSocket, /metrics.
+        var served = (page: 0, ws: 0, metrics: 0)
+        for _ in 0..<20 {
+            if httpGet(port: port, path: "/")?.status == 200 { served.page += 1 }
+            if let fd = openWebSocket(port: port) { served.ws += 1; close(fd) }
+            if httpGet(port: port, path: "/metrics")?.status == 200 { served.metrics += 1 }
+        }
+        print("under 64 oversized heads and 200 slowloris from 127.0.0.2: page \(served.page)/20, WebSocket \(served.ws)/20, /metrics \(served.metrics)/20")
+        XCTAssertGreaterThanOrEqual(served.page, 19)
+        XCTAssertGreaterThanOrEqual(served.ws, 19)
+        XCTAssertGreaterThanOrEqual(served.metrics, 19)
+        // The slowloris connections are all closed by the head deadline (10 s).
+        func open() -> Int {
+            slow.filter { fd in
+                var byte: UInt8 = 0
+                return Glibc.recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) < 0 && errno == EAGAIN
+            }.count
+        }
+        XCTAssertLessThanOrEqual(open(), 16, "beyond the address's share, closed at once")
+        XCTAssertNotNil(waitFor(timeout: 30) { open() == 0 }, "the slowloris heads were not closed: \(open()) open")
+        print("slowloris: every connection closed \(fixed(Date().timeIntervalSince(started), 1)) s after they started")
+        // WebSockets that keep reading from one address: 8 get in; another address still does.
+        let hogs = readers(12, from: "127.0.0.2")
+        defer { hogs.forEach { $0.stop() } }
+        sockets = hogs.count
+        XCTAssertEqual(sockets, 8, "WebSockets from one address")
+        let browser = WebSocketReader(port: port)
+        XCTAssertNotNil(browser, "a browser elsewhere")
+        browser?.stop()
+
+        // The Upgrade token list, and what the parser would refuse.
+        func raw(_ request: String) -> String {
+            guard let fd = connectTCP(port: port) else { return "refused" }
+            defer { close(fd) }
+            sendAll(fd, request)
+            return status(fd)
+        }
+        let evil = "Origin: http://evil.example\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        let plain = raw("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" + evil)
+        XCTAssertTrue(plain.hasPrefix("HTTP/1.1 4"), plain)
+        XCTAssertEqual(raw("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: foo, websocket\r\nConnection: keep-alive, Upgrade\r\n" + evil), plain)
+        XCTAssertEqual(raw("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: foo\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n" + evil), plain)
+        XCTAssertEqual(raw("GARBAGE\r\n\r\n"), "HTTP/1.1 400")
+        XCTAssertEqual(raw("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n"), "HTTP/1.1 400")
+        XCTAssertTrue(vu.isRunning, vu.stderr)
+        let bad = try Executables.run(try Executables.product("jackvu"), ["--http-limits", "64,65", "--http", "0"])
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.hasPrefix("jackvu: --http-limits '64,65': expected"), bad.stderr)
+    }
+
     /// The number of WebSocket clients /status counts (nil when it does not answer).
     private func clients(_ port: Int) -> Int? {
         guard let body = httpGet(port: port, path: "/status")?.body, let range = body.range(of: "\"clients\": ") else { return nil }
@@ -488,9 +589,10 @@ final class WebSocketReader: @unchecked Sendable {
     private let done = Atomic(false)
     private let count = Atomic(0)
 
-    /// Connects to jackvu's `/ws` on 127.0.0.1:`port` (nil when refused) and starts reading.
-    init?(port: Int) {
-        guard let socket = openWebSocket(port: port) else { return nil }
+    /// Connects to jackvu's `/ws` on 127.0.0.1:`port` (from `source` when given; nil when
+    /// refused) and starts reading.
+    init?(port: Int, from source: String? = nil) {
+        guard let socket = openWebSocket(port: port, from: source) else { return nil }
         self.socket = socket
         let (done, count) = (done, count)
         Thread {

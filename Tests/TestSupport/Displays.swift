@@ -87,10 +87,23 @@ public func freeTCPPort() -> Int {
 }
 
 /// A TCP connection to 127.0.0.1:`port` (nil when refused), with a receive buffer of
-/// `receiveBuffer` bytes when given (set before connecting, so the window stays small).
-public func connectTCP(port: Int, receiveBuffer: Int32? = nil) -> Int32? {
+/// `receiveBuffer` bytes when given (set before connecting, so the window stays small), from
+/// the loopback address `source` when given (127.0.0.2 stands for another client machine).
+public func connectTCP(port: Int, receiveBuffer: Int32? = nil, from source: String? = nil) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
+    if let source {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            return nil
+        }
+    }
     if var size = receiveBuffer {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
@@ -123,8 +136,8 @@ public func sendAll(_ fd: Int32, _ text: String) {
 }
 
 /// A plain HTTP/1.0 GET on 127.0.0.1:`port`: the status code and body (nil when refused).
-public func httpGet(port: Int, path: String) -> (status: Int, headers: String, body: String)? {
-    guard let fd = connectTCP(port: port) else { return nil }
+public func httpGet(port: Int, path: String, from source: String? = nil) -> (status: Int, headers: String, body: String)? {
+    guard let fd = connectTCP(port: port, from: source) else { return nil }
     defer { close(fd) }
     sendAll(fd, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
     var data = [UInt8]()
@@ -153,8 +166,8 @@ public func httpGet(port: Int, path: String) -> (status: Int, headers: String, b
 
 /// Opens a WebSocket on 127.0.0.1:`port``path`: sends the upgrade request and, with
 /// `readResponse`, reads the 101 response head. Returns the socket (nil when refused).
-public func openWebSocket(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, readResponse: Bool = true) -> Int32? {
-    guard let fd = connectTCP(port: port, receiveBuffer: receiveBuffer) else { return nil }
+public func openWebSocket(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, readResponse: Bool = true, from source: String? = nil) -> Int32? {
+    guard let fd = connectTCP(port: port, receiveBuffer: receiveBuffer, from: source) else { return nil }
     sendAll(
         fd,
         "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
