@@ -300,9 +300,11 @@ public final class Engine {
             shared.neededFeatures.store(Analyzer.Features.needed(for: needed, midiNotes: c.midiNotes).rawValue, ordering: .relaxed)
             control.kinds.withLock { $0 = kinds }
         case .subscribe(let endpoint):
-            udp?.request(endpoint, add: true)
+            udp?.request(.add(endpoint))
         case .unsubscribe(let endpoint):
-            udp?.request(endpoint, add: false)
+            udp?.request(.remove(endpoint))
+        case .confirm(let token, let host):
+            udp?.request(.confirm(token: token, host: host))
         case .mark(let label):
             // A segment boundary for reports (`jackvu report --segments marks`).
             watcher?.event("mark", detail: label)

@@ -31,7 +31,8 @@ struct OutputFactory {
                 }
             }
             udp = OSCUDPOutput(
-                senders: senders, lifetime: c.subscribeTimeout, failures: shared.oscSendFailures, rejected: controlRejected)
+                senders: senders, lifetime: c.subscribeTimeout, failures: shared.oscSendFailures, rejected: controlRejected,
+                prefix: c.prefix)
         } else {
             udp = nil
         }
@@ -80,14 +81,22 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
     /// Those added by `subscribe`, in the order of `subscriptions.endpoints`.
     private var subscribers: [OSCSender] = []
     private var subscriptions: Subscriptions
-    /// Subscriptions asked for (true) or ended (false) since the last update.
-    private let requests = Mutex<[(OSCEndpoint, Bool)]>([])
+    /// What the control input asked for since the last update.
+    enum Request: Sendable {
+        case add(OSCEndpoint)
+        case remove(OSCEndpoint)
+        case confirm(token: String, host: String)
+    }
+    private let requests = Mutex<[Request]>([])
+    /// The OSC prefix (the challenge's address is PREFIX/subscribe/confirm).
+    private let prefix: String
     private let failures: Counter
     /// Where a refused subscription is counted (the control input's rejections).
     private let rejected: Counter?
 
-    init(senders: [OSCSender], lifetime: Double, failures: Counter, rejected: Counter?) {
+    init(senders: [OSCSender], lifetime: Double, failures: Counter, rejected: Counter?, prefix: String) {
         self.senders = senders
+        self.prefix = prefix
         subscriptions = Subscriptions(lifetime: lifetime)
         self.failures = failures
         self.rejected = rejected
@@ -97,9 +106,9 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
     var counters: [String: Int] { ["send_failures": failures.count] }
     func stop() {}
 
-    /// Adds (`add`) or removes a subscribed destination, from the next update on. Any thread.
-    func request(_ endpoint: OSCEndpoint, add: Bool) {
-        requests.withLock { $0.append((endpoint, add)) }
+    /// Adds, removes or confirms a subscribed destination, from the next update on. Any thread.
+    func request(_ request: Request) {
+        requests.withLock { $0.append(request) }
     }
 
     func take(_ update: OutputUpdate) {
@@ -110,6 +119,17 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
         for sender in subscribers { send(packets, to: sender) }
     }
 
+    private func isGiven(_ e: OSCEndpoint) -> Bool {
+        senders.contains { $0.endpoint.host == e.host && $0.endpoint.port == e.port }
+    }
+
+    /// A challenge's token: 64 random bits in hex (arc4random is seeded by the kernel).
+    static func token() -> String {
+        let bits = UInt64(arc4random()) << 32 | UInt64(arc4random())
+        let hex = String(bits, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     private func send(_ packets: [[UInt8]], to sender: OSCSender) {
         for packet in packets where !sender.send(packet) { failures.add() }
     }
@@ -117,23 +137,44 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
     private func applyRequests() {
         let changes = requests.withLock { r in defer { r = [] }; return r }
         let now = monotonicNanoseconds()
-        for (endpoint, add) in changes {
-            // A destination given on the command line is neither added twice nor removed.
-            if senders.contains(where: { $0.endpoint.host == endpoint.host && $0.endpoint.port == endpoint.port }) { continue }
-            if add {
-                switch subscriptions.subscribe(endpoint, now: now, capacity: OSCUDPOutput.maxDestinations - senders.count) {
-                case .added:
-                    if let sender = try? OSCSender(endpoint: endpoint) {
-                        subscribers.append(sender)
-                    } else {
-                        _ = subscriptions.unsubscribe(endpoint)
-                        rejected?.add()
-                    }
-                case .renewed: break
-                case .refused: rejected?.add()
+        let capacity = OSCUDPOutput.maxDestinations - senders.count
+        for change in changes {
+            var endpoint: OSCEndpoint
+            let outcome: Subscriptions.Outcome
+            switch change {
+            case .add(let e):
+                endpoint = e
+                // A destination given on the command line is neither added twice nor removed.
+                if isGiven(e) { continue }
+                outcome = subscriptions.subscribe(
+                    e, now: now, capacity: capacity, trusted: Subscriptions.isLoopback(e.host), token: OSCUDPOutput.token())
+            case .remove(let e):
+                if !isGiven(e) && subscriptions.unsubscribe(e) { subscribers.removeAll { $0.endpoint == e } }
+                continue
+            case .confirm(let token, let host):
+                let before = subscriptions.endpoints
+                outcome = subscriptions.confirm(token: token, from: host, now: now, capacity: capacity)
+                // Confirmed: the destination its challenge went to (nothing new when renewed).
+                guard outcome == .added, let added = subscriptions.endpoints.first(where: { !before.contains($0) }) else {
+                    if outcome == .refused { rejected?.add() }
+                    continue
                 }
-            } else if subscriptions.unsubscribe(endpoint) {
-                subscribers.removeAll { $0.endpoint == endpoint }
+                endpoint = added
+            }
+            switch outcome {
+            case .added:
+                if let sender = try? OSCSender(endpoint: endpoint) {
+                    subscribers.append(sender)
+                } else {
+                    _ = subscriptions.unsubscribe(endpoint)
+                    rejected?.add()
+                }
+            case .challenge(let token):
+                // One small packet to the destination, which must echo it from there.
+                let challenge = OSCMessage(prefix + "/subscribe/confirm", [.string(token)]).packet
+                if let sender = try? OSCSender(endpoint: endpoint), sender.send(challenge) {} else { failures.add() }
+            case .renewed, .waiting: break
+            case .refused: rejected?.add()
             }
         }
         for endpoint in subscriptions.expire(now: now) { subscribers.removeAll { $0.endpoint == endpoint } }

@@ -24,6 +24,9 @@ public enum ControlCommand: Equatable, Sendable {
     case subscribe(OSCEndpoint)
     /// `PREFIX/unsubscribe [i]`: remove it again.
     case unsubscribe(OSCEndpoint)
+    /// `PREFIX/subscribe/confirm s`: the echo of a subscription's challenge, from `host`
+    /// (`Subscriptions`: a source that is not this machine confirms before it gets updates).
+    case confirm(token: String, host: String)
     /// `PREFIX/mark s`: a segment boundary in the log (`--log`), named (a programme's title).
     case mark(String)
 
@@ -68,6 +71,9 @@ public enum ControlCommand: Equatable, Sendable {
             guard case .string(let list) = m.arguments[0], let kinds = try? MessageKinds.parse(list), !kinds.isEmpty
             else { return nil }
             return .send(kinds)
+        case ("subscribe/confirm", 1):
+            guard let sender, case .string(let token) = m.arguments[0], (1...64).contains(token.utf8.count) else { return nil }
+            return .confirm(token: token, host: sender.host)
         case ("subscribe", 0), ("subscribe", 1), ("unsubscribe", 0), ("unsubscribe", 1):
             guard let sender else { return nil }
             var port = sender.port

@@ -118,39 +118,125 @@ public struct CommandBucket: Sendable {
 /// The OSC destinations added by `PREFIX/subscribe`: each lasts `lifetime` seconds unless
 /// renewed by subscribing again, a source host has at most `perSource` of them, and all of
 /// them together at most `capacity`. `unsubscribe` removes only these, never a destination
-/// given on the command line. Pure logic (the caller gives the time), one thread.
+/// given on the command line. Pure logic (the caller gives the time and the tokens), one
+/// thread.
+///
+/// A subscription from a source that is not this machine (`isLoopback`) is confirmed before
+/// anything but one challenge is sent there: the challenge (`PREFIX/subscribe/confirm s TOKEN`,
+/// about 52 bytes) goes to the destination, and only its echo from that host
+/// (`PREFIX/subscribe/confirm s TOKEN` to the control port) adds it. A spoofed `subscribe` (24
+/// to 28 bytes) so makes jackvu send at most one challenge to its victim, and at most one per
+/// `challengeInterval` per destination however many arrive: never an amplifier. The loopback
+/// range counts as one host for the per-host cap, but for 127.0.0.1 and ::1 themselves, the
+/// addresses local clients send from: other 127/8 addresses (which one local process can
+/// use by the thousand) share one `perSource` share and can never lock 127.0.0.1 out.
 public struct Subscriptions: Sendable {
     /// Subscriptions one host may hold.
     public static let perSource = 4
     /// How long a subscription lasts without renewal, seconds (`--subscribe-timeout`).
     public static let defaultLifetime = 60.0
     public static let lifetimeRange: ClosedRange<Double> = 1...3600
+    /// Seconds a challenge waits for its echo; and between two challenges to one destination.
+    public static let confirmWithin = 10.0
+    public static let challengeInterval = 2.0
+    /// Challenges waiting at once (the oldest goes beyond).
+    public static let pendingLimit = 64
 
-    public enum Outcome: Equatable, Sendable { case added, renewed, refused }
+    public enum Outcome: Equatable, Sendable {
+        case added, renewed, refused
+        /// Not yet: send the challenge with this token to the destination.
+        case challenge(String)
+        /// Not yet, and nothing to send (a challenge went there less than `challengeInterval` ago).
+        case waiting
+    }
 
     public let lifetime: Double
     public private(set) var endpoints: [OSCEndpoint] = []
     private var expiries: [Int] = []
+    /// Challenges sent and not yet echoed: destination, token, when sent, until when.
+    private var pending: [(endpoint: OSCEndpoint, token: String, sent: Int, until: Int)] = []
 
     public init(lifetime: Double = Subscriptions.defaultLifetime) { self.lifetime = lifetime }
 
+    /// Whether `host` (numeric) is this machine: 127.0.0.0/8, ::1, or IPv4-mapped 127/8.
+    public static func isLoopback(_ host: String) -> Bool {
+        var h = host.lowercased()
+        if h.hasPrefix("[") && h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
+        if h.hasPrefix("::ffff:") { h = String(h.dropFirst("::ffff:".count)) }
+        return h == "::1" || h.hasPrefix("127.")
+    }
+
+    /// The host a subscription counts against for `perSource`.
+    static func hostKey(_ host: String) -> String {
+        let h = host.lowercased()
+        if h == "127.0.0.1" || h == "::1" || h == "[::1]" { return h }
+        return isLoopback(h) ? "127.0.0.0/8" : h
+    }
+
     /// Adds or renews `endpoint` at `now` (monotonic nanoseconds), unless its host has
-    /// `perSource` already or `capacity` are taken.
-    public mutating func subscribe(_ endpoint: OSCEndpoint, now: Int, capacity: Int) -> Outcome {
+    /// `perSource` already or `capacity` are taken. From a source not `trusted` (not this
+    /// machine) a new destination gets a challenge first (`token` is its text).
+    public mutating func subscribe(_ endpoint: OSCEndpoint, now: Int, capacity: Int, trusted: Bool = true, token: @autoclosure () -> String = "")
+        -> Outcome
+    {
         let expiry = now + Int(lifetime * 1e9)
         if let i = endpoints.firstIndex(of: endpoint) {
             expiries[i] = expiry
             return .renewed
         }
-        guard endpoints.count < capacity, endpoints.filter({ $0.host == endpoint.host }).count < Subscriptions.perSource
+        guard trusted else {
+            pending.removeAll { $0.until <= now }
+            if let i = pending.firstIndex(where: { $0.endpoint == endpoint }) {
+                guard now - pending[i].sent >= Int(Subscriptions.challengeInterval * 1e9) else { return .waiting }
+                pending[i].sent = now
+                pending[i].until = now + Int(Subscriptions.confirmWithin * 1e9)
+                return .challenge(pending[i].token)
+            }
+            if pending.count >= Subscriptions.pendingLimit { pending.removeFirst() }
+            let t = token()
+            pending.append((endpoint, t, now, now + Int(Subscriptions.confirmWithin * 1e9)))
+            return .challenge(t)
+        }
+        return add(endpoint, expiry: expiry, capacity: capacity)
+    }
+
+    /// The echo of a challenge: `token` from `host`. Adds the destination it was sent to
+    /// (as `subscribe` would); `.refused` when no challenge with that token went to that host.
+    public mutating func confirm(token: String, from host: String, now: Int, capacity: Int) -> Outcome {
+        pending.removeAll { $0.until <= now }
+        guard let i = pending.firstIndex(where: { $0.token == token && Subscriptions.sameHost($0.endpoint.host, host) }) else {
+            return .refused
+        }
+        let endpoint = pending.remove(at: i).endpoint
+        if let j = endpoints.firstIndex(of: endpoint) {
+            expiries[j] = now + Int(lifetime * 1e9)
+            return .renewed
+        }
+        return add(endpoint, expiry: now + Int(lifetime * 1e9), capacity: capacity)
+    }
+
+    private mutating func add(_ endpoint: OSCEndpoint, expiry: Int, capacity: Int) -> Outcome {
+        let key = Subscriptions.hostKey(endpoint.host)
+        guard endpoints.count < capacity, endpoints.filter({ Subscriptions.hostKey($0.host) == key }).count < Subscriptions.perSource
         else { return .refused }
         endpoints.append(endpoint)
         expiries.append(expiry)
         return .added
     }
 
+    /// Whether two numeric hosts are one (brackets and case aside).
+    static func sameHost(_ a: String, _ b: String) -> Bool {
+        func plain(_ h: String) -> String {
+            var x = h.lowercased()
+            if x.hasPrefix("[") && x.hasSuffix("]") { x = String(x.dropFirst().dropLast()) }
+            return x
+        }
+        return plain(a) == plain(b)
+    }
+
     /// Removes `endpoint`; false if it was not subscribed.
     public mutating func unsubscribe(_ endpoint: OSCEndpoint) -> Bool {
+        pending.removeAll { $0.endpoint == endpoint }
         guard let i = endpoints.firstIndex(of: endpoint) else { return false }
         endpoints.remove(at: i)
         expiries.remove(at: i)

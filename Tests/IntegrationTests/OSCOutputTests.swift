@@ -373,6 +373,108 @@ final class OSCOutputTests: XCTestCase {
         XCTAssertTrue(udpBindings().contains("00000000:\(String(format: "%04X", anyPort))"), udpBindings())
     }
 
+    /// The control port is no amplifier: in a network namespace of its own (another host),
+    /// jackvu listens on a veth address with `--control-from` its network; from this namespace a
+    /// `subscribe` sent 100 times from the victim's address (10.214.x.3) brings the victim only
+    /// challenges — at most one per 2 s, fewer bytes than were sent — and never an update; a real
+    /// subscriber that echoes its challenge gets updates. And on loopback, 127.0.0.2–9 filling
+    /// every subscription they can (4 each) do not lock out 127.0.0.1.
+    func testTheControlPortIsNoAmplifierAndLoopbackCannotLockOut() throws {
+        guard getuid() == 0 else { throw skipOrFail("network namespaces need root (CI and Tools/test.sh as root run this)") }
+        let tag = String(getpid() % 10000)
+        let ns = "jvoa\(tag)", link = "jvo\(tag)", net = "10.214.\(getpid() % 200 + 1)"
+        func ip(_ arguments: [String]) throws {
+            let r = try Executables.run("ip", arguments)
+            if r.status != 0 { throw FixtureError("ip \(arguments.joined(separator: " ")): \(r.stderr)") }
+        }
+        defer { _ = try? Executables.run("ip", ["netns", "del", ns]) }
+        try ip(["netns", "add", ns])
+        try ip(["link", "add", link + "h", "type", "veth", "peer", "name", link + "n"])
+        defer { _ = try? Executables.run("ip", ["link", "del", link + "h"]) }
+        try ip(["link", "set", link + "n", "netns", ns])
+        try ip(["addr", "add", net + ".1/24", "dev", link + "h"])
+        try ip(["addr", "add", net + ".3/24", "dev", link + "h"])
+        try ip(["link", "set", link + "h", "up"])
+        try ip(["netns", "exec", ns, "ip", "addr", "add", net + ".2/24", "dev", link + "n"])
+        try ip(["netns", "exec", ns, "ip", "link", "set", link + "n", "up"])
+        let server = try JackServer(label: "amplifier")
+        let control: UInt16 = 9000 + UInt16(getpid() % 1000)
+        let remote = try BackgroundProcess(
+            "/usr/sbin/ip",
+            ["netns", "exec", ns, try jackvu(), "--channels", "1", "--quiet", "--rate", "20",
+             "--listen", "udp://\(net).2:\(control)", "--control-from", "\(net).0/24"],
+            environment: server.environment, label: "jackvu-\(ns)")
+        defer { remote.stop() }
+        try waitForPortsListed(server, ["jackvu:in_1"])
+        func subscribe(_ port: UInt16) -> [UInt8] { OSCMessage("/jackvu/subscribe", [.int(Int32(port))]).packet }
+
+        // The spoofed source: the victim's own address, 100 subscribes in 5 s.
+        let victim = try UDPEndpoint(address: net + ".3")
+        let attacker = try UDPEndpoint(address: net + ".3")
+        var sent = 0
+        for _ in 0..<100 {
+            let packet = subscribe(victim.port)
+            attacker.send(packet, to: net + ".2", port: control)
+            sent += packet.count
+            usleep(50_000)
+        }
+        usleep(1_000_000)
+        let received = victim.drain()
+        let bytes = received.reduce(0) { $0 + $1.count }
+        print("spoofed subscribe: \(sent) bytes sent to the control port, \(bytes) bytes (\(received.count) packets) to the victim: \(fixed(Double(bytes) / Double(sent), 3))×")
+        XCTAssertGreaterThan(received.count, 0, "no challenge at all")
+        XCTAssertLessThanOrEqual(received.count, 4, "at most one challenge per 2 s")
+        XCTAssertLessThan(bytes, sent, "more bytes out than in")
+        for packet in received {
+            let messages = try OSCDecoder.messages(in: packet)
+            XCTAssertEqual(messages.map(\.address), ["/jackvu/subscribe/confirm"], "only challenges reach an unconfirmed destination")
+        }
+
+        // A real subscriber echoes its challenge, then gets updates.
+        let real = try UDPEndpoint(address: net + ".1")
+        real.send(subscribe(real.port), to: net + ".2", port: control)
+        var challenge: OSCMessage?
+        let deadline = Date().addingTimeInterval(10)
+        while challenge == nil && Date() < deadline {
+            challenge = real.drain().compactMap { try? OSCDecoder.messages(in: $0).first }.first { $0.address == "/jackvu/subscribe/confirm" }
+            usleep(20_000)
+        }
+        let echo = try XCTUnwrap(challenge, "no challenge for the real subscriber: \(remote.stderr)")
+        real.send(echo.packet, to: net + ".2", port: control)
+        var updates = 0
+        let until = Date().addingTimeInterval(10)
+        while updates < 5 && Date() < until {
+            updates += real.drain().filter { (try? OSCDecoder.messages(in: $0))?.contains { $0.address.hasPrefix("/jackvu/ch/1/") } ?? false }.count
+            usleep(20_000)
+        }
+        XCTAssertGreaterThanOrEqual(updates, 5, "the confirmed subscriber got no updates")
+        XCTAssertTrue(victim.drain().allSatisfy { (try? OSCDecoder.messages(in: $0))?.map(\.address) == ["/jackvu/subscribe/confirm"] },
+                      "the victim got updates")
+        XCTAssertTrue(remote.isRunning, remote.stderr)
+
+        // Loopback: 127.0.0.2–9 subscribe 4 destinations each; 127.0.0.1 still gets in.
+        let port = freeUDPPort()
+        let local = try BackgroundProcess(
+            try jackvu(), ["--name", "local", "--channels", "1", "--quiet", "--rate", "20", "--listen", "\(port)"],
+            environment: server.environment)
+        defer { local.stop() }
+        try waitForPortsListed(server, ["local:in_1"])
+        let hogs = try (2...9).map { try UDPEndpoint(address: "127.0.0.\($0)") }
+        for hog in hogs {
+            for k in 0..<4 { hog.send(subscribe(UInt16(20000 + k)), to: "127.0.0.1", port: port) }
+        }
+        usleep(500_000)
+        let mine = try UDPEndpoint(address: "127.0.0.1")
+        mine.send(subscribe(mine.port), to: "127.0.0.1", port: port)
+        var got = 0
+        let end = Date().addingTimeInterval(10)
+        while got < 5 && Date() < end {
+            got += mine.drain().count
+            usleep(20_000)
+        }
+        XCTAssertGreaterThanOrEqual(got, 5, "127.0.0.1 was locked out by 127.0.0.2–9")
+    }
+
     /// `--send rms,pitch` prints only those messages; `--format json` prints one JSON object
     /// per update that a JSON parser reads, in the schema of `jackvu analyze --stream`; the
     /// first update after the start already has a full analysis block.

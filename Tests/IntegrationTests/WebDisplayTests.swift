@@ -526,7 +526,7 @@ final class WebDisplayTests: XCTestCase {
         func open() -> Int {
             slow.filter { fd in
                 var byte: UInt8 = 0
-                return Glibc.recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) < 0 && errno == EAGAIN
+                return Glibc.recv(fd, &byte, 1, dontWaitFlag) < 0 && errno == EAGAIN
             }.count
         }
         XCTAssertLessThanOrEqual(open(), 16, "beyond the address's share, closed at once")

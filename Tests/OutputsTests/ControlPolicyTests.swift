@@ -60,4 +60,42 @@ final class ControlPolicyTests: XCTestCase {
         XCTAssertFalse(s.unsubscribe(try endpoint("127.0.0.1", 9000)), "only a subscription can be removed")
         XCTAssertEqual(s.expire(now: 100 * second), [])
     }
+
+    /// From a source that is not this machine: a challenge first (one per destination per
+    /// 2 s however many subscribes arrive), added only by its echo from that host, with that
+    /// token, within 10 s. 127.0.0.2–127.0.0.9 share one host's share; 127.0.0.1 keeps its own.
+    func testRemoteSubscriptionsAreConfirmedAndLoopbackSharesOneShare() throws {
+        func endpoint(_ host: String, _ port: Int) throws -> OSCEndpoint { try OSCEndpoint(url: "udp://\(host):\(port)") }
+        let second = 1_000_000_000
+        var s = Subscriptions(lifetime: 60)
+        let victim = try endpoint("10.0.0.3", 7000)
+        XCTAssertEqual(s.subscribe(victim, now: 0, capacity: 32, trusted: false, token: "t1"), .challenge("t1"))
+        for k in 1..<20 {
+            XCTAssertEqual(s.subscribe(victim, now: k * second / 10, capacity: 32, trusted: false, token: "x"), .waiting, "within 2 s")
+        }
+        XCTAssertEqual(s.subscribe(victim, now: 2 * second, capacity: 32, trusted: false, token: "x"), .challenge("t1"), "the same token again")
+        XCTAssertEqual(s.endpoints, [], "nothing sent there but challenges")
+        XCTAssertEqual(s.confirm(token: "t1", from: "10.0.0.4", now: 3 * second, capacity: 32), .refused, "another host's echo")
+        XCTAssertEqual(s.confirm(token: "t2", from: "10.0.0.3", now: 3 * second, capacity: 32), .refused, "another token")
+        XCTAssertEqual(s.confirm(token: "t1", from: "10.0.0.3", now: 3 * second, capacity: 32), .added)
+        XCTAssertEqual(s.endpoints, [victim])
+        XCTAssertEqual(s.confirm(token: "t1", from: "10.0.0.3", now: 3 * second, capacity: 32), .refused, "a token is used once")
+        XCTAssertEqual(s.subscribe(victim, now: 4 * second, capacity: 32, trusted: false), .renewed, "a confirmed one renews")
+        // An echo too late.
+        let late = try endpoint("10.0.0.5", 7000)
+        XCTAssertEqual(s.subscribe(late, now: 0, capacity: 32, trusted: false, token: "t3"), .challenge("t3"))
+        XCTAssertEqual(s.confirm(token: "t3", from: "10.0.0.5", now: 11 * second, capacity: 32), .refused)
+
+        // Loopback: 127.0.0.2–9 fill one share of 4; 127.0.0.1 still gets its own.
+        var l = Subscriptions(lifetime: 60)
+        var added = 0
+        for host in 2...9 {
+            for port in 9000..<9004 where l.subscribe(try endpoint("127.0.0.\(host)", port), now: 0, capacity: 32) == .added { added += 1 }
+        }
+        XCTAssertEqual(added, Subscriptions.perSource, "127.0.0.2–9 are one host")
+        XCTAssertEqual(l.subscribe(try endpoint("127.0.0.1", 9000), now: 0, capacity: 32), .added)
+        XCTAssertEqual(l.subscribe(try endpoint("[::1]", 9000), now: 0, capacity: 32), .added)
+        XCTAssertTrue(Subscriptions.isLoopback("127.0.0.9") && Subscriptions.isLoopback("::1") && Subscriptions.isLoopback("::ffff:127.0.0.1"))
+        XCTAssertFalse(Subscriptions.isLoopback("10.0.0.1") || Subscriptions.isLoopback("128.0.0.1"))
+    }
 }

@@ -258,6 +258,8 @@ public func sendUDP(_ bytes: [UInt8], port: UInt16) {
 /// IntegrationTests, depending on how a build batched the module's files.
 public let streamSocketType = Int32(SOCK_STREAM.rawValue)
 public let datagramSocketType = Int32(SOCK_DGRAM.rawValue)
+/// `MSG_DONTWAIT` for `recv(2)`, for the same reason.
+public let dontWaitFlag = Int32(MSG_DONTWAIT)
 
 /// Waits until some socket of this network namespace is bound to UDP `port` (as
 /// /proc/net/udp and udp6 list them): a receiver started in the background is ready once it
@@ -317,4 +319,57 @@ public func runMeasuringMemory(_ executable: String, _ arguments: [String], time
     if timedOut { throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s: \(err.suffix(300))") }
     let signal = status & 0x7F
     return (signal == 0 ? (status >> 8) & 0xFF : 128 + signal, out, err, Int(usage.ru_maxrss))
+}
+
+/// A UDP socket bound to `address`:`port` (0: any free port), non-blocking, for tests that
+/// play several hosts from one process (each loopback or veth address a host).
+public final class UDPEndpoint {
+    public let fd: Int32
+    public let port: UInt16
+    public let address: String
+
+    public init(address: String, port: UInt16 = 0) throws {
+        let fd = socket(AF_INET, datagramSocketType, 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr(address)
+        addr.sin_port = port.bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        guard bound == 0 else {
+            close(fd)
+            throw FixtureError("cannot bind UDP \(address):\(port): \(String(cString: strerror(errno)))")
+        }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        self.fd = fd
+        self.port = UInt16(bigEndian: addr.sin_port)
+        self.address = address
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit { close(fd) }
+
+    /// Sends `bytes` to `host`:`port`.
+    public func send(_ bytes: [UInt8], to host: String, port: UInt16) {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr(host)
+        addr.sin_port = port.bigEndian
+        _ = bytes.withUnsafeBytes { b in
+            withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+    }
+
+    /// Every datagram waiting now.
+    public func drain() -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return out }
+            out.append(Array(buffer[0..<n]))
+        }
+    }
 }
