@@ -31,6 +31,9 @@ final class Watcher: @unchecked Sendable {
 
     /// The wall clock's step from the log's time last said and logged, seconds.
     private var clockOffset = 0.0
+    /// Per programme and maximum (true peak, momentary, short-term): the faulted maximum last
+    /// logged (nil: clean).
+    private var faultsLogged: [[Double?]]
 
     /// `logFile`: the log's file as the start claimed it (nil: not yet, or no `--log`).
     init(configuration c: Configuration, clientName: String, logFile: LogFile? = nil) {
@@ -46,6 +49,7 @@ final class Watcher: @unchecked Sendable {
         channels = c.channels
         alarmPorts = c.alarmPortCount
         cursors = Array(repeating: 0, count: programmes.count)
+        faultsLogged = Array(repeating: [nil, nil, nil], count: programmes.count)
         peaks = Array(repeating: (nil, nil), count: programmes.count)
     }
 
@@ -88,7 +92,36 @@ final class Watcher: @unchecked Sendable {
                 meterValues[channels + p] = alarms.board.isActive(programme: p) ? 1 : 0
             }
         }
-        if let log { record(snapshot, analyzer: analyzer, log: log, unix: unix) }
+        if let log {
+            record(snapshot, analyzer: analyzer, log: log, unix: unix)
+            recordFaultedMaxima(snapshot, log: log)
+        }
+    }
+
+    /// A held maximum an xrun or a connection change set: logged once per new value as
+    /// `max_fault` (value: the maximum; detail: which, the cause and the clean maximum), so
+    /// the report's incidents say which peaks were not the programme's.
+    private func recordFaultedMaxima(_ s: Snapshot, log: LogWriter) {
+        for p in s.programmes.indices where p < faultsLogged.count {
+            let l = s.programmes[p].loudness
+            let maxima: [(String, String, Double, MaximumFault?)] = [
+                ("true peak", "dBTP", Double(s.maxTruePeakDBTP(programme: p)), s.maxTruePeakFault(programme: p)),
+                ("momentary", "LUFS", l.maxMomentary, l.maxMomentaryFault),
+                ("short-term", "LUFS", l.maxShortTerm, l.maxShortTermFault),
+            ]
+            for (i, (name, unit, value, fault)) in maxima.enumerated() {
+                guard let fault else {
+                    faultsLogged[p][i] = nil
+                    continue
+                }
+                guard faultsLogged[p][i] != value else { continue }
+                faultsLogged[p][i] = value
+                log.event(
+                    "max_fault", programme: p,
+                    detail: "max \(name) \(fixed(value, 1)) \(unit) set by \(fault.cause == .xrun ? "an xrun" : "a connection change"); clean max \(fixed(fault.clean, 1)) \(unit)",
+                    value: value)
+            }
+        }
     }
 
     /// A wall clock stepped by more than a second from the log's time (forward or back, or

@@ -97,6 +97,10 @@ final class Worker: @unchecked Sendable {
     private let watcher: Watcher?
     /// Notices a connected server that runs no process cycles.
     private var watchdog: ServerWatchdog
+    /// Labels the maxima an xrun or a connection change set (`FaultLabels`), and the server's
+    /// xrun count when the worker last looked.
+    private var faults: FaultLabels
+    private var xrunsSeen: Int
 
     init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
          shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
@@ -118,6 +122,8 @@ final class Worker: @unchecked Sendable {
         follower = NoteFollower(channels: configuration.channels)
         analyzerStart = capture.ring.framesRead
         watchdog = ServerWatchdog(cycles: capture.cycles.count, now: monotonicNanoseconds())
+        faults = Worker.faultLabels(configuration, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.count)
+        xrunsSeen = shared.xruns.count
         lastOverruns = ring.overruns
     }
 
@@ -163,6 +169,12 @@ final class Worker: @unchecked Sendable {
             }
         }
         if let notes { follower.allOff { notes.push($0) } }
+    }
+
+    static func faultLabels(_ c: Configuration, sampleRate: Int, periodFrames: Int) -> FaultLabels {
+        FaultLabels(
+            channels: c.channels, programmes: c.resolvedProgrammes.count, sampleRate: sampleRate, periodFrames: periodFrames,
+            blockFrames: c.fftSize)
     }
 
     /// The watchdog's look at the callback's cycles: a stall, and the end of one, said once
@@ -247,7 +259,10 @@ final class Worker: @unchecked Sendable {
         replacement.continueMeasurements(from: analyzer)
         replacement.pool = pool
         analyzer = replacement
-        if rateChanged { ring.discardReadable() }
+        if rateChanged {
+            ring.discardReadable()
+            faults = Worker.faultLabels(configuration, sampleRate: rate, periodFrames: shared.serverBufferSize.count)
+        }
         analyzerStart = ring.framesRead
     }
 
@@ -295,6 +310,12 @@ final class Worker: @unchecked Sendable {
             lastOverruns = overruns
         }
         let available = ring.readableFrames
+        // An xrun on the server since the last look: the audio now in the ring is near it.
+        let xruns = shared.xruns.count
+        if xruns != xrunsSeen {
+            xrunsSeen = xruns
+            faults.fault(.xrun, at: ring.framesRead + available)
+        }
         guard available > 0 else { return 0 }
         // NaN and infinity would poison every filter state they reach: silence instead, counted.
         var replaced = 0
@@ -367,6 +388,8 @@ final class Worker: @unchecked Sendable {
             changesTaken[c] = marked
             let from = max(marked - 1, ring.framesRead)
             exclusions.append((channel: c, start: from, end: marked - 1 + length))
+            // Left out of the channel's maxima; the loudness windows over it are labelled.
+            faults.fault(.connection, at: marked - 1, peaks: false)
         }
     }
 
@@ -400,6 +423,7 @@ final class Worker: @unchecked Sendable {
         let tag = timeTag(ofRingIndex: lastFrame)
         snapshots.withBack { snapshot in
             analyzer.write(into: &snapshot)
+            faults.label(&snapshot, through: lastFrame)
             snapshot.timeTag = tag
             snapshot.status.xruns = shared.xruns.count
             snapshot.status.overruns = ring.overruns

@@ -40,6 +40,8 @@ public final class MetricsExporter: @unchecked Sendable {
 
     private struct ProgrammeMetrics {
         let momentary, shortTerm, integrated, range, maxMomentary, maxShortTerm, maxTruePeak, duration, paused: Gauge
+        /// The max true peak over the clean periods, and 1 while the maximum is one a fault set.
+        let cleanMaxTruePeak, maxTruePeakByFault: Gauge
         let deviation: Gauge?
         let target: Gauge?
         let states: [(LoudnessTarget.State, Gauge)]
@@ -111,6 +113,8 @@ public final class MetricsExporter: @unchecked Sendable {
             maxTruePeak: gauge("jackvu_max_true_peak_dbtp", "Largest true peak of the programme's channels since the start or a reset."),
             duration: gauge("jackvu_integrated_duration_seconds", "Audio the integrated loudness covers (paused time left out)."),
             paused: gauge("jackvu_programme_paused", "1 while the programme's integration is paused (control input, i key, transport stopped)."),
+            cleanMaxTruePeak: gauge("jackvu_clean_max_true_peak_dbtp", "Largest true peak of the programme's channels over the periods no xrun disturbed (equal to jackvu_max_true_peak_dbtp unless a fault set that)."),
+            maxTruePeakByFault: gauge("jackvu_max_true_peak_by_fault", "1 while the programme's max true peak is one an xrun set (see the JSON's max_true_peak_cause), 0 otherwise."),
             deviation: p.target == nil ? nil : gauge("jackvu_target_deviation_lu", "Integrated loudness minus the target (EBU Tech 3341's LU mode)."),
             target: p.target == nil ? nil : gauge("jackvu_target_lufs", "The programme's target loudness (--target)."),
             states: states)
@@ -162,6 +166,9 @@ public final class MetricsExporter: @unchecked Sendable {
             m.maxMomentary.set(to: Self.finite(l.maxMomentary))
             m.maxShortTerm.set(to: Self.finite(l.maxShortTerm))
             m.maxTruePeak.set(to: Self.finite(Double(s.maxTruePeakDBTP(programme: p))))
+            let fault = s.maxTruePeakFault(programme: p)
+            m.cleanMaxTruePeak.set(to: Self.finite(fault?.clean ?? Double(s.maxTruePeakDBTP(programme: p))))
+            m.maxTruePeakByFault.set(to: fault == nil ? 0 : 1)
             m.duration.set(to: prog.measuredSeconds)
             m.paused.set(to: prog.paused ? 1 : 0)
             if let target = prog.target {

@@ -228,6 +228,13 @@ public enum Readings {
             ReadingField("true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].truePeakDBTP) },
             ReadingField("max_true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].maxTruePeakDBTP) },
         ], display: .layout),
+        // Only when a fault set the maximum: its cause and the maximum over the clean periods
+        // (OSC: no message while the maximum is clean; JSON: null).
+        Reading("peakfault", "what set the max true peak when an xrun did, and the clean max, dBTP", scope: .channel,
+                features: .truePeak, fields: [
+            ReadingField("max_true_peak_cause", .text) { s, i in s.channels[i].maxTruePeakFault.map { .text($0.cause.rawValue) } ?? .missing },
+            ReadingField("clean_max_true_peak_dbtp", .dBTP) { s, i in s.channels[i].maxTruePeakFault.map { .double($0.clean) } ?? .missing },
+        ], display: .layout),
         Reading("dpeak", "digital peak with hold, dBFS, and clips", scope: .channel, features: .dpeak, fields: [
             ReadingField("dpeak_dbfs", .dBFS) { s, i in .float(s.channels[i].heldPeakDBFS) },
             ReadingField("clips", .count) { s, i in .int(s.channels[i].clips) },
@@ -286,6 +293,23 @@ public enum Readings {
             ReadingMessage("duration", [ReadingField("duration_s", .seconds) { s, p in .double(s.programmes[p].measuredSeconds) }]),
             ReadingMessage("paused", [ReadingField("paused", .flag) { s, p in .bool(s.programmes[p].paused) }]),
         ]),
+        // Only for a maximum a fault set (an xrun, a connection change near it): its cause and
+        // the maximum over the clean periods (OSC: a message per such maximum; JSON: null).
+        Reading("maxfault", "what set the programme's maxima when a fault did, and the clean maxima", scope: .programme,
+                features: [.loudness, .truePeak], messages: [
+            ReadingMessage("maxfault_truepeak", [
+                ReadingField("max_true_peak_cause", .text) { s, p in s.maxTruePeakFault(programme: p).map { .text($0.cause.rawValue) } ?? .missing },
+                ReadingField("clean_max_true_peak_dbtp", .dBTP) { s, p in s.maxTruePeakFault(programme: p).map { .double($0.clean) } ?? .missing },
+            ]),
+            ReadingMessage("maxfault_momentary", [
+                ReadingField("max_momentary_cause", .text) { s, p in s.programmes[p].loudness.maxMomentaryFault.map { .text($0.cause.rawValue) } ?? .missing },
+                ReadingField("clean_max_momentary_lufs", .LUFS) { s, p in s.programmes[p].loudness.maxMomentaryFault.map { .double($0.clean) } ?? .missing },
+            ]),
+            ReadingMessage("maxfault_shortterm", [
+                ReadingField("max_short_term_cause", .text) { s, p in s.programmes[p].loudness.maxShortTermFault.map { .text($0.cause.rawValue) } ?? .missing },
+                ReadingField("clean_max_short_term_lufs", .LUFS) { s, p in s.programmes[p].loudness.maxShortTermFault.map { .double($0.clean) } ?? .missing },
+            ]),
+        ], display: .layout),
         Reading("target", "loudness relative to the programme's target (LU) and its state", scope: .programme,
                 features: [.loudness, .truePeak], messages: [
             ReadingMessage("relative", [

@@ -27,6 +27,10 @@ public struct ChannelSnapshot: Sendable {
     /// True peak since the previous hop and since the start/reset, dBTP.
     public var truePeakDBTP: Float = Decibels.floor
     public var maxTruePeakDBTP: Float = Decibels.floor
+    /// What set `maxTruePeakDBTP` when a fault did (an xrun on the server: `FaultCause`),
+    /// and then the largest true peak over the clean periods alone, dBTP; nil when the
+    /// maximum is the programme's own.
+    public var maxTruePeakFault: MaximumFault?
     /// Digital peak with hold and fall, dBFS, and the clip count.
     public var heldPeakDBFS: Float = Decibels.floor
     public var clips = 0
@@ -55,7 +59,29 @@ public struct LoudnessSnapshot: Sendable, Equatable {
     public var range = 0.0
     public var maxMomentary = LoudnessMeter.floor
     public var maxShortTerm = LoudnessMeter.floor
+    /// What set each maximum when a fault did, with the clean maximum (nil: the programme's own).
+    public var maxMomentaryFault: MaximumFault?
+    public var maxShortTermFault: MaximumFault?
     public init() {}
+}
+
+/// What disturbed the audio on the bus (not jackvu's own overruns, which set no maximum at all).
+public enum FaultCause: String, Sendable, Equatable {
+    /// The server reported an xrun: the graph's audio near it may be cut or doubled.
+    case xrun
+    /// An input's connections changed (a source patched, unpatched or gone).
+    case connection
+}
+
+/// A held maximum that a fault set: the cause, and the maximum over the clean periods alone.
+public struct MaximumFault: Sendable, Equatable {
+    public var cause: FaultCause
+    /// The largest value outside every fault's stretch (the floor when there was none).
+    public var clean: Double
+    public init(cause: FaultCause, clean: Double) {
+        self.cause = cause
+        self.clean = clean
+    }
 }
 
 /// One loudness programme's readings (`--programme`; without it the default programme over
@@ -198,6 +224,16 @@ extension Snapshot {
     /// The largest true peak of programme `p`'s channels since the start or reset, dBTP.
     public func maxTruePeakDBTP(programme p: Int) -> Float {
         programmes[p].channels.reduce(Decibels.floor) { $1 < channels.count ? max($0, channels[$1].maxTruePeakDBTP) : $0 }
+    }
+
+    /// What set programme `p`'s max true peak when a fault did (the channel holding it was
+    /// labelled), with the largest clean true peak of its channels; nil when it is clean.
+    public func maxTruePeakFault(programme p: Int) -> MaximumFault? {
+        let own = programmes[p].channels.filter { $0 < channels.count }
+        guard let top = own.max(by: { channels[$0].maxTruePeakDBTP < channels[$1].maxTruePeakDBTP }),
+              let fault = channels[top].maxTruePeakFault else { return nil }
+        let clean = own.map { channels[$0].maxTruePeakFault?.clean ?? Double(channels[$0].maxTruePeakDBTP) }.max() ?? fault.clean
+        return MaximumFault(cause: fault.cause, clean: clean)
     }
 
     /// Whether both inputs of `pair` are silent (RMS below −90 dBFS): its correlation means

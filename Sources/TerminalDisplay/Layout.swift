@@ -302,7 +302,11 @@ struct Painter {
         let tp = s.maxTruePeakDBTP(programme: 0)
         let tpText = tp > -200 ? fixed(Double(tp), 1) : "-inf"
         let limit = s.programmes[0].target?.maxTruePeakDBTP ?? -1
-        screen.put("TP max " + Layout.pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
+        let end = screen.put("TP max " + Layout.pad(tpText, 5) + " dBTP", x: x, y: y + 4, style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
+        // A maximum an xrun set is said so, with the clean one.
+        if let fault = s.maxTruePeakFault(programme: 0) {
+            screen.put(" (\(fault.cause.rawValue); clean \(fixed(fault.clean, 1)))", x: end, y: y + 4, style: style(.yellow, bold: true))
+        }
     }
 
     // MARK: Meters

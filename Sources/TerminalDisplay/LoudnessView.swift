@@ -78,6 +78,8 @@ extension Painter {
             let limit = prog.target?.maxTruePeakDBTP ?? -1
             x = screen.put(" TP" + Layout.pad(tp > -100 ? fixed(Double(tp), 1) : "-inf", 6), x: x, y: y,
                            style: Double(tp) >= limit ? style(.red, bold: true) : .plain)
+            // A maximum an xrun set: marked (its cause and the clean maximum in the meters view).
+            if let fault = s.maxTruePeakFault(programme: p) { x = screen.put("*" + fault.cause.rawValue, x: x, y: y, style: style(.yellow, bold: true)) }
         }
         if prog.paused {
             screen.put(" PAUSED", x: x, y: y, style: style(.yellow, bold: true))

@@ -109,7 +109,7 @@ final class LogSafetyTests: XCTestCase {
         XCTAssertEqual(files.status, 75, files.stderr)
 
         // The step: an hour forward for 2 s, then back.
-        FileManager.default.createFile(atPath: step, contents: nil)
+        _ = FileManager.default.createFile(atPath: step, contents: nil)
         usleep(2_000_000)
         try FileManager.default.removeItem(atPath: step)
         usleep(2_000_000)

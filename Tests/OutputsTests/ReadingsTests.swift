@@ -27,6 +27,8 @@ final class ReadingsTests: XCTestCase {
             s.channels[i].peakNote = Note(frequency: 441)
             s.channels[i].bars = [0.1, 0.2, 0.3]
             s.channels[i].thirds = [-40, -41]
+            // Its maximum set by an xrun (the clean one below it).
+            s.channels[i].maxTruePeakFault = MaximumFault(cause: .xrun, clean: Double(-x))
         }
         s.correlations = [0.5, -0.25]
         s.loudness.momentary = -22
@@ -35,6 +37,8 @@ final class ReadingsTests: XCTestCase {
         s.loudness.range = 5
         s.loudness.maxMomentary = -20
         s.loudness.maxShortTerm = -21
+        s.loudness.maxMomentaryFault = MaximumFault(cause: .connection, clean: -21)
+        s.loudness.maxShortTermFault = MaximumFault(cause: .xrun, clean: -22)
         s.programmes[0].measuredSeconds = 1
         s.programmes[0].target = LoudnessTarget.profile("ebu-r128")
         // One alarm, raised (silence below 0 dBFS, at once); its change is not new here

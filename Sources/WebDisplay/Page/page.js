@@ -223,7 +223,9 @@ function drawView() {
       .map(e => "   " + e.label + " " + (l[e.key] === null ? "-" : fixed(l[e.key], e.decimals)) + " " + e.unit);
     text("LRA " + fixed(l.range_lu, 1) + " LU" + extras.join(""), lx, ly + 6.8 * u, 1.2 * u);
     const tp = Math.max(...channels.map(c => c.max_true_peak_dbtp === null ? -200 : c.max_true_peak_dbtp));
-    text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP", lx, ly + 8.4 * u, 1.2 * u, tp >= -1 ? RED : TEXT);
+    // A maximum an xrun set is said so, with the clean maximum (JSON: max_true_peak_cause).
+    const fault = l.max_true_peak_cause ? "  (" + l.max_true_peak_cause + "; clean " + fixed(l.clean_max_true_peak_dbtp, 1) + ")" : "";
+    text("TP max " + (tp > -200 ? tp.toFixed(1) : "-inf") + " dBTP" + fault, lx, ly + 8.4 * u, 1.2 * u, tp >= -1 ? RED : fault ? YELLOW : TEXT);
   }
 
   // Meters: one bar per channel on the --meter scale, peak hold, reading, clip, note.

@@ -1,0 +1,95 @@
+import DSP
+import Outputs
+import XCTest
+
+@testable import Analysis
+
+/// The labels of maxima a fault set, on made-up updates (the live test, FaultLabelsLiveTests,
+/// provokes xruns and stops sources under a real sine).
+final class FaultLabelsTests: XCTestCase {
+    /// 1 kHz updates of 1024 frames at 48 kHz, 256-frame periods, a 4096-frame block.
+    private func labels() -> FaultLabels {
+        FaultLabels(channels: 1, programmes: 1, sampleRate: 48000, periodFrames: 256, blockFrames: 4096)
+    }
+
+    private func update(_ l: inout FaultLabels, end: Int, peak: Float, held: inout Float) -> Snapshot {
+        var s = Snapshot(channels: 1, barCount: 1)
+        held = max(held, peak)
+        s.channels[0].truePeakDBTP = peak
+        s.channels[0].maxTruePeakDBTP = held
+        l.label(&s, through: end)
+        return s
+    }
+
+    func testAMaximumAFaultSetIsLabelledAndTheCleanOneKept() {
+        var l = labels()
+        var held: Float = -200
+        var end = 0
+        // Clean sine at −18 dBTP for 100 updates.
+        for _ in 0..<100 {
+            end += 1024
+            XCTAssertNil(update(&l, end: end, peak: -18, held: &held).channels[0].maxTruePeakFault)
+        }
+        // An xrun, and a click of −12 dBTP in the next update: labelled, the clean max −18.
+        l.fault(.xrun, at: end + 512)
+        end += 1024
+        let clicked = update(&l, end: end, peak: -12, held: &held)
+        XCTAssertEqual(clicked.channels[0].maxTruePeakFault, MaximumFault(cause: .xrun, clean: -18))
+        XCTAssertEqual(clicked.maxTruePeakFault(programme: 0), MaximumFault(cause: .xrun, clean: -18))
+        // The fault's stretch ends a block and two periods after it; the sine's peaks go on
+        // counting for the clean maximum after it.
+        for _ in 0..<10 {
+            end += 1024
+            _ = update(&l, end: end, peak: -17, held: &held)
+        }
+        XCTAssertEqual(update(&l, end: end + 1024, peak: -17, held: &held).channels[0].maxTruePeakFault, MaximumFault(cause: .xrun, clean: -17))
+        end += 1024
+        // A louder clean peak takes over: the maximum is the programme's own again.
+        end += 1024
+        XCTAssertNil(update(&l, end: end, peak: -6, held: &held).channels[0].maxTruePeakFault)
+        // A reset (the held maximum falls) starts again.
+        held = -200
+        end += 1024
+        XCTAssertNil(update(&l, end: end, peak: -20, held: &held).channels[0].maxTruePeakFault)
+    }
+
+    /// Loudness maxima: the momentary window reaches 0.4 s past the fault, the short-term 3 s;
+    /// a connection change labels them but not the peaks (the worker leaves the channel's
+    /// peaks out already).
+    func testLoudnessWindowsAndConnectionChanges() {
+        var l = labels()
+        var s = Snapshot(channels: 1, barCount: 1)
+        func step(_ end: Int, momentary: Double, shortTerm: Double, peak: Float = -18) -> Snapshot {
+            s.programmes[0].loudness.momentary = momentary
+            s.programmes[0].loudness.maxMomentary = max(s.programmes[0].loudness.maxMomentary, momentary)
+            s.programmes[0].loudness.shortTerm = shortTerm
+            s.programmes[0].loudness.maxShortTerm = max(s.programmes[0].loudness.maxShortTerm, shortTerm)
+            s.channels[0].truePeakDBTP = peak
+            s.channels[0].maxTruePeakDBTP = max(s.channels[0].maxTruePeakDBTP, peak)
+            l.label(&s, through: end)
+            return s
+        }
+        for k in 1...50 { _ = step(k * 1024, momentary: -23, shortTerm: -23) }
+        l.fault(.connection, at: 50 * 1024, peaks: false)
+        // 0.3 s later (updates of 1024 frames go on) the momentary window still holds the step;
+        // a peak then is not labelled.
+        var end = 50 * 1024
+        func until(_ frame: Int) { while end + 1024 < frame { end += 1024; _ = step(end, momentary: -23, shortTerm: -23) } }
+        until(50 * 1024 + 14_400)
+        end += 1024
+        let early = step(end, momentary: -20, shortTerm: -22.5, peak: -10)
+        XCTAssertEqual(early.programmes[0].loudness.maxMomentaryFault, MaximumFault(cause: .connection, clean: -23))
+        XCTAssertEqual(early.programmes[0].loudness.maxShortTermFault, MaximumFault(cause: .connection, clean: -23))
+        XCTAssertNil(early.channels[0].maxTruePeakFault, "a connection change labels no peak")
+        // 1 s later the momentary window has passed it; the short-term one has not.
+        until(50 * 1024 + 48_000)
+        end += 1024
+        let later = step(end, momentary: -19, shortTerm: -22)
+        XCTAssertNil(later.programmes[0].loudness.maxMomentaryFault)
+        XCTAssertEqual(later.programmes[0].loudness.maxShortTermFault?.cause, .connection)
+        until(50 * 1024 + 4 * 48_000)
+        end += 1024
+        let after = step(end, momentary: -19, shortTerm: -21)
+        XCTAssertNil(after.programmes[0].loudness.maxShortTermFault)
+    }
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Outputs
+import TestSupport
+import XCTest
+
+/// Maxima a fault on the bus set are labelled, on a real server under a steady sine: xruns
+/// provoked by stopping another client of the graph (SIGSTOP, 300 ms), and the sine's source
+/// stopped by SIGINT, SIGTERM and SIGKILL and unpatched by jack_disconnect. Whatever those
+/// did to the bus, a maximum above the sine's own carries its cause (JSON, and a `max_fault`
+/// event in the log), and the clean maximum is the sine's own true peak.
+final class FaultLabelsLiveTests: XCTestCase {
+    func testFaultsLabelTheMaximaTheySetAndTheCleanMaximumIsTheSines() throws {
+        let folder = NSTemporaryDirectory() + "jackvu-faults-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try JackServer(label: "faults")
+        defer { server.stop() }
+        let jacktone = try Executables.product("jacktone")
+        var tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18"], environment: server.environment)
+        defer { tone.stop() }
+        let staller = try BackgroundProcess(jacktone, ["--name", "staller", "--freq", "100", "--level", "-60"], environment: server.environment)
+        defer {
+            kill(staller.process.processIdentifier, SIGCONT)
+            staller.stop()
+        }
+        try waitForPortsListed(server, ["jacktone:out", "staller:out"])
+        let log = folder + "/log.db"
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--connect", "jacktone:out", "--format", "json", "--rate", "10",
+             "--send", "truepeak,peakfault,maxfault,loudness,status", "--log", log],
+            environment: server.environment)
+        defer { vu.stop() }
+        func last() -> [String: Any]? {
+            vu.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        func channel() -> [String: Any]? { (last()?["channels"] as? [[String: Any]])?.first }
+        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                if condition() { return true }
+                usleep(50_000)
+            }
+            return condition()
+        }
+        XCTAssertTrue(wait(20) { abs((channel()?["max_true_peak_dbtp"] as? Double ?? 0) + 18) < 0.1 }, vu.stderr)
+
+        // Five xruns: another client of the graph stopped for 300 ms.
+        let xrunsBefore = (last()?["status"] as? [String: Any])?["xruns"] as? Int ?? 0
+        for _ in 0..<5 {
+            kill(staller.process.processIdentifier, SIGSTOP)
+            usleep(300_000)
+            kill(staller.process.processIdentifier, SIGCONT)
+            usleep(500_000)
+        }
+        // The source stopped by each signal, twice, and started again.
+        for signal in [SIGINT, SIGTERM, SIGKILL, SIGINT, SIGTERM, SIGKILL] {
+            _ = tone.stop(signal: signal, timeout: 5)
+            usleep(300_000)
+            // (jackvu's --connect connects a port it has not seen before only: patched again here.)
+            tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18", "--connect", "jackvu:in_1"], environment: server.environment)
+            XCTAssertTrue(wait(20) { ((try? server.lsp(["-c", "jackvu:in_1"]).stdout) ?? "").contains("jacktone:out") }, "reconnected")
+            usleep(500_000)
+        }
+        // And unpatched by hand, twice.
+        for _ in 0..<2 {
+            XCTAssertEqual(try Executables.run("jack_disconnect", ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+            usleep(300_000)
+            XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+            usleep(500_000)
+        }
+        XCTAssertTrue(wait(10) { ((last()?["status"] as? [String: Any])?["xruns"] as? Int ?? 0) > xrunsBefore }, "no xrun was provoked")
+        usleep(1_000_000)
+        let ch = try XCTUnwrap(channel())
+        let maximum = try XCTUnwrap(ch["max_true_peak_dbtp"] as? Double)
+        let cause = ch["max_true_peak_cause"] as? String
+        let clean = (ch["clean_max_true_peak_dbtp"] as? Double) ?? maximum
+        let loudness = last()?["loudness"] as? [String: Any] ?? [:]
+        print("faults: max true peak \(fixed(maximum, 2)) dBTP, cause \(cause ?? "none"), clean \(fixed(clean, 2)); "
+              + "max momentary cause \(loudness["max_momentary_cause"] as? String ?? "none"), xruns \((last()?["status"] as? [String: Any])?["xruns"] ?? "?")")
+        XCTAssertEqual(clean, -18, accuracy: 0.1, "the clean maximum is the sine's own true peak")
+        if maximum > -17.9 {
+            XCTAssertNotNil(cause, "a maximum above the sine's own, unlabelled: \(ch)")
+            XCTAssertEqual(loudness["max_true_peak_cause"] as? String, cause, "the programme's maximum says so too")
+        }
+        // Deterministic: a louder source patched in is a connection change; the momentary and
+        // short-term maxima it sets within their windows are labelled, and the labels go once
+        // the clean periods reach the same loudness (0.4 s and 3 s on).
+        let loud = try BackgroundProcess(jacktone, ["--name", "loud", "--freq", "500", "--level", "-6"], environment: server.environment)
+        defer { loud.stop() }
+        try waitForPortsListed(server, ["loud:out"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["loud:out", "jackvu:in_1"], environment: server.environment).status, 0)
+        func programme(_ key: String) -> String? { (last()?["loudness"] as? [String: Any])?[key] as? String }
+        XCTAssertTrue(wait(10) { programme("max_momentary_cause") == "connection" }, "the momentary maximum a patch set: \(vu.stdout.suffix(600))")
+        XCTAssertTrue(wait(10) { programme("max_short_term_cause") == "connection" }, "the short-term maximum")
+        XCTAssertTrue(wait(15) { programme("max_momentary_cause") == nil && programme("max_short_term_cause") == nil },
+                      "the labels stay after the clean periods reached the maxima: \(String(describing: last()?["loudness"]))")
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+        let momentaryEvents = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault' AND detail LIKE 'max momentary%connection change%'"])
+        XCTAssertGreaterThan(Int(momentaryEvents.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0, "the log's max_fault event for the momentary maximum")
+        let events = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault' AND detail LIKE 'max true peak%'"])
+        XCTAssertEqual(Int(events.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 > 0, cause != nil, "the log's max_fault events: \(events.stdout)")
+    }
+}
