@@ -106,9 +106,13 @@ public enum ChannelLayout: String, CaseIterable, Sendable {
 ///   indexing).
 /// `L = −0.691 + 10·log10(Σ G_i·mean(y_i²))` throughout, in LUFS (LU for differences).
 ///
-/// One thread at a time. `process` is real-time safe except that the gating history grows
-/// (an array append every 100 ms: amortised, but it may allocate); readings of integrated
-/// loudness and loudness range sort or scan that history (not real-time safe).
+/// One thread at a time. `process` is real-time safe (the gating history's arrays are
+/// reserved for their hour); readings of integrated loudness and loudness range scan that
+/// history (not real-time safe). The history is every block for the first hour
+/// (`exactHistory`: the readings are the full computation's), then a histogram of 0.005 LU
+/// bins with exact power sums (`LoudnessHistogram`, kept from the start): from then on each
+/// reading costs the same whatever the duration, and agrees with the full computation to
+/// 0.01 LU; memory is 480 KB per meter plus the hour's 576 KB.
 public final class LoudnessMeter: @unchecked Sendable {
     // @unchecked Sendable: one thread at a time owns the meter and all its state.
 
@@ -134,10 +138,19 @@ public final class LoudnessMeter: @unchecked Sendable {
     private var steps: [Double]
     /// Steps completed since the start or the last reset.
     public private(set) var stepCount = 0
-    /// Mean powers of the complete 400 ms gating blocks so far (one per 100 ms).
+    /// Mean powers of the complete 400 ms gating blocks so far (one per 100 ms), while they
+    /// are no more than `exactHistory`; then empty (the histogram alone).
     private var gatingBlocks: [Double] = []
-    /// Mean powers of the complete 3 s short-term windows so far (one per 100 ms), for LRA.
+    /// Mean powers of the complete 3 s short-term windows so far (one per 100 ms), for LRA;
+    /// likewise.
     private var shortTermBlocks: [Double] = []
+    /// The same blocks binned, from the start (`LoudnessHistogram`).
+    private var gatingHistogram = LoudnessHistogram()
+    private var shortTermHistogram = LoudnessHistogram()
+    /// Whether the arrays still hold every block.
+    private var historyExact = true
+    /// Blocks kept whole before the histogram alone is read: an hour.
+    public static let exactHistory = 36_000
     /// The latest 100 ms blocks' mean weighted powers (a ring of `blockRingSize`) for a log:
     /// block k (1-based since the start or reset) is the mean of steps 10(k−1) … 10k−1, so
     /// any stretch's momentary, short-term and integrated loudness and range can be
@@ -174,6 +187,9 @@ public final class LoudnessMeter: @unchecked Sendable {
         blocksSinceReset = other.blocksSinceReset
         gatingBlocks = other.gatingBlocks
         shortTermBlocks = other.shortTermBlocks
+        gatingHistogram = other.gatingHistogram
+        shortTermHistogram = other.shortTermHistogram
+        historyExact = other.historyExact
         maxMomentaryPower = other.maxMomentaryPower
         maxShortTermPower = other.maxShortTermPower
         momentaryPower = other.momentaryPower
@@ -218,8 +234,8 @@ public final class LoudnessMeter: @unchecked Sendable {
         singleFilter = (Biquad(shelf), Biquad(highPass))
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         blockRing = Array(repeating: 0, count: LoudnessMeter.blockRingSize)
-        gatingBlocks.reserveCapacity(36_000)  // an hour without reallocating
-        shortTermBlocks.reserveCapacity(36_000)
+        gatingBlocks.reserveCapacity(LoudnessMeter.exactHistory)  // the hour without reallocating
+        shortTermBlocks.reserveCapacity(LoudnessMeter.exactHistory)
     }
 
     /// A meter for a standard layout.
@@ -303,11 +319,24 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
         if stepCount >= LoudnessMeter.momentarySteps {
             maxMomentaryPower = max(maxMomentaryPower, momentaryPower)
-            if stepCount % LoudnessMeter.blockHopSteps == 0 { gatingBlocks.append(momentaryPower) }
+            if stepCount % LoudnessMeter.blockHopSteps == 0 {
+                gatingHistogram.add(momentaryPower)
+                if historyExact { gatingBlocks.append(momentaryPower) }
+            }
         }
         if stepCount >= LoudnessMeter.shortTermSteps {
             maxShortTermPower = max(maxShortTermPower, shortTermPower)
-            if stepCount % LoudnessMeter.blockHopSteps == 0 { shortTermBlocks.append(shortTermPower) }
+            if stepCount % LoudnessMeter.blockHopSteps == 0 {
+                shortTermHistogram.add(shortTermPower)
+                if historyExact { shortTermBlocks.append(shortTermPower) }
+            }
+        }
+        if historyExact && gatingBlocks.count >= LoudnessMeter.exactHistory {
+            // The hour is full: the histogram alone from now on (the arrays' memory stays
+            // reserved for a reset; a real-time thread never frees it).
+            historyExact = false
+            gatingBlocks.removeAll(keepingCapacity: true)
+            shortTermBlocks.removeAll(keepingCapacity: true)
         }
     }
 
@@ -354,16 +383,24 @@ public final class LoudnessMeter: @unchecked Sendable {
 
     /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
     /// passed the gates. Not real-time safe (scans the history).
-    public var integrated: Double { LoudnessMeter.integrated(ofGatingBlocks: gatingBlocks) }
+    public var integrated: Double {
+        historyExact ? LoudnessMeter.integrated(ofGatingBlocks: gatingBlocks) : gatingHistogram.integrated()
+    }
 
     /// Loudness range (EBU Tech 3342) since the start or reset, LU; 0 before any short-term
     /// value passes the gates. Not real-time safe (sorts the history).
-    public var loudnessRange: Double { LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermBlocks) }
+    public var loudnessRange: Double {
+        historyExact ? LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermBlocks) : shortTermHistogram.loudnessRange
+    }
+
+    /// Whether the gated readings are still the full computation over every block (the
+    /// first hour), not the histogram's (`LoudnessHistogram`).
+    public var readingsExact: Bool { historyExact }
 
     /// The gated loudness (BS.1770-4 §2.3: −70 LUFS absolute, −10 LU relative) of 400 ms
     /// gating blocks' mean powers, LUFS; the floor if none passes the gates. The live meter's
     /// and the log's reports' (`LoudnessBlocks`) one computation.
-    static func integrated(ofGatingBlocks blocks: [Double]) -> Double {
+    public static func integrated(ofGatingBlocks blocks: [Double]) -> Double {
         let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
         var sum = 0.0, count = 0
         for p in blocks where p > absolute {
@@ -383,7 +420,7 @@ public final class LoudnessMeter: @unchecked Sendable {
 
     /// The loudness range (EBU Tech 3342: −70 LUFS absolute, −20 LU relative, 95th − 10th
     /// percentile) of 3 s short-term windows' mean powers, LU; 0 before any passes the gates.
-    static func loudnessRange(ofShortTermPowers powers: [Double]) -> Double {
+    public static func loudnessRange(ofShortTermPowers powers: [Double]) -> Double {
         let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
         let gated = powers.filter { $0 >= absolute }
         guard !gated.isEmpty else { return 0 }
@@ -411,6 +448,9 @@ public final class LoudnessMeter: @unchecked Sendable {
         shortTermSum = 0
         gatingBlocks.removeAll(keepingCapacity: true)
         shortTermBlocks.removeAll(keepingCapacity: true)
+        gatingHistogram.removeAll()
+        shortTermHistogram.removeAll()
+        historyExact = true
         maxMomentaryPower = 0
         maxShortTermPower = 0
         momentaryPower = 0
@@ -418,7 +458,7 @@ public final class LoudnessMeter: @unchecked Sendable {
     }
 
     /// The mean power whose loudness is `lufs`.
-    static func power(ofLUFS lufs: Double) -> Double { pow(10, (lufs - offset) / 10) }
+    public static func power(ofLUFS lufs: Double) -> Double { pow(10, (lufs - offset) / 10) }
     /// The power ratio of `lu` loudness units.
     static func power(ofLU lu: Double) -> Double { pow(10, lu / 10) }
 }

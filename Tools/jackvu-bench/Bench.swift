@@ -25,10 +25,11 @@ enum Bench {
             webSocketRead(port: args.count > 1 ? UInt16(args[1]) ?? 8080 : 8080, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         case "meter-latency":
             MeterLatency.run(client: args.count > 1 ? args[1] : "jackvu", trials: args.count > 2 ? Int(args[2]) ?? 20 : 20)
+        case "integration": integration()
         case "threads":
             threadCPU(pid: args.count > 1 ? Int32(args[1]) ?? 0 : 0, seconds: args.count > 2 ? Double(args[2]) ?? 20 : 20)
         default:
-            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | truepeak-lanes [SECONDS [CHANNELS]] | send [SECONDS] | meters [SECONDS [CHANNELS]] | programmes [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS]")
+            print("usage: jackvu-bench simd | worker [SECONDS] | bad-audio [SECONDS] | truepeak-lanes [SECONDS [CHANNELS]] | send [SECONDS] | meters [SECONDS [CHANNELS]] | programmes [SECONDS] | osc-latency PORT [SECONDS] | ws-read PORT [SECONDS] | threads PID [SECONDS] | meter-latency CLIENT [TRIALS] | integration")
             exit(args.isEmpty ? 0 : 64)
         }
     }
