@@ -12,7 +12,8 @@ import Outputs
 /// it happened) to the analysis block after it (`blockFrames`, for the true peak), 0.4 s
 /// after it (momentary loudness), 3 s after it (short-term). When a held maximum rises in a
 /// faulty update it is labelled with the cause; the clean maximum then is the largest of the
-/// per-update values of the clean updates. A maximum that falls (a reset) starts both again.
+/// per-update values of the clean updates, and the label goes once the clean maximum is within
+/// 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
 /// jackvu's own overruns are no fault here: the worker leaves that audio out of every maximum.
 /// Pure logic, the worker's thread.
 public struct FaultLabels: Sendable {
@@ -78,6 +79,11 @@ public struct FaultLabels: Sendable {
         }
     }
 
+    /// A faulted maximum no more than this above the clean one (dB, LU) is the programme's
+    /// own: a steady signal's short-term loudness moves by thousandths of a LU, and a label
+    /// is for what a fault added, not for rounding.
+    static let sameWithin = 0.05
+
     /// One held maximum: its label, and the clean maximum beside it (nil when clean).
     static func track(_ t: inout Tracked, held: Double, latest: Double, faulty: Bool, cause: FaultCause) -> MaximumFault? {
         if held < t.held - 1e-6 {
@@ -87,8 +93,8 @@ public struct FaultLabels: Sendable {
         if held > t.held + 1e-6 { t.fault = faulty ? cause : nil }
         t.held = held
         if !faulty { t.clean = max(t.clean, min(latest, held)) }
-        // Reached in a clean period too: the maximum is the programme's own after all.
-        if t.clean >= t.held - 1e-6 { t.fault = nil }
+        // Reached in a clean period too (within `sameWithin`): the programme's own after all.
+        if t.clean >= t.held - sameWithin { t.fault = nil }
         if t.fault == nil { t.clean = max(t.clean, held) }
         return t.fault.map { MaximumFault(cause: $0, clean: t.clean.isFinite ? t.clean : Double(Decibels.floor)) }
     }

@@ -5,16 +5,17 @@
 ///
 /// The worker asks it at every look at the ring (each period, on the monotonic clock, never
 /// from the callback). The server is *stalled* once no cycle has run for
-/// `threshold(periodSeconds:)`: four periods, at least 0.5 s (0.5 s at the usual 256–4096
-/// frames at 48 kHz; 1.37 s at 16384 frames). Not while the server is gone (that is its own
+/// `threshold(periodSeconds:)`: four periods, at least 1.5 s (1.5 s at every period up to
+/// 16384 frames at 48 kHz). (0.5 s was tried: a server stopped gracefully under load ran no
+/// cycle for longer than that before it told its clients it was going.) Not while the server is gone (that is its own
 /// state), nor while freewheeling (an offline bounce's cycles run as fast as the clients
 /// allow, or wait for them). Until a client's first cycle (at the start, after a reconnect)
 /// the time is at least `firstCycleSeconds` (5 s): activating a client and making its
 /// connections may take longer than a period on a busy machine. One cycle clears it.
 public struct ServerWatchdog: Sendable {
     /// The documented time without a cycle after which the server counts as stalled,
-    /// seconds: four periods, at least 0.5 s.
-    public static func threshold(periodSeconds: Double) -> Double { max(0.5, 4 * periodSeconds) }
+    /// seconds: four periods, at least 1.5 s.
+    public static func threshold(periodSeconds: Double) -> Double { max(1.5, 4 * periodSeconds) }
     /// The time allowed for a new client's first cycle, seconds.
     public static let firstCycleSeconds = 5.0
 

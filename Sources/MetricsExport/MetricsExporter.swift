@@ -65,7 +65,7 @@ public final class MetricsExporter: @unchecked Sendable {
         sampleRate = r.makeGauge(descriptor: MetricsExporter.named("jackvu_sample_rate_hertz", "The JACK server's sample rate."))
         bufferFrames = r.makeGauge(descriptor: MetricsExporter.named("jackvu_buffer_frames", "The JACK server's buffer size (frames per period)."))
         serverConnected = r.makeGauge(descriptor: MetricsExporter.named("jackvu_server_connected", "1 while a JACK server is connected, 0 while jackvu waits for it."))
-        serverResponding = r.makeGauge(descriptor: MetricsExporter.named("jackvu_server_responding", "1 while the JACK server runs process cycles; 0 while it is gone or stalled (connected, no cycle for 4 periods, at least 0.5 s): the readings are then frozen."))
+        serverResponding = r.makeGauge(descriptor: MetricsExporter.named("jackvu_server_responding", "1 while the JACK server runs process cycles; 0 while it is gone or stalled (connected, no cycle for 4 periods, at least 1.5 s): the readings are then frozen."))
         inputsConnected = r.makeGauge(descriptor: MetricsExporter.named("jackvu_inputs_connected", "Inputs with at least one connection."))
         callbackMean = r.makeGauge(descriptor: MetricsExporter.named("jackvu_callback_mean_seconds", "Mean duration of the process callback since the start."))
         callbackP99 = r.makeGauge(descriptor: MetricsExporter.named("jackvu_callback_p99_seconds", "99th percentile of the process callback's duration (to a factor of two)."))

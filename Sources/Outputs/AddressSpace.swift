@@ -31,11 +31,11 @@ import DSP
 /// target `…/relative fff` (LU) and `…/state ssfff`; then a named programme's loudspeaker
 /// pairs, `PREFIX/programme/NAME/pair/L-R/correlation f`.
 ///
-/// Then once: `PREFIX/status iiiiiiiiiiiii` — sample rate (Hz), xruns, overruns (process cycles
+/// Then once: `PREFIX/status iiiiiiiiiiii` — sample rate (Hz), xruns, overruns (process cycles
 /// whose audio was dropped because analysis fell behind), skipped updates (a slow output),
 /// process cycles, OSC datagrams not sent, packets dropped on the `osc` port, control packets
-/// ignored, server connected (1 or 0), reconnects, non-finite input samples, inputs connected,
-/// server responding (1, or 0 while it is gone or stalled: `ServerWatchdog`). Then `PREFIX/callback fff` — mean, 99th percentile (to a factor of two) and
+/// ignored, server connected (1 or 0), reconnects, non-finite input samples, inputs connected
+/// (and before it, while the server is stalled or gone, `PREFIX/server s`). Then `PREFIX/callback fff` — mean, 99th percentile (to a factor of two) and
 /// maximum time spent in the process callback per cycle since the start, in µs.
 public struct AddressSpace: Sendable {
     public let prefix: String

@@ -326,6 +326,13 @@ public enum Readings {
             ]),
         ], display: .layout),
         // This jackvu, live only: PREFIX/KIND; JSON in its own object.
+        // While the server is stalled (connected, no process cycles) or gone: PREFIX/server s
+        // (`stalled`, `gone`), the readings beside it frozen; nothing while it runs.
+        Reading("server", "the JACK server's state while it is stalled or gone", scope: .instance, fields: [
+            ReadingField("state", .text) { s, _ in
+                s.status.serverStalled ? .text("stalled") : s.status.serverConnected ? .missing : .text("gone")
+            },
+        ], jsonObject: "server", liveOnly: true, display: .layout),
         Reading("status", "status counters", scope: .instance, fields: [
             ReadingField("sample_rate_hz", .Hz, wire: .oscOnly) { s, _ in .int(s.sampleRate) },
             ReadingField("xruns", .count) { s, _ in .int(s.status.xruns) },
@@ -342,7 +349,7 @@ public enum Readings {
             ReadingField("inputs_connected", .count) { s, _ in .int(s.status.inputsConnected) },
             // 0 while the server is gone or stalled (connected, but no process cycle for the
             // watchdog's time): the readings beside it are the last ones, frozen.
-            ReadingField("server_responding", .flag) { s, _ in .bool(s.status.serverResponding) },
+            ReadingField("server_responding", .flag, wire: .jsonOnly) { s, _ in .bool(s.status.serverResponding) },
             ReadingField("outputs", .count, wire: .jsonOnly) { s, _ in .counters(s.outputCounters) },
         ], jsonObject: "status", liveOnly: true, display: .layout),
         Reading("callback", "process callback timing", scope: .instance, fields: [

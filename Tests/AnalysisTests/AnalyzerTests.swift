@@ -317,7 +317,7 @@ final class AnalyzerTests: XCTestCase {
             /studio/a/loudness/max_truepeak f -10.000000
             /studio/a/loudness/duration f 0.000000
             /studio/a/loudness/paused i 0
-            /studio/a/status iiiiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0 0 1
+            /studio/a/status iiiiiiiiiiii 48000 2 3 0 99 0 0 0 1 0 0 0
             /studio/a/callback fff 1.500000 2.048000 20.000000
 
             """)

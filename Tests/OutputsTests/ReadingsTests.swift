@@ -46,6 +46,8 @@ final class ReadingsTests: XCTestCase {
         let alarms = AlarmEngine(rules: [AlarmRule(kind: .silence, settings: AlarmSettings(level: 0, raise: 0, clear: 0))])
         alarms.evaluate(s, monotonic: 1, unix: 1_800_000_000)
         s.alarms = alarms.board
+        // The server stalled (its state is a reading only then).
+        s.status.serverResponding = false
         return s
     }
 
