@@ -65,6 +65,7 @@ public struct FaultLabels: Sendable {
         lastEnd = end
         func faulty(_ until: Int) -> Bool { end >= start && from <= until }
         let peakFaulty = faulty(peakUntil)
+        s.peakFault = peakFaulty ? cause : nil
         for c in 0..<min(peaks.count, s.channels.count) {
             let ch = s.channels[c]
             s.channels[c].maxTruePeakFault = FaultLabels.track(

@@ -91,6 +91,7 @@ final class AlarmCommandRunner: @unchecked Sendable {
         env["JACKVU_SUBJECT"] = e.subject
         env["JACKVU_PROGRAMME"] = e.programme.map { programmeNames.indices.contains($0) ? programmeNames[$0] : "" } ?? ""
         env["JACKVU_STATE"] = e.state
+        if let cause = e.cause { env["JACKVU_CAUSE"] = cause.rawValue }
         env["JACKVU_VALUE"] = e.value.isFinite ? String(e.value) : ""
         env["JACKVU_UNIT"] = e.kind.unit
         env["JACKVU_TIME"] = AlarmEvent.iso8601(e.unixTime)

@@ -213,6 +213,9 @@ public struct AlarmEvent: Sendable, Equatable {
     /// Unix seconds (wall clock), and the audio time (seconds analysed) it happened at.
     public var unixTime: Double
     public var audioTime: Double
+    /// For a true-peak or clip alarm raised near a fault on the bus (an xrun: `FaultCause`),
+    /// the fault: the peak may be the fault's, not the programme's. nil otherwise.
+    public var cause: FaultCause?
 
     public init(sequence: Int, kind: AlarmKind, subject: String, programme: Int?, raised: Bool, value: Double, unixTime: Double, audioTime: Double) {
         self.sequence = sequence
@@ -233,7 +236,8 @@ public struct AlarmEvent: Sendable, Equatable {
     public var json: String {
         "{\"seq\": \(sequence), \"alarm\": \"\(kind.rawValue)\", \"subject\": \(jsonString(subject)), \"state\": \"\(state)\", "
             + "\"value\": \(JSONLines.json(.double(value))), \"unit\": \"\(kind.unit)\", \"time\": \"\(AlarmEvent.iso8601(unixTime))\", "
-            + "\"audio_time_s\": \(JSONLines.json(.double(audioTime)))}"
+            + "\"audio_time_s\": \(JSONLines.json(.double(audioTime)))"
+            + (cause.map { ", \"cause\": \"\($0.rawValue)\"" } ?? "") + "}"
     }
 
     /// Unix seconds as ISO 8601 UTC with milliseconds: `2026-11-25T03:21:07.125Z`.
@@ -366,7 +370,10 @@ public final class AlarmEngine: @unchecked Sendable {
                         state.raised += 1
                         state.value = value
                         state.since = unix
-                        events.append(event(state, raised: true, unix: unix, audio: audio))
+                        var raised = event(state, raised: true, unix: unix, audio: audio)
+                        // A peak raised near an xrun says so: it may be the fault's.
+                        if kind == .truepeak || kind == .clip { raised.cause = s.peakFault }
+                        events.append(raised)
                     }
                 } else {
                     tracks[i].badSince = nil

@@ -158,6 +158,9 @@ public struct Snapshot: Sendable {
     }
     /// Status counters.
     public var status = Status()
+    /// The fault this update's peaks are near (`FaultLabels`: an xrun shortly before or
+    /// after), nil when they are clean.
+    public var peakFault: FaultCause?
     /// The alarms (`--alarm`): every alarm's state and the latest changes.
     public var alarms = AlarmBoard()
     /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the

@@ -116,6 +116,21 @@ final class AlarmTests: XCTestCase {
         }
     }
 
+    /// A true-peak or clip alarm raised near an xrun says so (`cause`, in its JSON and the
+    /// command's JACKVU_CAUSE); one on clean audio does not.
+    func testAPeakAlarmNearAnXrunSaysSo() {
+        for fault in [FaultCause?.none, .xrun] {
+            let engine = AlarmEngine(rules: [AlarmRule(kind: .truepeak, settings: AlarmSettings(level: -1, raise: 0, clear: 0))])
+            let events = run(engine, from: 0, seconds: 0.5) { s, _ in
+                s.channels[0].truePeakDBTP = -0.5
+                s.peakFault = fault
+            }
+            XCTAssertEqual(events.map(\.kind), [.truepeak])
+            XCTAssertEqual(events.first?.cause, fault)
+            XCTAssertEqual(events.first?.json.contains("\"cause\": \"xrun\""), fault != nil)
+        }
+    }
+
     func testRulesParseAndBadOnesSayWhy() throws {
         XCTAssertEqual(try AlarmRule.parse("all").count, AlarmKind.allCases.count)
         XCTAssertEqual(try AlarmRule.parse("silence,clip").map(\.kind), [.silence, .clip])
