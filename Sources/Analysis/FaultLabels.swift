@@ -23,6 +23,8 @@ public struct FaultLabels: Sendable {
     private var cause: FaultCause = .xrun
     private var start = Int.min
     private var peakUntil = Int.min, momentaryUntil = Int.min, shortTermUntil = Int.min
+    /// Until when the latest fault (of either cause) is in the updates' audio (`blockFault`).
+    private var blockUntil = Int.min
     /// Per channel, and per programme for momentary and short-term: the held maximum last
     /// seen, its label, and the clean maximum.
     private var peaks: [Tracked]
@@ -55,6 +57,7 @@ public struct FaultLabels: Sendable {
         self.cause = cause
         start = index - before
         if peaks { peakUntil = index + peakAfter }
+        blockUntil = index + peakAfter
         momentaryUntil = index + momentaryAfter
         shortTermUntil = index + shortTermAfter
     }
@@ -66,6 +69,7 @@ public struct FaultLabels: Sendable {
         func faulty(_ until: Int) -> Bool { end >= start && from <= until }
         let peakFaulty = faulty(peakUntil)
         s.peakFault = peakFaulty ? cause : nil
+        s.blockFault = faulty(blockUntil) ? cause : nil
         for c in 0..<min(peaks.count, s.channels.count) {
             let ch = s.channels[c]
             s.channels[c].maxTruePeakFault = FaultLabels.track(

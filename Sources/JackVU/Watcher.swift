@@ -22,7 +22,7 @@ final class Watcher: @unchecked Sendable {
     /// Per programme: the log's block cursor, and the largest true and sample peak of the
     /// hops since its last block.
     private var cursors: [Int]
-    private var peaks: [(truePeak: Double?, samplePeak: Double?)]
+    private var peaks: [(truePeak: Double?, samplePeak: Double?, fault: FaultCause?)]
     private var lastServer = true
     private var lastReconnects = 0
     private var lastXruns = 0
@@ -50,7 +50,7 @@ final class Watcher: @unchecked Sendable {
         alarmPorts = c.alarmPortCount
         cursors = Array(repeating: 0, count: programmes.count)
         faultsLogged = Array(repeating: [nil, nil, nil], count: programmes.count)
-        peaks = Array(repeating: (nil, nil), count: programmes.count)
+        peaks = Array(repeating: (nil, nil, nil), count: programmes.count)
     }
 
     var isActive: Bool { alarms != nil || log != nil }
@@ -98,9 +98,11 @@ final class Watcher: @unchecked Sendable {
         }
     }
 
-    /// A held maximum an xrun or a connection change set: logged once per new value as
-    /// `max_fault` (value: the maximum; detail: which, the cause and the clean maximum), so
-    /// the report's incidents say which peaks were not the programme's.
+    /// A held maximum an xrun or a connection change set: logged as `max_fault` (value: the
+    /// maximum; detail: which, the cause and the clean maximum) when it becomes labelled and
+    /// again each time it rises by a dB/LU or more while labelled (a loudness maximum climbs
+    /// with every update while its window fills: one event per update was hundreds), so the
+    /// report's incidents say which peaks were not the programme's.
     private func recordFaultedMaxima(_ s: Snapshot, log: LogWriter) {
         for p in s.programmes.indices where p < faultsLogged.count {
             let l = s.programmes[p].loudness
@@ -114,11 +116,12 @@ final class Watcher: @unchecked Sendable {
                     faultsLogged[p][i] = nil
                     continue
                 }
-                guard faultsLogged[p][i] != value else { continue }
+                if let logged = faultsLogged[p][i], value < logged + 1 { continue }
                 faultsLogged[p][i] = value
+                let clean = fault.clean > Double(Decibels.floor) ? "\(fixed(fault.clean, 1)) \(unit)" : "none yet"
                 log.event(
                     "max_fault", programme: p,
-                    detail: "max \(name) \(fixed(value, 1)) \(unit) set by \(fault.cause == .xrun ? "an xrun" : "a connection change"); clean max \(fixed(fault.clean, 1)) \(unit)",
+                    detail: "max \(name) \(fixed(value, 1)) \(unit) set by \(fault.cause == .xrun ? "an xrun" : "a connection change"); clean max \(clean)",
                     value: value)
             }
         }
@@ -142,6 +145,9 @@ final class Watcher: @unchecked Sendable {
         for p in s.programmes.indices where p < cursors.count {
             // The hop's peaks wait for the programme's next block.
             var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
+            // A fault near this update's audio (`FaultLabels`): its blocks carry it, so that
+            // the report keeps the clean maxima beside the others.
+            let fault = s.blockFault ?? peaks[p].fault
             for c in s.programmes[p].channels where c < s.channels.count {
                 let t = Double(s.channels[c].truePeakDBTP), x = Double(s.channels[c].peakDBFS)
                 if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
@@ -154,9 +160,9 @@ final class Watcher: @unchecked Sendable {
             for (i, (power, index)) in taken.enumerated() {
                 let last = i == taken.count - 1
                 log.block(programme: p, t: unix - Double(taken.count - 1 - i) * 0.1, index: index, power: power,
-                          truePeak: last ? tp : nil, samplePeak: last ? sp : nil)
+                          truePeak: last ? tp : nil, samplePeak: last ? sp : nil, fault: fault)
             }
-            peaks[p] = taken.isEmpty ? (tp, sp) : (nil, nil)
+            peaks[p] = taken.isEmpty ? (tp, sp, fault) : (nil, nil, nil)
         }
         // The chain: the server lost and back, reconnects, and xruns and overruns (summed over
         // at most a second).

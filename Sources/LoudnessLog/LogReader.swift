@@ -1,5 +1,6 @@
 import CSQLite
 import DSP
+import Outputs
 
 /// Reads a log (`--log`) for a report: read-only, so a report can run beside the writer.
 ///
@@ -20,6 +21,10 @@ public struct LogReader {
     static let tables = ["meta", "programmes", "blocks", "alarms", "events"]
     public let path: String
     private let database: Database
+    /// Whether the log has the tables added since version 1 was first written
+    /// (`LogSchema.optionalTables`: the blocks' faults, the alarms' causes).
+    private let hasFaults: Bool
+    private let hasAlarmCauses: Bool
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -27,6 +32,7 @@ public struct LogReader {
 
     public init(path: String) throws(Failure) {
         self.path = path
+        var optional: Set<String> = []
         database = try LogReader.reading(path) {
             let database = try Database.untrusted(path: path)
             // jackvu's own tables, as tables: no view (a recursive one hangs any query), no
@@ -35,11 +41,13 @@ public struct LogReader {
             let schema = try database.prepare("SELECT type, name, tbl_name FROM sqlite_master")
             while try schema.step() {
                 guard let type = schema.text(0), let name = schema.text(1) else { continue }
-                if LogReader.tables.contains(name) { kinds[name] = type }
-                if type == "trigger" || (type == "view" && LogReader.tables.contains(name)) {
+                let known = LogReader.tables.contains(name) || LogSchema.optionalTables.contains(name)
+                if known { kinds[name] = type }
+                if type == "trigger" || (type == "view" && known) {
                     throw Failure(description: "cannot read '\(path)': not a jackvu log: it has a \(type) '\(Report.printable(name))' (jackvu makes none; not read)")
                 }
             }
+            optional = Set(LogSchema.optionalTables.filter { kinds[$0] == "table" })
             for table in LogReader.tables where kinds[table] != "table" {
                 throw Failure(description: "cannot read '\(path)': not a jackvu log (\(kinds[table].map { "'\(table)' is a \($0)" } ?? "no '\(table)' table"))")
             }
@@ -52,6 +60,8 @@ public struct LogReader {
             }
             return database
         }
+        hasFaults = optional.contains("faults")
+        hasAlarmCauses = optional.contains("alarm_causes")
     }
 
     /// Runs `body`, its errors as one `Failure` line: SQLite's (`cannot read 'PATH': …`) or
@@ -75,13 +85,30 @@ public struct LogReader {
         do {
             let ids = p.logIDs.map(String.init).joined(separator: ", ")
             let blocks = try database.prepare(
-                "SELECT t, idx, power, true_peak_dbtp, sample_peak_dbfs FROM blocks WHERE programme IN (\(ids)) AND t > ?1 AND t <= ?2 ORDER BY t")
-            blocks.bind([.double(max(from, -1)), .double(min(to, LogReader.latestTime))])
+                "SELECT t, idx, power, true_peak_dbtp, sample_peak_dbfs, programme FROM blocks WHERE programme IN (\(ids)) AND t > ?1 AND t <= ?2 ORDER BY t, programme")
+            let range: [Statement.Value] = [.double(max(from, -1)), .double(min(to, LogReader.latestTime))]
+            blocks.bind(range)
+            // The faulty blocks (`faults`; a log from before it has none marked), merged with
+            // the blocks in (t, programme) order: no lookup per block, which a file without
+            // the table's key would make a full scan each.
+            let faults = hasFaults
+                ? try database.prepare("SELECT t, programme, cause FROM faults WHERE programme IN (\(ids)) AND t > ?1 AND t <= ?2 ORDER BY t, programme") : nil
+            faults?.bind(range)
+            var fault: (t: Double, programme: Int, cause: String?)?
+            func nextFault() throws(Database.Failure) {
+                guard let faults else { return }
+                fault = try faults.step() ? (faults.number(0) ?? -.infinity, faults.integer(1) ?? Int.min, faults.text(2)) : nil
+            }
+            try nextFault()
             while try blocks.step() {
                 guard let t = blocks.number(0), t >= 0, t <= LogReader.latestTime, let index = blocks.integer(1), index >= 0,
                       let power = blocks.number(2), power >= 0, power < 1e6 else { continue }
+                let programme = blocks.integer(5) ?? Int.min
+                while let f = fault, (f.t, f.programme) < (t, programme) { try nextFault() }
+                let cause = fault.flatMap { $0.t == t && $0.programme == programme ? $0.cause.flatMap(FaultCause.init(rawValue:)) : nil }
                 func peak(_ x: Double?) -> Double? { x.flatMap { abs($0) <= 200 ? $0 : nil } }
-                body(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.number(3)), samplePeakDBFS: peak(blocks.number(4))))
+                body(LoggedBlock(t: t, index: index, power: power, truePeakDBTP: peak(blocks.number(3)), samplePeakDBFS: peak(blocks.number(4)),
+                                 fault: cause))
             }
         } catch { throw Failure(description: "cannot read '\(path)': \(error.description)") }
     }
@@ -172,13 +199,39 @@ public struct LogReader {
             let e = try database.prepare(
                 "SELECT t, kind, programme, detail, value FROM events WHERE typeof(t) IN ('integer', 'real') AND t >= ?1 AND t <= ?2 ORDER BY t")
             e.bind(range)
+            // An alarm's cause (a true peak or clip raised near an xrun or a connection
+            // change; a log from before `alarm_causes` has none): merged in time order, the
+            // causes at one time kept (at most 64) until the alarms reach a later one.
+            let c = hasAlarmCauses
+                ? try database.prepare("SELECT t, kind, subject, cause FROM alarm_causes WHERE typeof(t) IN ('integer', 'real') AND t >= ?1 AND t <= ?2 ORDER BY t") : nil
+            c?.bind(range)
+            var causes: [(t: Double, kind: String, subject: String, cause: String)] = []
+            var pendingCause: (t: Double, kind: String, subject: String, cause: String)?
+            func nextCause() throws -> (t: Double, kind: String, subject: String, cause: String)? {
+                guard let c, try c.step() else { return nil }
+                return (c.number(0) ?? 0, c.text(1) ?? "", c.text(2) ?? "", c.text(3) ?? "")
+            }
+            pendingCause = try nextCause()
+            func cause(t: Double, kind: String, subject: String) throws -> FaultCause? {
+                if causes.first?.t != t {
+                    causes.removeAll()
+                    while let p = pendingCause, p.t < t { pendingCause = try nextCause() }
+                    while let p = pendingCause, p.t == t {
+                        if causes.count < 64 { causes.append(p) }
+                        pendingCause = try nextCause()
+                    }
+                }
+                return causes.first { $0.kind == kind && $0.subject == subject }.flatMap { FaultCause(rawValue: $0.cause) }
+            }
             func value(_ s: Statement, _ column: Int32) -> Double? { s.number(column).flatMap { abs($0) <= 1e9 ? $0 : nil } }
             func text(_ s: Statement, _ column: Int32) -> String? { s.text(column).map { String($0.prefix(500)) } }
             func alarm() throws -> LoggedIncident? {
                 guard try a.step() else { return nil }
+                let t = a.number(0) ?? 0, kind = text(a, 1) ?? "", subject = text(a, 2) ?? ""
                 return LoggedIncident(
-                    t: a.number(0) ?? 0, kind: text(a, 1) ?? "", subject: text(a, 2) ?? "", state: text(a, 4) ?? "", value: value(a, 5),
-                    detail: nil, programme: a.integer(3).flatMap { nameOf[$0] })
+                    t: t, kind: kind, subject: subject, state: text(a, 4) ?? "", value: value(a, 5),
+                    detail: try cause(t: t, kind: kind, subject: subject).map { "near \($0 == .xrun ? "an xrun" : "a connection change")" },
+                    programme: a.integer(3).flatMap { nameOf[$0] })
             }
             var marks: [(t: Double, name: String)] = []
             func event() throws -> LoggedIncident? {

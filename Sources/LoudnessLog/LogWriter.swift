@@ -47,7 +47,28 @@ public enum LogSchema {
             detail TEXT,
             value REAL);
         CREATE INDEX IF NOT EXISTS events_t ON events (t);
+        CREATE TABLE IF NOT EXISTS faults (
+            programme INTEGER NOT NULL,
+            t REAL NOT NULL,
+            cause TEXT NOT NULL,
+            PRIMARY KEY (programme, t)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS alarm_causes (
+            t REAL NOT NULL,
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            cause TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS alarm_causes_t ON alarm_causes (t);
         """
+
+    /// Tables added to version 1 since it was first written, each optional to a reader (a
+    /// log from before them has none of their rows): `faults` — the blocks a fault on the
+    /// bus (an xrun, a connection change) could be in (`cause`: `xrun`, `connection`), so a
+    /// report keeps the clean maxima beside the others; `alarm_causes` — the cause of a true
+    /// peak or clip alarm raised near such a fault, joined to `alarms` on (t, kind, subject).
+    /// The first five tables' columns are as they were, so nothing that reads or writes them
+    /// changes.
+    public static let optionalTables = ["faults", "alarm_causes"]
+
 }
 
 /// What a programme is, as the log records it (a run with another layout or target is
@@ -91,7 +112,7 @@ public final class LogWriter: @unchecked Sendable {
     public let commitInterval: Double
 
     enum Row {
-        case block(programme: Int, t: Double, index: Int, power: Double, truePeak: Double?, samplePeak: Double?)
+        case block(programme: Int, t: Double, index: Int, power: Double, truePeak: Double?, samplePeak: Double?, fault: FaultCause?)
         case alarm(AlarmEvent)
         case event(t: Double, kind: String, programme: Int?, detail: String?, value: Double?)
     }
@@ -103,6 +124,8 @@ public final class LogWriter: @unchecked Sendable {
     private var insertBlock: Statement?
     private var insertAlarm: Statement?
     private var insertEvent: Statement?
+    private var insertFault: Statement?
+    private var insertAlarmCause: Statement?
     private var failing = false
     private var clockStepped = false
     private var nextOpen = 0.0
@@ -169,8 +192,10 @@ public final class LogWriter: @unchecked Sendable {
 
     // MARK: Producers (any thread; a short lock)
 
-    public func block(programme: Int, t: Double, index: Int, power: Double, truePeak: Double?, samplePeak: Double?) {
-        append(.block(programme: programme, t: t, index: index, power: power, truePeak: truePeak, samplePeak: samplePeak))
+    /// A 100 ms block; `fault`: a fault on the bus (an xrun, a connection change) could be
+    /// in its peaks (the report then keeps the clean maxima beside the others).
+    public func block(programme: Int, t: Double, index: Int, power: Double, truePeak: Double?, samplePeak: Double?, fault: FaultCause? = nil) {
+        append(.block(programme: programme, t: t, index: index, power: power, truePeak: truePeak, samplePeak: samplePeak, fault: fault))
     }
 
     public func alarm(_ e: AlarmEvent) { append(.alarm(e)) }
@@ -221,6 +246,8 @@ public final class LogWriter: @unchecked Sendable {
         insertBlock = nil
         insertAlarm = nil
         insertEvent = nil
+        insertFault = nil
+        insertAlarmCause = nil
         database = nil
         file?.release()
     }
@@ -261,11 +288,11 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     private func write(_ rows: [Row], now: Double) throws(Database.Failure) {
-        guard let db = database, let insertBlock, let insertAlarm, let insertEvent else { return }
+        guard let db = database, let insertBlock, let insertAlarm, let insertEvent, let insertFault, let insertAlarmCause else { return }
         try db.execute("BEGIN")
         for row in rows {
             switch row {
-            case .block(let p, var t, let index, let power, let tp, let sp):
+            case .block(let p, var t, let index, let power, let tp, let sp, let fault):
                 guard ids.indices.contains(p) else { continue }
                 // Times per programme only go forward (the primary key): a clock stepped back
                 // leaves the blocks 1 ms apart until it has caught up (said, and logged, once
@@ -283,10 +310,14 @@ public final class LogWriter: @unchecked Sendable {
                 lastT[p] = t
                 try insertBlock.run([.int(ids[p]), .double(t), .int(index), .double(power),
                                      tp.map { .double($0) } ?? .null, sp.map { .double($0) } ?? .null])
+                if let fault { try insertFault.run([.int(ids[p]), .double(t), .text(fault.rawValue)]) }
             case .alarm(let e):
                 try insertAlarm.run([.double(e.unixTime), .text(e.kind.rawValue), .text(e.subject),
                                      e.programme.flatMap { ids.indices.contains($0) ? .int(ids[$0]) : nil } ?? .null,
                                      .text(e.state), .double(e.value), .text(e.kind.unit)])
+                if let cause = e.cause {
+                    try insertAlarmCause.run([.double(e.unixTime), .text(e.kind.rawValue), .text(e.subject), .text(cause.rawValue)])
+                }
             case .event(let t, let kind, let p, let detail, let value):
                 try insertEvent.run([.double(t), .text(kind), p.flatMap { ids.indices.contains($0) ? .int(ids[$0]) : nil } ?? .null,
                                      detail.map { .text($0) } ?? .null, value.map { .double($0) } ?? .null])
@@ -294,7 +325,7 @@ public final class LogWriter: @unchecked Sendable {
         }
         if let days = retentionDays, now >= nextPrune {
             let before = now - days * 86400
-            for table in ["blocks", "alarms", "events"] { try db.execute("DELETE FROM \(table) WHERE t < \(before)") }
+            for table in ["blocks", "alarms", "events", "faults", "alarm_causes"] { try db.execute("DELETE FROM \(table) WHERE t < \(before)") }
             nextPrune = now + 3600
         }
         try db.execute("COMMIT")
@@ -359,6 +390,8 @@ public final class LogWriter: @unchecked Sendable {
             insertBlock = try db.prepare("INSERT INTO blocks VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
             insertAlarm = try db.prepare("INSERT INTO alarms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
             insertEvent = try db.prepare("INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5)")
+            insertFault = try db.prepare("INSERT OR REPLACE INTO faults VALUES (?1, ?2, ?3)")
+            insertAlarmCause = try db.prepare("INSERT INTO alarm_causes VALUES (?1, ?2, ?3, ?4)")
             ids = found
             database = db
             if failing {
@@ -370,6 +403,8 @@ public final class LogWriter: @unchecked Sendable {
             insertBlock = nil
             insertAlarm = nil
             insertEvent = nil
+            insertFault = nil
+            insertAlarmCause = nil
             if !failing {
                 failing = true
                 printError("--log \(path): cannot open: \(error.description) (metering goes on; trying again every 10 s)")

@@ -14,12 +14,15 @@ public struct LoggedBlock: Sendable {
     public var power: Double
     public var truePeakDBTP: Double?
     public var samplePeakDBFS: Double?
-    public init(t: Double, index: Int, power: Double, truePeakDBTP: Double? = nil, samplePeakDBFS: Double? = nil) {
+    /// A fault on the bus (an xrun, a connection change) that could be in the block.
+    public var fault: FaultCause?
+    public init(t: Double, index: Int, power: Double, truePeakDBTP: Double? = nil, samplePeakDBFS: Double? = nil, fault: FaultCause? = nil) {
         self.t = t
         self.index = index
         self.power = power
         self.truePeakDBTP = truePeakDBTP
         self.samplePeakDBFS = samplePeakDBFS
+        self.fault = fault
     }
 }
 
@@ -156,6 +159,29 @@ public struct ReportRow: Sendable {
     /// Pass or fail against the target (nil without one), and why it failed.
     public var pass: Bool?
     public var failures: [String]
+    /// The row's maxima that a fault on the bus set (none when every maximum is the
+    /// programme's own), each with the maximum over the clean blocks alone.
+    public var faultedMaxima: [FaultedMaximum] = []
+
+    /// A maximum above the clean blocks' by more than `FaultLabels`' 0.05 dB/LU.
+    public struct FaultedMaximum: Sendable, Equatable {
+        /// The reading, by its report name: `max_truepeak_dbtp`, `max_sample_peak_dbfs`,
+        /// `max_momentary_lufs`, `max_shortterm_lufs`.
+        public var reading: String
+        public var cause: FaultCause
+        /// The maximum of the clean blocks (nil: none was clean).
+        public var clean: Double?
+        /// "max true peak set by an xrun (clean max −18.0 dBTP)".
+        public var text: String { "\((FaultedMaximum.names[reading] ?? (reading, "")).0) set by \(causeText) (clean max \(cleanText))" }
+        /// "an xrun", "a connection change".
+        var causeText: String { cause == .xrun ? "an xrun" : "a connection change" }
+        /// "−18.0 dBTP", or "none" when no block was clean.
+        var cleanText: String { clean.map { Report.fixed($0, 1) + " " + (FaultedMaximum.names[reading]?.1 ?? "") } ?? "none" }
+        /// A failure's note: "set by an xrun; clean max −18.0 dBTP".
+        var note: String { "set by \(causeText); clean max \(cleanText)" }
+        static let names = ["max_truepeak_dbtp": ("max true peak", "dBTP"), "max_sample_peak_dbfs": ("max sample peak", "dBFS"),
+                            "max_momentary_lufs": ("max momentary", "LUFS"), "max_shortterm_lufs": ("max short-term", "LUFS")]
+    }
 }
 
 /// A compliance report: every programme over every segment.
@@ -253,6 +279,14 @@ struct SegmentJudge {
     var tp: Double?, sp: Double?
     var outside = 0
     var shortTermSeen = 0
+    /// The maxima over clean blocks, and the largest over faulty ones with its cause (peaks
+    /// per block; momentary and short-term per window, faulty when a block in it is).
+    var clean = [Double](repeating: -.infinity, count: 4)
+    var faulty = [(Double, FaultCause)?](repeating: nil, count: 4)
+    /// The faults of the current run's last 30 blocks (a ring, as `LoudnessBlocks`').
+    var faults = [FaultCause?](repeating: nil, count: 30)
+    var run = 0, lastIndex = -1
+    var momentarySeen = 0
 
     init(segment: ReportSegment, target: LoudnessTarget?) {
         self.segment = segment
@@ -261,12 +295,45 @@ struct SegmentJudge {
 
     mutating func add(_ b: LoggedBlock) {
         blocks.add(power: b.power, index: b.index)
-        if let x = b.truePeakDBTP { tp = max(tp ?? x, x) }
-        if let x = b.samplePeakDBFS { sp = max(sp ?? x, x) }
-        if let target, blocks.shortTermPowers.count > shortTermSeen {
+        if b.index != lastIndex &+ 1 { run = 0 }
+        lastIndex = b.index
+        faults[run % 30] = b.fault
+        run += 1
+        if let x = b.truePeakDBTP { tp = max(tp ?? x, x); note(0, x, b.fault) }
+        if let x = b.samplePeakDBFS { sp = max(sp ?? x, x); note(1, x, b.fault) }
+        /// The fault in the run's last `n` blocks, if any.
+        let faults = self.faults, run = self.run
+        func fault(inLast n: Int) -> FaultCause? {
+            for k in 0..<min(n, run) { if let f = faults[(run - 1 - k) % 30] { return f } }
+            return nil
+        }
+        if blocks.momentaryPowers.count > momentarySeen {
+            momentarySeen = blocks.momentaryPowers.count
+            note(2, LoudnessMeter.lufs(blocks.momentaryPowers[momentarySeen - 1]), fault(inLast: 4))
+        }
+        if blocks.shortTermPowers.count > shortTermSeen {
             shortTermSeen = blocks.shortTermPowers.count
             let s = LoudnessMeter.lufs(blocks.shortTermPowers[shortTermSeen - 1])
-            if s > -70 && abs(s - target.targetLUFS) > target.toleranceLU { outside += 1 }
+            note(3, s, fault(inLast: 30))
+            if let target, s > -70 && abs(s - target.targetLUFS) > target.toleranceLU { outside += 1 }
+        }
+    }
+
+    /// Maximum `i`'s value `x` in a clean or a faulty block or window.
+    private mutating func note(_ i: Int, _ x: Double, _ fault: FaultCause?) {
+        if let fault {
+            if x > faulty[i]?.0 ?? -.infinity { faulty[i] = (x, fault) }
+        } else {
+            clean[i] = max(clean[i], x)
+        }
+    }
+
+    /// The maxima a fault set: above the clean blocks' by more than `FaultLabels`' 0.05.
+    var faultedMaxima: [ReportRow.FaultedMaximum] {
+        let names = ["max_truepeak_dbtp", "max_sample_peak_dbfs", "max_momentary_lufs", "max_shortterm_lufs"]
+        return (0..<4).compactMap { i in
+            guard let (x, cause) = faulty[i], x > clean[i] + 0.05, x > LoudnessMeter.floor else { return nil }
+            return ReportRow.FaultedMaximum(reading: names[i], cause: cause, clean: clean[i] > LoudnessMeter.floor ? clean[i] : nil)
         }
     }
 
@@ -282,6 +349,10 @@ struct SegmentJudge {
             maxMomentaryLUFS: blocks.maxMomentary, maxShortTermLUFS: blocks.maxShortTerm, maxTruePeakDBTP: tp,
             maxSamplePeakDBFS: sp, plrLU: nil, secondsOutside: p.target == nil ? nil : Double(outside) / 10,
             alarmsRaised: 0, target: p.target, pass: nil, failures: [])
+        // A file's override (its own true peak, to the sample) has no blocks' faults.
+        row.faultedMaxima = faultedMaxima.filter {
+            !($0.reading == "max_truepeak_dbtp" && p.truePeakOverride != nil) && !($0.reading == "max_sample_peak_dbfs" && p.samplePeakOverride != nil)
+        }
         if let tp, integrated > LoudnessMeter.floor { row.plrLU = tp - integrated }
         if let target = p.target {
             var failures: [String] = []
@@ -291,10 +362,14 @@ struct SegmentJudge {
                 failures.append("integrated \(Report.fixed(integrated, 1)) LUFS outside \(Report.fixed(target.targetLUFS, 1)) ± \(Report.fixed(target.toleranceLU, 1)) LU")
             }
             if let tp, tp > target.maxTruePeakDBTP + 1e-9 {
-                failures.append("true peak \(Report.fixed(tp, 1)) dBTP above \(Report.fixed(target.maxTruePeakDBTP, 1)) dBTP")
+                let fault = row.faultedMaxima.first { $0.reading == "max_truepeak_dbtp" }
+                failures.append("true peak \(Report.fixed(tp, 1)) dBTP above \(Report.fixed(target.maxTruePeakDBTP, 1)) dBTP"
+                    + (fault.map { " (\($0.note))" } ?? ""))
             }
             if let limit = target.maxShortTermLUFS, blocks.maxShortTerm > limit + 1e-9 {
-                failures.append("short-term \(Report.fixed(blocks.maxShortTerm, 1)) LUFS above \(Report.fixed(limit, 1)) LUFS")
+                let fault = row.faultedMaxima.first { $0.reading == "max_shortterm_lufs" }
+                failures.append("short-term \(Report.fixed(blocks.maxShortTerm, 1)) LUFS above \(Report.fixed(limit, 1)) LUFS"
+                    + (fault.map { " (\($0.note))" } ?? ""))
             }
             row.pass = failures.isEmpty
             row.failures = failures

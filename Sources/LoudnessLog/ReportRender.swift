@@ -45,7 +45,7 @@ extension Report {
 
     public static let csvHeader = "segment,segment_start,segment_end,programme,logged_s,integrated_lufs,range_lu,max_momentary_lufs,"
         + "max_shortterm_lufs,max_truepeak_dbtp,max_sample_peak_dbfs,plr_lu,outside_tolerance_s,alarms_raised,profile,target_lufs,"
-        + "tolerance_lu,result,failures"
+        + "tolerance_lu,result,failures,faulted_maxima"
 
     public func csv() -> String {
         func field(_ raw: String) -> String {
@@ -63,6 +63,7 @@ extension Report {
                 Report.optional(r.plrLU, 1, floor: -.infinity), Report.optional(r.secondsOutside, 1, floor: -.infinity), String(r.alarmsRaised),
                 r.target?.profile ?? "", Report.optional(r.target?.targetLUFS), Report.optional(r.target?.toleranceLU, 1, floor: -.infinity),
                 r.pass.map { $0 ? "pass" : "fail" } ?? "", field(r.failures.joined(separator: "; ")),
+                field(r.faultedMaxima.map(\.text).joined(separator: "; ")),
             ]
             out += fields.joined(separator: ",") + "\n"
         }
@@ -93,6 +94,10 @@ extension Report {
             } else {
                 f.append("\"target\": null, \"result\": null, \"failures\": []")
             }
+            // The maxima a fault on the bus set, each with the clean blocks' maximum.
+            f.append("\"faulted_maxima\": [" + r.faultedMaxima.map {
+                "{\"reading\": \"\($0.reading)\", \"cause\": \"\($0.cause.rawValue)\", \"clean\": \(n($0.clean))}"
+            }.joined(separator: ", ") + "]")
             return "{" + f.joined(separator: ", ") + "}"
         }.joined(separator: ",\n  ")
         out += "],\n \"incidents\": ["
@@ -138,7 +143,7 @@ extension Report {
             table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
             th, td { border-bottom: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
             th:first-child, td:first-child, td.l, th.l { text-align: left; }
-            td { white-space: nowrap; } tr.why td { white-space: normal; color: #b00; border-top: none; padding-top: 0; }
+            td { white-space: nowrap; } tr.why td { white-space: normal; color: #b00; border-top: none; padding-top: 0; } tr.fault td { color: #a60; }
             tr:has(+ tr.why) td { border-bottom: none; }
             .pass { color: #060; font-weight: bold; } .fail { color: #b00; font-weight: bold; }
             .meta { color: #555; }
@@ -164,6 +169,9 @@ extension Report {
             if !r.failures.isEmpty {
                 out += "<tr class=\"why\"><td></td><td class=\"l\" colspan=\"12\">\(e(r.failures.joined(separator: "; ")))</td></tr>\n"
             }
+            if !r.faultedMaxima.isEmpty {
+                out += "<tr class=\"why fault\"><td></td><td class=\"l\" colspan=\"12\">\(e(r.faultedMaxima.map(\.text).joined(separator: "; ")))</td></tr>\n"
+            }
         }
         out += "</tbody></table>\n"
         for (p, columns) in zip(programmes, graphs) {
@@ -178,7 +186,7 @@ extension Report {
             for i in shown {
                 let value = i.value.map { Report.fixed($0, 1) } ?? ""
                 out += "<tr><td class=\"l\">\(stamp(i.t))</td><td class=\"l\">\(e(i.kind))</td>"
-                    + "<td class=\"l\">\(e(i.subject.isEmpty ? (i.detail ?? "") : i.subject))</td><td class=\"l\">\(e(i.state ?? ""))</td><td>\(value)</td></tr>\n"
+                    + "<td class=\"l\">\(e(i.subject.isEmpty ? (i.detail ?? "") : i.subject + (i.detail.map { " (\($0))" } ?? "")))</td><td class=\"l\">\(e(i.state ?? ""))</td><td>\(value)</td></tr>\n"
             }
             out += "</tbody></table>\n"
             if incidents.count > shown.count || incidentsOmitted > 0 {

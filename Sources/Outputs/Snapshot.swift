@@ -161,6 +161,10 @@ public struct Snapshot: Sendable {
     /// The fault this update's peaks are near (`FaultLabels`: an xrun shortly before or
     /// after), nil when they are clean.
     public var peakFault: FaultCause?
+    /// A fault on the bus near this update's audio (an xrun, a connection change: from a
+    /// period before it to the analysis block after), whatever the readings made of it: the
+    /// log marks the update's blocks with it (`faults`), so a report labels the maxima they set.
+    public var blockFault: FaultCause?
     /// The alarms (`--alarm`): every alarm's state and the latest changes.
     public var alarms = AlarmBoard()
     /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the

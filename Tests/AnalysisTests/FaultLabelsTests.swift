@@ -93,3 +93,30 @@ final class FaultLabelsTests: XCTestCase {
         XCTAssertNil(after.programmes[0].loudness.maxShortTermFault)
     }
 }
+
+extension FaultLabelsTests {
+    /// The updates near a fault of either cause carry it as `blockFault` (the log marks their
+    /// blocks), from the fault's update to a block and two periods after it, and no others.
+    func testUpdatesNearAFaultOfEitherCauseMarkTheirBlocks() {
+        var l = labels()
+        var held: Float = -200
+        var end = 0
+        for _ in 0..<10 {
+            end += 1024
+            XCTAssertNil(update(&l, end: end, peak: -18, held: &held).blockFault)
+        }
+        for cause in [FaultCause.connection, .xrun] {
+            l.fault(cause, at: end + 512, peaks: cause == .xrun)
+            var marked = 0
+            for _ in 0..<20 {
+                end += 1024
+                if let f = update(&l, end: end, peak: -18, held: &held).blockFault {
+                    XCTAssertEqual(f, cause)
+                    marked += 1
+                }
+            }
+            // 512 frames into the first update, then 4096 + 2 × 256: five more updates reached.
+            XCTAssertEqual(marked, 6, "\(cause)")
+        }
+    }
+}

@@ -105,3 +105,89 @@ final class FaultLabelsLiveTests: XCTestCase {
         XCTAssertEqual(Int(events.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 > 0, cause != nil, "the log's max_fault events: \(events.stdout)")
     }
 }
+
+extension FaultLabelsLiveTests {
+    /// The sine's source stopped 20 times each by SIGINT, SIGTERM and SIGKILL and unpatched 20
+    /// times by jack_disconnect: the clean maximum stays the sine's own true peak, any maximum
+    /// above it is labelled live; then a 0.2 s burst patched in and out sets the momentary and
+    /// short-term maxima, and the report of the log labels them (its clean maxima beside them).
+    func testTwentyStopsOfEachKindAndTheReportLabelsWhatTheyDid() throws {
+        let folder = NSTemporaryDirectory() + "jackvu-faults20-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try JackServer(label: "faults20")
+        defer { server.stop() }
+        let jacktone = try Executables.product("jacktone")
+        var tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18"], environment: server.environment)
+        defer { tone.stop() }
+        let burst = try BackgroundProcess(jacktone, ["--name", "burst", "--freq", "500", "--level", "-3"], environment: server.environment)
+        defer { burst.stop() }
+        try waitForPortsListed(server, ["jacktone:out", "burst:out"])
+        let log = folder + "/log.db"
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--connect", "jacktone:out", "--format", "json", "--rate", "10",
+             "--send", "truepeak,peakfault,maxfault,loudness", "--log", log],
+            environment: server.environment)
+        defer { vu.stop() }
+        func channel() -> [String: Any]? {
+            (vu.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }?["channels"] as? [[String: Any]])?.first
+        }
+        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                if condition() { return true }
+                usleep(50_000)
+            }
+            return condition()
+        }
+        func patched() -> Bool { ((try? server.lsp(["-c", "jackvu:in_1"]).stdout) ?? "").contains("jacktone:out") }
+        XCTAssertTrue(wait(20) { abs((channel()?["max_true_peak_dbtp"] as? Double ?? 0) + 18) < 0.1 }, vu.stderr)
+        for round in 0..<60 {
+            _ = tone.stop(signal: [SIGINT, SIGTERM, SIGKILL][round % 3], timeout: 5)
+            usleep(100_000)
+            // (jackvu's --connect connects a port it has not seen before only: patched again here.)
+            tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18", "--connect", "jackvu:in_1"], environment: server.environment)
+            guard wait(20, patched) else { return XCTFail("not reconnected: \(vu.stderr)") }
+            usleep(150_000)
+        }
+        for _ in 0..<20 {
+            XCTAssertEqual(try Executables.run("jack_disconnect", ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+            usleep(100_000)
+            XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+            usleep(150_000)
+        }
+        usleep(1_000_000)
+        let ch = try XCTUnwrap(channel())
+        let maximum = try XCTUnwrap(ch["max_true_peak_dbtp"] as? Double)
+        let clean = (ch["clean_max_true_peak_dbtp"] as? Double) ?? maximum
+        print("faults ×20: max true peak \(fixed(maximum, 2)) dBTP, cause \(ch["max_true_peak_cause"] as? String ?? "none"), clean \(fixed(clean, 2))")
+        XCTAssertEqual(clean, -18, accuracy: 0.1, "the clean maximum is the sine's own true peak")
+        if maximum > -17.9 { XCTAssertNotNil(ch["max_true_peak_cause"], "a maximum above the sine's own, unlabelled: \(ch)") }
+
+        // The burst: patched for 0.2 s, then 4 s of the sine alone (every window after it clean).
+        XCTAssertEqual(try Executables.run("jack_connect", ["burst:out", "jackvu:in_1"], environment: server.environment).status, 0)
+        usleep(200_000)
+        XCTAssertEqual(try Executables.run("jack_disconnect", ["burst:out", "jackvu:in_1"], environment: server.environment).status, 0)
+        usleep(4_000_000)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+        let spam = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault'"])
+        XCTAssertLessThan(Int(spam.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 400, "max_fault events when labelled and per dB/LU risen, not per update")
+        let report = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"], timeout: 60)
+        XCTAssertEqual(report.status, 0, report.stderr)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let row = try XCTUnwrap((json["results"] as? [[String: Any]])?.first)
+        let faulted = try XCTUnwrap(row["faulted_maxima"] as? [[String: Any]])
+        print("faults ×20: the report's faulted maxima \(faulted)")
+        func fault(_ reading: String) -> [String: Any]? { faulted.first { $0["reading"] as? String == reading } }
+        for reading in ["max_momentary_lufs", "max_shortterm_lufs"] {
+            XCTAssertEqual(fault(reading)?["cause"] as? String, "connection", "\(reading): \(row)")
+        }
+        // The sine's momentary loudness (−18 dBFS peak: −21 dBFS RMS, −21.0 LUFS at 997 Hz).
+        XCTAssertEqual(try XCTUnwrap(fault("max_momentary_lufs")?["clean"] as? Double), -21, accuracy: 0.3, "the clean momentary maximum is the sine's")
+        XCTAssertGreaterThan(try XCTUnwrap(row["max_momentary_lufs"] as? Double), -12, "the burst is in the maximum")
+        if let tp = fault("max_truepeak_dbtp") {
+            XCTAssertEqual(try XCTUnwrap(tp["clean"] as? Double), -18, accuracy: 0.1, "the report's clean true peak is the sine's")
+        }
+    }
+}
