@@ -109,7 +109,7 @@ public final class Analyzer: @unchecked Sendable {
         pitchConfidenceThreshold = configuration.pitchConfidence
         meterScale = configuration.meterScale
         let resolved = configuration.resolvedProgrammes
-        programmes = resolved.map { ProgrammeMeter($0, inputs: c.channels, sampleRate: sampleRate) }
+        programmes = resolved.map { ProgrammeMeter($0, inputs: c.channels, sampleRate: sampleRate, gating: c.gating) }
         programmeOfChannel = (0..<c.channels).map { ch in resolved.firstIndex { $0.channels.contains(ch) } ?? 0 }
         let pairs = configuration.correlationPairs
         pairChannels = pairs.map { ($0.left, $0.right) }
@@ -647,9 +647,10 @@ final class ProgrammeMeter: @unchecked Sendable {
     private var range = 0.0
     private var lastGatingUpdate = -1
 
-    init(_ programme: Programme, inputs: Int, sampleRate: Int) {
+    init(_ programme: Programme, inputs: Int, sampleRate: Int, gating: Gating) {
         self.programme = programme
         loudness = LoudnessMeter(sampleRate: sampleRate, weights: programme.weights(overInputs: inputs))
+        loudness.gating = gating
     }
 
     /// Recomputes the integrated loudness and range once per second of audio (or when

@@ -82,6 +82,8 @@ public struct Configuration: Equatable, Sendable {
     /// (`--ppm-alignment`, dBFS).
     public var ppmType = PPMType.ebu
     public var ppmAlignmentDBFS = -18.0
+    /// How integrated loudness is gated (`--gating`).
+    public var gating = Gating.bs1770_4
     /// K-System scale (`--k-scale`): 20, 14 or 12.
     public var kHeadroom = 20
     /// The message kinds every output sends (`--send`); a meter no output needs is not

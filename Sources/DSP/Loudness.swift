@@ -172,6 +172,9 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// rounding cannot accumulate).
     private var momentarySum = 0.0
     private var shortTermSum = 0.0
+    /// The sum of every complete step's mean power since the start or reset (ungated
+    /// integrated loudness, BS.1770-1).
+    private var totalPower = 0.0
 
     /// Takes over `other`'s history — the 10 ms steps, gating blocks, short-term windows,
     /// maxima — so that the measurements go on across a change of sample rate: they are mean
@@ -196,6 +199,8 @@ public final class LoudnessMeter: @unchecked Sendable {
         shortTermPower = other.shortTermPower
         momentarySum = other.momentarySum
         shortTermSum = other.shortTermSum
+        totalPower = other.totalPower
+        gating = other.gating
     }
 
     /// The lowest loudness jackvu reports (for silence), in LUFS.
@@ -301,6 +306,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         steps[slot] = value
         momentarySum += value
         shortTermSum += value
+        totalPower += value
         stepEnergy = 0
         stepFill = 0
         stepCount += 1
@@ -381,11 +387,19 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// duration the integrated loudness covers.
     public var measuredSeconds: Double { Double(stepCount) * Double(stepSamples) / Double(sampleRate) }
 
-    /// Integrated (gated) loudness since the start or reset, LUFS; the floor if no block
-    /// passed the gates. Not real-time safe (scans the history).
+    /// Integrated loudness since the start or reset, gated as `gating` says, LUFS; the floor
+    /// if no block passed the gates. Not real-time safe (scans the history).
     public var integrated: Double {
-        historyExact ? LoudnessMeter.integrated(ofGatingBlocks: gatingBlocks) : gatingHistogram.integrated()
+        guard let relativeLU = gating.relativeLU else {
+            // BS.1770-1: the mean power of every complete 10 ms step, silence included.
+            return stepCount > 0 ? LoudnessMeter.lufs(totalPower / Double(stepCount)) : LoudnessMeter.floor
+        }
+        return historyExact
+            ? LoudnessMeter.integrated(ofGatingBlocks: gatingBlocks, relativeLU: relativeLU) : gatingHistogram.integrated(relativeLU: relativeLU)
     }
+
+    /// How `integrated` is gated (`--gating`; the default BS.1770-4's).
+    public var gating = Gating.bs1770_4
 
     /// Loudness range (EBU Tech 3342) since the start or reset, LU; 0 before any short-term
     /// value passes the gates. Not real-time safe (sorts the history).
@@ -397,10 +411,11 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// first hour), not the histogram's (`LoudnessHistogram`).
     public var readingsExact: Bool { historyExact }
 
-    /// The gated loudness (BS.1770-4 §2.3: −70 LUFS absolute, −10 LU relative) of 400 ms
-    /// gating blocks' mean powers, LUFS; the floor if none passes the gates. The live meter's
-    /// and the log's reports' (`LoudnessBlocks`) one computation.
-    public static func integrated(ofGatingBlocks blocks: [Double]) -> Double {
+    /// The gated loudness (BS.1770-4 §2.3: −70 LUFS absolute, −10 LU relative, or the
+    /// relative gate `relativeLU`) of 400 ms gating blocks' mean powers, LUFS; the floor if
+    /// none passes the gates. The live meter's and the log's reports' (`LoudnessBlocks`) one
+    /// computation.
+    public static func integrated(ofGatingBlocks blocks: [Double], relativeLU: Double = -10) -> Double {
         let absolute = LoudnessMeter.power(ofLUFS: LoudnessMeter.absoluteGate)
         var sum = 0.0, count = 0
         for p in blocks where p > absolute {
@@ -408,7 +423,7 @@ public final class LoudnessMeter: @unchecked Sendable {
             count += 1
         }
         guard count > 0 else { return LoudnessMeter.floor }
-        let relative = sum / Double(count) * LoudnessMeter.power(ofLU: -10)
+        let relative = sum / Double(count) * LoudnessMeter.power(ofLU: relativeLU)
         sum = 0
         count = 0
         for p in blocks where p > absolute && p > relative {
@@ -446,6 +461,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         for i in steps.indices { steps[i] = 0 }
         momentarySum = 0
         shortTermSum = 0
+        totalPower = 0
         gatingBlocks.removeAll(keepingCapacity: true)
         shortTermBlocks.removeAll(keepingCapacity: true)
         gatingHistogram.removeAll()

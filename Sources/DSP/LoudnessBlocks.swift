@@ -15,8 +15,9 @@ public struct LoudnessBlocks: Sendable {
     private var window = [Double](repeating: 0, count: 30)
     private var run = 0
     private var lastIndex = -1
-    /// Blocks taken.
+    /// Blocks taken, and the sum of their powers (ungated loudness, BS.1770-1).
     public private(set) var count = 0
+    private var totalPower = 0.0
 
     public init() {}
 
@@ -27,6 +28,7 @@ public struct LoudnessBlocks: Sendable {
         window[run % 30] = power
         run += 1
         count += 1
+        totalPower += power
         if run >= 4 {
             var sum = 0.0
             for k in 0..<4 { sum += window[(run - 1 - k) % 30] }
@@ -42,6 +44,13 @@ public struct LoudnessBlocks: Sendable {
     /// Integrated loudness (BS.1770-4 gating: −70 LUFS absolute, −10 LU relative), LUFS; the
     /// floor when nothing passes the gates: the live meter's computation.
     public var integrated: Double { LoudnessMeter.integrated(ofGatingBlocks: momentaryPowers) }
+
+    /// Integrated loudness gated as `gating` says (`--gating`), LUFS: BS.1770-1's the mean
+    /// power of every block taken.
+    public func integrated(_ gating: Gating) -> Double {
+        guard let relativeLU = gating.relativeLU else { return count > 0 ? LoudnessMeter.lufs(totalPower / Double(count)) : LoudnessMeter.floor }
+        return LoudnessMeter.integrated(ofGatingBlocks: momentaryPowers, relativeLU: relativeLU)
+    }
 
     /// Loudness range (EBU Tech 3342), LU: the live meter's computation.
     public var range: Double { LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermPowers) }

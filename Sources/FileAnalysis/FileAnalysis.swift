@@ -492,7 +492,7 @@ public struct FileAnalysis {
             LoggedIncident(t: e.audioTime, kind: e.kind.rawValue, subject: e.subject, state: e.state, value: e.value, detail: nil,
                            programme: e.programme.map { programmes[$0].name })
         }
-        var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents)
+        var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -527,7 +527,7 @@ public struct FileAnalysis {
             }.joined(separator: ", ")
             return "{\"file\": \(jsonString(file.path)), \"format\": \(jsonString(file.formatName)), "
                 + "\"sample_rate_hz\": \(file.sampleRate), \"channels\": \(file.channels), \"layout\": \(jsonString(layout)), "
-                + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), "
+                + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), \"gating\": \"\(c.gating)\", "
                 + "\"loudness_range_lu\": \(format3(l.range)), \"max_momentary_lufs\": \(n(l.maxMomentary)), "
                 + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
                 + "\"sample_peak_dbfs\": \(n(samplePeak)), "
@@ -541,6 +541,7 @@ public struct FileAnalysis {
         text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(named.isEmpty ? layout : "\(named.count) programmes")), \(fixed(seconds, 3)) s\n"
         if named.isEmpty {
             text += "  integrated        \(db(l.integrated, "LUFS"))\n"
+            if c.gating != .bs1770_4 { text += "  gating            \(c.gating)\(c.gating == .bs1770_1 ? " (ungated)" : " (not EBU R 128's)")\n" }
             text += "  loudness range    \(fixed(l.range, 1)) LU\n"
             text += "  max momentary     \(db(l.maxMomentary, "LUFS"))\n"
             text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"

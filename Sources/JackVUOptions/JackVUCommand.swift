@@ -83,6 +83,11 @@ public struct AnalysisOptions: ParsableArguments {
         valueName: "list"))
     var send = "all"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "How integrated loudness is gated: bs1770-4 (-70 LUFS absolute, -10 LU relative: EBU R 128; the default), bs1770-1 (ungated: the mean over the whole measurement) or relative:LU (another relative gate, -40 to 0 LU). The loudness range keeps EBU Tech 3342's gates.",
+        valueName: "gating"))
+    var gating = "bs1770-4"
+
     @Option(name: .customLong("pitch-confidence"), help: ArgumentHelp(
         "YIN confidence (0-1) below which pitch names no note (reads 0 \"-\" 0 CONFIDENCE).", valueName: "0-1"))
     var pitchConfidence = 0.8
@@ -112,6 +117,12 @@ public struct AnalysisOptions: ParsableArguments {
             throw ConfigurationError(option: "--send", message: error.description)
         }
         c.pitchConfidence = pitchConfidence
+        c.gating = try gatingChoice()
+    }
+
+    /// `--gating` parsed.
+    func gatingChoice() throws(ConfigurationError) -> Gating {
+        do { return try Gating.parse(gating) } catch { throw ConfigurationError(option: "--gating", message: error.description) }
     }
 }
 
@@ -399,6 +410,7 @@ public struct ReportCommand: ParsableCommand {
         for t in target { c.targets.append(try TargetChoice.parse(t)) }
         c.toleranceLU = tolerance
         c.maxTruePeakDBTP = maxTruePeak
+        c.gating = try parent.analysis.gatingChoice()
         if let tolerance, !(tolerance > 0 && tolerance <= 20) {
             throw ConfigurationError(option: "--tolerance", message: "must be above 0 and at most 20 LU, got \(tolerance)")
         }

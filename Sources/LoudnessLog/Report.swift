@@ -205,12 +205,14 @@ public struct Report: Sendable {
     public private(set) var graphs: [GraphColumns] = []
     /// Times as the time into the audio (a file's report), not as dates.
     public var relativeTimes = false
+    /// How the integrated loudness is gated (`--gating`).
+    public let gating: Gating
 
     /// A report of programmes whose blocks are in memory (a file's, tests).
     public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
-                segments: [ReportSegment]? = nil)
+                segments: [ReportSegment]? = nil, gating: Gating = .bs1770_4)
     {
-        self.init(source: source, from: from, to: to, programmes: programmes, incidents: incidents, segments: segments) { p, add in
+        self.init(source: source, from: from, to: to, programmes: programmes, incidents: incidents, segments: segments, gating: gating) { p, add in
             for b in programmes[p].blocks { add(b) }
         }
     }
@@ -224,10 +226,11 @@ public struct Report: Sendable {
     /// segment (default: those among `incidents`; a log's report counts them in the log, as
     /// its incidents are only the first `LogReader.incidentLimit`).
     public init(source: String, from: Double, to: Double, programmes: [ReportProgramme], incidents: [LoggedIncident],
-                segments: [ReportSegment]? = nil, alarmsRaised: ((ReportSegment, String?) throws -> Int)? = nil,
+                segments: [ReportSegment]? = nil, gating: Gating = .bs1770_4, alarmsRaised: ((ReportSegment, String?) throws -> Int)? = nil,
                 feed: (Int, (LoggedBlock) -> Void) throws -> Void) rethrows
     {
         self.source = source
+        self.gating = gating
         self.from = from
         self.to = to
         self.incidents = incidents
@@ -239,7 +242,7 @@ public struct Report: Sendable {
         var kept: [ReportProgramme] = []
         for p in programmes.indices {
             let programme = programmes[p]
-            var judges = segments.map { SegmentJudge(segment: $0, target: programme.target) }
+            var judges = segments.map { SegmentJudge(segment: $0, target: programme.target, gating: gating) }
             var graph = GraphColumns(from: from, to: to)
             var next = 0
             var active: [Int] = []
@@ -288,9 +291,12 @@ struct SegmentJudge {
     var run = 0, lastIndex = -1
     var momentarySeen = 0
 
-    init(segment: ReportSegment, target: LoudnessTarget?) {
+    let gating: Gating
+
+    init(segment: ReportSegment, target: LoudnessTarget?, gating: Gating) {
         self.segment = segment
         self.target = target
+        self.gating = gating
     }
 
     mutating func add(_ b: LoggedBlock) {
@@ -342,7 +348,7 @@ struct SegmentJudge {
         var tp = self.tp, sp = self.sp
         if let o = p.truePeakOverride { tp = o }
         if let o = p.samplePeakOverride { sp = o }
-        let integrated = blocks.integrated
+        let integrated = blocks.integrated(gating)
         var row = ReportRow(
             programme: p.displayName, segment: segment.name, from: segment.from, to: segment.to,
             loggedSeconds: Double(blocks.count) / 10, integratedLUFS: integrated, rangeLU: blocks.range,

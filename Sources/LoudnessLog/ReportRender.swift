@@ -78,7 +78,7 @@ extension Report {
             return Report.fixed(x, 2)
         }
         var out = "{\"generator\": \(jsonString(generator)), \"source\": \(jsonString(source)), "
-        out += "\"from\": \"\(stamp(from))\", \"to\": \"\(stamp(to))\", \"results\": ["
+        out += "\"from\": \"\(stamp(from))\", \"to\": \"\(stamp(to))\", \"gating\": \"\(gating)\", \"results\": ["
         out += rows.map { r in
             var f = ["\"segment\": \(jsonString(r.segment))", "\"segment_start\": \"\(stamp(r.from))\"",
                      "\"segment_end\": \"\(stamp(r.to))\"", "\"programme\": \(jsonString(r.programme))",
@@ -194,7 +194,12 @@ extension Report {
                     + "\(incidents.count); the log holds every one).</p>\n"
             }
         }
-        out += "</section>\n<p class=\"meta\">Loudness per ITU-R BS.1770-4 and EBU R 128, recomputed from the logged 100 ms blocks; "
+        let gated = switch gating {
+        case .bs1770_4: "Loudness per ITU-R BS.1770-4 and EBU R 128"
+        case .bs1770_1: "Integrated loudness ungated, per ITU-R BS.1770-1 (other figures per BS.1770-4)"
+        case .relative(let lu): "Loudness per ITU-R BS.1770-4 with a relative gate of \(Report.fixed(lu, 1)) LU (not EBU R 128's −10 LU)"
+        }
+        out += "</section>\n<p class=\"meta\">\(gated), recomputed from the logged 100 ms blocks; "
             + "loudness range per EBU Tech 3342; true peak per BS.1770-4 Annex 2, to the analysis hop.</p>\n</body></html>\n"
         return out
     }

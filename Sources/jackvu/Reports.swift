@@ -61,7 +61,7 @@ func runReport(_ command: ReportCommand) -> Int32 {
         var report: Report
         do {
             report = try Report(source: command.log, from: from, to: to, programmes: read.programmes, incidents: read.incidents,
-                                segments: segments, alarmsRaised: { segment, programme in
+                                segments: segments, gating: targets.gating, alarmsRaised: { segment, programme in
                 try reader.alarmsRaised(from: segment.from, to: segment.to, programme: programme)
             }) { p, add in
                 try reader.forEachBlock(read.programmes[p], from: from, to: to, add)

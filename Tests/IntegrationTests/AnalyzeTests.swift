@@ -415,3 +415,49 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(tty.stdout.contains("100% \(path)"), tty.stdout)
     }
 }
+
+extension AnalyzeTests {
+    /// `--gating` through `analyze` (its summary and its stream) and the report of its log:
+    /// a 1 kHz sine, 10 s at −20 dBFS and 10 s at −40 dBFS, reads −23.07 LUFS gated (BS.1770-4:
+    /// the quiet half below the gate; `GatingTests` has the arithmetic), −26.0 ungated
+    /// (BS.1770-1) and about the same with a −25 LU relative gate (every block passes it); a
+    /// bad gate is one line, exit 64.
+    func testGatingOptionsInAnalyzeItsStreamAndTheReport() throws {
+        let fs = 48000
+        let x = (0..<(20 * fs)).map { i in Float((i < 10 * fs ? 0.1 : 0.01) * sin(2 * Double.pi * 1000 * Double(i) / Double(fs))) }
+        let path = try file("two-levels.wav", [x])
+        func integrated(_ extra: [String]) throws -> Double { try XCTUnwrap(try summaries([path], extra).first?["integrated_lufs"] as? Double) }
+        let gated = try integrated([]), ungated = try integrated(["--gating", "bs1770-1"]), relative = try integrated(["--gating", "relative:-25"])
+        print("gating: bs1770-4 \(gated), bs1770-1 \(ungated), relative:-25 \(relative) LUFS")
+        XCTAssertEqual(gated, -23.07, accuracy: 0.02)
+        XCTAssertEqual(ungated, -3.01 + 10 * log10((0.01 + 0.0001) / 2), accuracy: 0.02)
+        XCTAssertEqual(relative, ungated, accuracy: 0.05, "every block passes a −25 LU gate here: the mean of all")
+        XCTAssertGreaterThan(gated - relative, 2)
+        XCTAssertEqual(try summaries([path], ["--gating", "bs1770-1"]).first?["gating"] as? String, "bs1770-1")
+        // (The stream's gated readings are recomputed once per second of audio: its last one
+        // is up to a second before the end.)
+        XCTAssertEqual(loudness(try XCTUnwrap(try stream(path, ["--gating", "bs1770-1", "--send", "loudness"]).last), "integrated_lufs"), ungated, accuracy: 0.3,
+                       "the stream's outputs follow the gating")
+        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", "--gating", "bs1770-1", path])
+        XCTAssertTrue(text.stdout.contains("gating            bs1770-1 (ungated)"), text.stdout)
+
+        // The log's blocks recomputed with each gating.
+        let log = directory.appendingPathComponent("gating.db").path
+        XCTAssertEqual(try Executables.run(try Executables.product("jackvu"), ["analyze", "--log", log, path], timeout: 60).status, 0)
+        func reported(_ extra: [String]) throws -> (Double, String?) {
+            let r = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"] + extra, timeout: 60)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            return (try XCTUnwrap((json["results"] as? [[String: Any]])?.first?["integrated_lufs"] as? Double), json["gating"] as? String)
+        }
+        let (reportGated, g4) = try reported([]), (reportUngated, g1) = try reported(["--gating", "bs1770-1"])
+        XCTAssertEqual(reportGated, gated, accuracy: 0.02)
+        XCTAssertEqual(reportUngated, ungated, accuracy: 0.02)
+        XCTAssertEqual([g4, g1], ["bs1770-4", "bs1770-1"])
+
+        let bad = try Executables.run(try Executables.product("jackvu"), ["analyze", "--gating", "relative:5", path])
+        XCTAssertEqual(bad.status, 64)
+        XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("--gating"), bad.stderr)
+    }
+}
