@@ -14,7 +14,12 @@ public struct Configuration: Equatable, Sendable {
     /// Number of audio inputs and meter outputs (`--channels`).
     public var channels = 2
     /// The most inputs jackvu takes (the server's port limit may be lower: jackd -p).
-    public static let maxChannels = 256
+    /// The most channels (`--channels`). What bounds a run is rather the JACK server's port
+    /// limit (jackvu needs 2 × N + 1 ports: `jackd -p`/`--port-max`), the CPU (every meter
+    /// costs about 2.7 ms per second per channel at 48 kHz: 512 channels held on two cores,
+    /// 1,024 did not; BENCHMARKS.md) and memory (the capture ring keeps a second per channel,
+    /// 4 bytes a frame: 192 KB a channel at 48 kHz).
+    public static let maxChannels = 1024
     /// Worker threads for the analysis (`--workers`); nil: `defaultWorkers`.
     public var workers: Int?
     /// Channels one worker thread takes by default (about a fifth of a core here with every

@@ -439,7 +439,7 @@ public struct LiveOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
     public var server: String?
 
-    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-256; the JACK server's port limit, jackd -p, may be lower).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Number of inputs and meter ports (1-1024; jackvu needs 2 x N + 1 ports, and the JACK server's port limit, jackd -p, may be lower).", valueName: "n"))
     public var channels = 2
 
     @Option(name: .long, help: ArgumentHelp("Analysis threads sharing the channels (1-64; default: one per 64 channels, at most the cores).", valueName: "n"))

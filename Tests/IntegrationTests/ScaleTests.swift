@@ -73,7 +73,7 @@ final class ScaleTests: XCTestCase {
     }
 
     func testChannelAndWorkerLimits() throws {
-        for (args, message) in [(["--channels", "257"], "--channels must be from 1 to 256, got 257"),
+        for (args, message) in [(["--channels", "1025"], "--channels must be from 1 to 1024, got 1025"),
                                 (["--workers", "0"], "--workers must be from 1 to 64, got 0")] {
             let r = try Executables.run(try Executables.product("jackvu"), args + ["--quiet"], environment: ["JACK_DEFAULT_SERVER": "jackvu-none"])
             XCTAssertEqual(r.status, 64, r.stderr)
