@@ -38,7 +38,7 @@ public final class RealFFT: @unchecked Sendable {
         // FFTW_MEASURE overwrites the buffers while planning, so zero them afterwards.
         // (The plan crosses the lock's closure as an address: OpaquePointer is not Sendable.)
         let address = plannerLock.withLock { _ in
-            Int(bitPattern: jackvu_fftwf_plan_r2c(Int32(size), inPtr, outPtr, UInt32(FFTW_MEASURE)))
+            Int(bitPattern: jackvu_fftwf_plan_r2c(Int32(size), inPtr, outPtr, UInt32(FFTW_MEASURE | FFTW_DESTROY_INPUT)))
         }
         guard let made = fftwf_plan(bitPattern: address) else {
             fftwf_free(inPtr)
@@ -59,12 +59,14 @@ public final class RealFFT: @unchecked Sendable {
 
     /// Plans an inverse (complex-to-real) transform of `size` points from `from` (interleaved,
     /// `size / 2 + 1` complex values) to `to` (`size` floats), for a caller that owns both
-    /// buffers; destroy it with `destroy`. FFTW_ESTIMATE: planning must not touch the data.
-    /// Not real-time safe.
+    /// buffers; destroy it with `destroy`. FFTW_MEASURE, so planning overwrites both buffers:
+    /// plan before they hold data (they are zeroed afterwards). Not real-time safe.
     static func planInverse(size: Int, from: UnsafeMutablePointer<Float>, to: UnsafeMutablePointer<Float>) -> fftwf_plan {
         let address = plannerLock.withLock { _ in
-            Int(bitPattern: jackvu_fftwf_plan_c2r(Int32(size), from, to, UInt32(FFTW_ESTIMATE)))
+            Int(bitPattern: jackvu_fftwf_plan_c2r(Int32(size), from, to, UInt32(FFTW_MEASURE)))
         }
+        from.update(repeating: 0, count: 2 * (size / 2 + 1))
+        to.update(repeating: 0, count: size)
         return fftwf_plan(bitPattern: address)!
     }
 

@@ -126,15 +126,23 @@ public final class YINPitch: @unchecked Sendable {
         // multiple when what twice the period adds is mostly one sinusoid: that is an organ's
         // 16′ rank under the note, not the note's fundamental.
         if d[best] > 0.02 {
-            let octaveIsARank = 2 * best + 2 < w - 1
-                && sineFraction(period: 2 * best, shift: best, frame: frame, count: count) >= Self.jumpMaxSineFraction
+            // (Whether the octave below is a rank is asked only of an even multiple that
+            // would be taken: most hops never need it.)
+            var rank: Bool?
+            func octaveIsARank() -> Bool {
+                if let rank { return rank }
+                let r = 2 * best + 2 < w - 1
+                    && sineFraction(period: 2 * best, shift: best, frame: frame, count: count) >= Self.jumpMaxSineFraction
+                rank = r
+                return r
+            }
             for multiple in 2...5 {
                 let centre = best * multiple
                 guard centre + 2 < w - 1 else { break }
                 var candidate = centre - 2
                 for t in (centre - 2)...(centre + 2) where d[t] < d[candidate] { candidate = t }
                 if d[candidate] < 0.3 * d[best]
-                    && (multiple % 2 == 1 || !octaveIsARank) {
+                    && (multiple % 2 == 1 || !octaveIsARank()) {
                     best = candidate
                     break
                 }
