@@ -15,17 +15,22 @@
 #   PREFIX/share/jackvu/grafana/                a Grafana dashboard
 #   PREFIX/share/jackvu/install-manifest        what was installed, for --uninstall
 #
-# Usage: bash Tools/install.sh [--prefix DIR] [--destdir DIR] [--no-setup]
+# Usage: bash Tools/install.sh [--prefix DIR] [--destdir DIR] [--no-setup] [--cpu native|NAME]
 #        bash Tools/install.sh [--prefix DIR] --uninstall
 # --prefix: default /usr/local. --destdir: stage into DIR/PREFIX (for packages: no manifest).
 # --uninstall removes exactly the files the install wrote, and the folders it created if they
 # are empty again. --no-setup: do not install Debian packages (Tools/setup.sh).
+# --cpu: build for this CPU (native: haswell when it has AVX2 and FMA, else the baseline) or a
+# named one (haswell, znver3, ...: Swift's -target-cpu): every meter costs about a fifth less
+# CPU on an AVX2 machine (BENCHMARKS.md), and the binaries then run only on CPUs that have
+# those instructions. The default, and the .deb, run on any x86-64.
 set -euo pipefail
 
 prefix=/usr/local
 destdir=""
 uninstall=false
 setup=true
+cpu=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix="${2:?--prefix needs a folder}"; shift 2 ;;
@@ -34,11 +39,26 @@ while [ $# -gt 0 ]; do
     --destdir=*) destdir="${1#--destdir=}"; shift ;;
     --uninstall) uninstall=true; shift ;;
     --no-setup) setup=false; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cpu) cpu="${2:?--cpu needs native or a CPU name}"; shift 2 ;;
+    --cpu=*) cpu="${1#--cpu=}"; shift ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
 case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
+if [ "$cpu" = native ]; then
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null) "
+  case "$flags" in *" avx2 "*" fma "*|*" fma "*" avx2 "*) cpu=haswell ;; *) cpu="" ;; esac
+  echo "install: --cpu native: ${cpu:-the baseline x86-64 (no AVX2 and FMA here)}" >&2
+fi
+if [ -n "$cpu" ]; then
+  # A name Swift knows (its list is long: say so in one line, not with the compiler's list).
+  if ! [[ "$cpu" =~ ^[a-z][a-z0-9._-]*$ ]] || ! command -v swiftc >/dev/null \
+     || ! swiftc -target-cpu "$cpu" -typecheck - </dev/null >/dev/null 2>&1; then
+    echo "install: --cpu '$cpu': not a CPU Swift knows (try native, haswell, znver3, skylake-avx512)" >&2
+    exit 64
+  fi
+fi
 prefix="${prefix%/}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="$destdir$prefix"
@@ -60,7 +80,8 @@ command -v swift >/dev/null || { echo "install: swift is not on PATH (Swift 6 is
 
 echo "install: building release binaries (Swift runtime linked statically)" >&2
 # A build folder of its own: never waits for (or disturbs) a debug build or test run in .build.
-build=(swift build -c release --scratch-path "$root/.build-release")
+build=(swift build -c release --scratch-path "$root/.build-release${cpu:+-$cpu}")
+[ -n "$cpu" ] && build+=(-Xswiftc -target-cpu -Xswiftc "$cpu")
 for product in jackvu jacktone JackVUInternal generate-manual; do
   "${build[@]}" --static-swift-stdlib --product "$product" >&2
 done

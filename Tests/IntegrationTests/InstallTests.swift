@@ -175,3 +175,18 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(left, [], "apt-get remove leaves no file of the package")
     }
 }
+
+extension InstallTests {
+    /// `--cpu` takes `native` or a CPU Swift knows; anything else is one line and exit 64,
+    /// before any build (the build with `--cpu haswell` is measured in BENCHMARKS.md).
+    func testInstallRefusesACPUSwiftDoesNotKnow() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/install.sh").path
+        for bad in ["bogus", "a;b", "-x"] {
+            let r = try Executables.run("bash", [script, "--cpu", bad, "--prefix", NSTemporaryDirectory() + "jackvu-cpu-none", "--no-setup"])
+            XCTAssertEqual(r.status, 64, "\(bad): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains("not a CPU Swift knows"), r.stderr)
+        }
+    }
+}
