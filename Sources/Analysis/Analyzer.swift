@@ -286,6 +286,13 @@ public final class Analyzer: @unchecked Sendable {
         }
         for p in correlations.indices where p < snapshot.correlations.count {
             snapshot.correlations[p] = Float(correlations[p].correlation)
+            if p < snapshot.pairLevels.count {
+                let l = correlations[p].levels
+                snapshot.pairLevels[p] = PairLevels()
+                snapshot.pairLevels[p].balanceDB = Float(l.balanceDB)
+                snapshot.pairLevels[p].midDBFS = Decibels.fromPower(Float(l.midSquare))
+                snapshot.pairLevels[p].sideDBFS = Decibels.fromPower(Float(l.sideSquare))
+            }
         }
         for c in channels.indices {
             snapshot.channels[c].vu = Float(vuReading(channel: c))
@@ -449,6 +456,14 @@ final class ChannelAnalysis {
     private var displayHold: Float = 0
     /// Last YIN estimate.
     private var pitch: YINEstimate?
+    /// The bits in use over the last analysed block (`.bits`), and the DC offset: the blocks'
+    /// means averaged over about a second (a one-pole of τ = 1 s across hops), so that a
+    /// tone's leftover part-period in one block is not taken for an offset.
+    private var bits = BitUsage()
+    private var dcMean = 0.0, dcHops = 0
+    /// The tallies of the block's hops (a ring; each sample tallied once, as its hop arrives).
+    private var hopTallies: [BitTally]
+    private var hopTallyCount = 0
     private var digitalPeak: DigitalPeakMeter
     private(set) var heldPeak = Double(Decibels.floor)
     /// True peak since the previous hop (linear).
@@ -464,6 +479,7 @@ final class ChannelAnalysis {
         yin = features.contains(.yin) ? try YINPitch(sampleRate: fs, window: configuration.fftSize / 2) : nil
         block = .allocate(capacity: configuration.fftSize)
         block.initialize(repeating: 0)
+        hopTallies = [BitTally](repeating: BitTally(), count: max(1, (configuration.fftSize + max(1, c.hopSize) - 1) / max(1, c.hopSize)))
         scale = MeterScale(floor: Float(c.meterFloorDBFS))
         levelBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
         truePeakBallistics = Ballistics(holdTime: 0, fallRate: c.fallDBPerSecond)
@@ -511,6 +527,19 @@ final class ChannelAnalysis {
         level = BlockLevel(samples)
         spectrum?.analyze(samples)
         pitch = yin?.estimate(samples)
+        if features.contains(.bits) {
+            // The new hop's tally into the ring; the block's usage from the ring.
+            let hop = min(hopSize, samples.count)
+            hopTallies[hopTallyCount % hopTallies.count] = BitTally(UnsafeBufferPointer(rebasing: samples[(samples.count - hop)...]))
+            hopTallyCount += 1
+            var tally = BitTally()
+            for t in hopTallies { tally.add(t) }
+            bits = tally.usage
+            // The plain mean of the blocks until the second is full, then the one-pole.
+            dcHops += 1
+            let k = min(exp(-Double(hopSize) / sampleRate), 1 - 1 / Double(dcHops))
+            dcMean = dcMean * k + bits.mean * (1 - k)
+        }
         recentTruePeak = truePeak
         let peak = Double(level.peakDBFS)
         let elapsed = Double(hopSize) / sampleRate
@@ -545,10 +574,13 @@ final class ChannelAnalysis {
         s.heldPeakDBFS = Float(heldPeak)
         s.clips = digitalPeak.clips
         for i in 0..<min(thirds.count, s.thirds.count) { s.thirds[i] = thirds[i] }
+        s.bits = bits
+        s.dcDBFS = Decibels.fromAmplitude(Float(abs(dcMean)))
     }
 
     func clearBlock() {
         block.update(repeating: 0)
+        for i in hopTallies.indices { hopTallies[i] = BitTally() }
         windowSquares = 0
         windowCount = 0
     }

@@ -355,6 +355,24 @@ public struct CorrelationMeter: Sendable {
         let d = (ll * rr).squareRoot()
         return d > 1e-20 ? max(-1, min(1, lr / d)) : 0
     }
+
+    /// The pair's levels over the same window: the left leg's less the right's (balance,
+    /// dB: positive to the left; 0 when both are silent, ±`Decibels.floor`'s size when one is),
+    /// and the mean squares of mid (L + R)/2 and side (L − R)/2 — a mono signal's mid reads
+    /// its legs' level and its side nothing; the weights cancel in the balance.
+    public var levels: (balanceDB: Double, midSquare: Double, sideSquare: Double) {
+        let weight = 1 - decay  // the window's sums are 1/(1 − decay) times a mean
+        let mid = max(0, (ll + 2 * lr + rr) / 4 * weight), side = max(0, (ll - 2 * lr + rr) / 4 * weight)
+        let limit = -Double(Decibels.floor)
+        let balance: Double
+        switch (ll > 1e-20, rr > 1e-20) {
+        case (true, true): balance = max(-limit, min(limit, 10 * log10(ll / rr)))
+        case (true, false): balance = limit
+        case (false, true): balance = -limit
+        case (false, false): balance = 0
+        }
+        return (balance, mid, side)
+    }
 }
 
 /// The VU, PPM and K meters of up to 8 channels at once, each channel in a SIMD lane: the

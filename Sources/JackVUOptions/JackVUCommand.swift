@@ -79,7 +79,7 @@ public struct AnalysisOptions: ParsableArguments {
     var kScale = 20
 
     @Option(name: .long, help: ArgumentHelp(
-        "Message kinds to send, comma-separated (default: all): \(MessageKind.allCases.map(\.rawValue).joined(separator: ",")). A meter no output needs is not computed.",
+        "Message kinds to send, comma-separated (default: all): \(MessageKind.allCases.map(\.rawValue).joined(separator: ",")). all is every kind but \(MessageKind.allCases.filter(\.reading.onRequest).map(\.rawValue).joined(separator: " and ")), sent only when named (all,bits). A meter no output needs is not computed.",
         valueName: "list"))
     var send = "all"
 

@@ -44,8 +44,9 @@ public struct MessageKinds: Equatable, Sendable {
         for k in kinds { insert(k) }
     }
 
-    /// Every kind (the default).
-    public static let all = MessageKinds(MessageKind.allCases)
+    /// Every kind but those sent only on request (`Reading.onRequest`): the default, and
+    /// what `all` names.
+    public static let all = MessageKinds(MessageKind.allCases.filter { !$0.reading.onRequest })
 
     public func contains(_ k: MessageKind) -> Bool { bits & MessageKinds.bit(k) != 0 }
     public mutating func insert(_ k: MessageKind) { bits |= MessageKinds.bit(k) }
@@ -58,13 +59,17 @@ public struct MessageKinds: Equatable, Sendable {
         return 1 << UInt64(k.index)
     }
 
-    /// Parses a comma-separated list of kinds (`peak,rms,pitch`; `all` for every kind).
-    /// Throws a message naming the first unknown kind.
+    /// Parses a comma-separated list of kinds (`peak,rms,pitch`; `all` for every kind but
+    /// those sent only on request, which are named beside it: `all,bits,stereo`). Throws a
+    /// message naming the first unknown kind.
     public static func parse(_ list: String) throws(MessageKindError) -> MessageKinds {
         var set = MessageKinds()
         for part in list.split(separator: ",", omittingEmptySubsequences: false) {
             let name = part.trimmingCharacters(in: " ")
-            if name == "all" { return .all }
+            if name == "all" {
+                for k in MessageKinds.all.kinds { set.insert(k) }
+                continue
+            }
             guard let k = MessageKind(rawValue: name) else { throw MessageKindError(name: name) }
             set.insert(k)
         }

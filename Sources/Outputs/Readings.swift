@@ -38,10 +38,14 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     public static let loudness = AnalysisFeatures(rawValue: 512)
     /// True peak (BS.1770).
     public static let truePeak = AnalysisFeatures(rawValue: 1024)
+    /// The bits in use and the DC offset of each block (`BitUsage`).
+    public static let bits = AnalysisFeatures(rawValue: 2048)
     /// VU, PPM, K, digital peak, correlation.
     public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
     /// What a file summary needs: loudness and true peak over the whole file.
     public static let summary: AnalysisFeatures = [.loudness, .truePeak]
+    /// What the default `--send` (all) needs: every feature but those of the readings sent
+    /// only on request (`.bits`).
     public static let all: AnalysisFeatures = [.spectrum, .yin, .thirds, .meters, .live, .summary]
 }
 
@@ -69,6 +73,8 @@ public enum ReadingUnit: String, Sendable, CaseIterable {
     case seconds = "s"
     /// A word from a documented set (a target state, a profile's name).
     case text
+    /// A number of bits (of a sample word).
+    case bits
 
     /// The suffix a JSON key in this unit ends with (nil: none required).
     public var jsonSuffix: String? {
@@ -175,10 +181,13 @@ public struct Reading: Sendable {
     public let liveOnly: Bool
     /// How the displays show it (nil: they do not).
     public let display: ReadingDisplay?
+    /// Sent only when `--send` names it (not part of `all`, the default): a specialist
+    /// reading whose messages most receivers would not want by default.
+    public let onRequest: Bool
 
     public init(
         _ kind: String, _ summary: String, scope: Scope, features: AnalysisFeatures = [], messages: [ReadingMessage],
-        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil
+        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil, onRequest: Bool = false
     ) {
         self.kind = kind
         self.summary = summary
@@ -188,15 +197,16 @@ public struct Reading: Sendable {
         self.jsonObject = jsonObject
         self.liveOnly = liveOnly
         self.display = display
+        self.onRequest = onRequest
     }
 
     /// A reading of one message named as the kind.
     public init(
         _ kind: String, _ summary: String, scope: Scope, features: AnalysisFeatures = [], fields: [ReadingField],
-        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil
+        jsonObject: String? = nil, liveOnly: Bool = false, display: ReadingDisplay? = nil, onRequest: Bool = false
     ) {
         self.init(kind, summary, scope: scope, features: features, messages: [ReadingMessage(kind, fields)],
-                  jsonObject: jsonObject, liveOnly: liveOnly, display: display)
+                  jsonObject: jsonObject, liveOnly: liveOnly, display: display, onRequest: onRequest)
     }
 
     /// Every field, in message order.
@@ -265,10 +275,27 @@ public enum Readings {
         Reading("thirds", "1/3-octave bands", scope: .channel, features: .thirds, fields: [
             ReadingField("thirds_dbfs", .dBFS) { s, i in .floats(s.channels[i].thirds) },
         ]),
+        // A bit meter over the analysis block (`BitUsage`): 16 for 16-bit audio in a float
+        // path, 24 for 24-bit, 32 for float; 0 depth and 32 headroom for digital silence.
+        Reading("bits", "the bits in use over the analysis block (word depth, headroom, 16- or 24-bit quantised) and its DC offset", scope: .channel,
+                features: .bits, fields: [
+            ReadingField("bit_depth", .bits) { s, i in .int(s.channels[i].bits.depth) },
+            ReadingField("headroom_bits", .bits) { s, i in .int(s.channels[i].bits.headroom) },
+            ReadingField("quantised_bits", .bits) { s, i in .int(s.channels[i].bits.quantised) },
+            ReadingField("dc_dbfs", .dBFS) { s, i in .float(s.channels[i].dcDBFS) },
+        ], onRequest: true),
         // Per channel pair P = (1, 2), (3, 4), …: PREFIX/pair/P/KIND; JSON an array by pair.
         Reading("correlation", "phase correlation of channel pairs", scope: .pair, features: .correlation, fields: [
             ReadingField("correlation", .correlation) { s, p in .float(s.correlations[p]) },
         ], display: .layout),
+        // Over the correlation's 0.3 s window: balance = left less right level (dB, + to the
+        // left), mid (L + R)/2 and side (L − R)/2 levels, dBFS.
+        Reading("stereo", "balance (left less right level, dB) and mid and side levels ((L+R)/2, (L-R)/2, dBFS) of channel pairs",
+                scope: .pair, features: .correlation, fields: [
+            ReadingField("balance_db", .dB) { s, p in .float(s.pairLevels[p].balanceDB) },
+            ReadingField("mid_dbfs", .dBFS) { s, p in .float(s.pairLevels[p].midDBFS) },
+            ReadingField("side_dbfs", .dBFS) { s, p in .float(s.pairLevels[p].sideDBFS) },
+        ], onRequest: true),
         // Per programme: PREFIX/loudness/NAME for the default programme (JSON in "loudness"),
         // PREFIX/programme/P/NAME for programme P of --programme (JSON in "programmes": {"P": …}).
         Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [

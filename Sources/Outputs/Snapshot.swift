@@ -44,6 +44,9 @@ public struct ChannelSnapshot: Sendable {
     public var thirds: [Float]
     /// The value on `meter_N`, 0 … 1.
     public var meter: Float = 0
+    /// The bits in use over the analysis block, and its DC offset (|mean|), dBFS.
+    public var bits = BitUsage()
+    public var dcDBFS: Float = Decibels.floor
 
     public init(barCount: Int, bandCount: Int = 0) {
         bars = [Float](repeating: 0, count: barCount)
@@ -146,6 +149,8 @@ public struct Snapshot: Sendable {
     public var channels: [ChannelSnapshot]
     /// Phase correlation of each pair in `pairs`.
     public var correlations: [Float]
+    /// Per pair, over the correlation's window: the balance and the mid and side levels.
+    public var pairLevels: [PairLevels]
     /// Whose each correlation is: the channel pairs (1, 2), (3, 4), … without programmes,
     /// else each programme's loudspeaker pairs.
     public var pairs: [PairSubject]
@@ -224,7 +229,18 @@ public struct Snapshot: Sendable {
         self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1), left: 2 * $0, right: 2 * $0 + 1) }
         self.programmes = programmes ?? [ProgrammeSnapshot(name: "", channels: Array(0..<channels))]
         correlations = [Float](repeating: 0, count: self.pairs.count)
+        pairLevels = [PairLevels](repeating: PairLevels(), count: self.pairs.count)
     }
+}
+
+/// A pair's balance and mid and side levels (`CorrelationMeter.levels`).
+public struct PairLevels: Sendable, Equatable {
+    /// The left leg's level less the right's, dB (+ to the left; 0 for silence).
+    public var balanceDB: Float = 0
+    /// (L + R)/2 and (L − R)/2, RMS dBFS.
+    public var midDBFS: Float = Decibels.floor
+    public var sideDBFS: Float = Decibels.floor
+    public init() {}
 }
 
 extension Snapshot {
@@ -266,6 +282,7 @@ extension Snapshot {
             copy.channels[i].thirds = channels[i].thirds.withUnsafeBufferPointer { Array($0) }
         }
         copy.correlations = correlations.withUnsafeBufferPointer { Array($0) }
+        copy.pairLevels = pairLevels.withUnsafeBufferPointer { Array($0) }
         copy.programmes = programmes.withUnsafeBufferPointer { Array($0) }
         return copy
     }

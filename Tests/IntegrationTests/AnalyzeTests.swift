@@ -461,3 +461,43 @@ extension AnalyzeTests {
         XCTAssertTrue(bad.stderr.contains("--gating"), bad.stderr)
     }
 }
+
+extension AnalyzeTests {
+    /// The bit meter and the pair levels through `analyze --stream` on real files: a stereo
+    /// 1 kHz sine (left at half full scale, right at a quarter) as 32-bit float, and converted
+    /// by sox (no dither) to 24 and 16 bits: the word depth each file has, the balance +6.02 dB,
+    /// mid (L+R)/2 at −11.53 dBFS and side (L−R)/2 at −21.07 dBFS.
+    func testBitsAndStereoReadingsOnRealFiles() throws {
+        let n = 96000
+        let left = (0..<n).map { i in Float(0.5 * sin(2 * Double.pi * 1000 * Double(i) / 48000)) }
+        let float = try file("float.wav", [left, left.map { $0 / 2 }])
+        var depths: [String: Int] = [:]
+        for (name, bits) in [("float", 0), ("w24", 24), ("w16", 16)] {
+            let path: String
+            if bits == 0 {
+                path = float
+            } else {
+                path = directory.appendingPathComponent("\(name).wav").path
+                XCTAssertEqual(try Executables.run("sox", [float, "-D", "-b", String(bits), "-e", "signed-integer", path]).status, 0)
+            }
+            let last = try XCTUnwrap(try stream(path, ["--send", "bits,stereo"]).last)
+            let ch = try XCTUnwrap((last["channels"] as? [[String: Any]])?.first, "\(last)")
+            depths[name] = ch["bit_depth"] as? Int
+            XCTAssertEqual(ch["quantised_bits"] as? Int, bits, name)
+            XCTAssertEqual(ch["headroom_bits"] as? Int, 0, "\(name): the left leg reaches half full scale")
+            XCTAssertLessThan(try XCTUnwrap(ch["dc_dbfs"] as? Double), -70, "\(name): no DC offset")
+            XCTAssertEqual(try XCTUnwrap((last["balance_db"] as? [Double])?.first), 20 * log10(2.0), accuracy: 0.05, name)
+            XCTAssertEqual(try XCTUnwrap((last["mid_dbfs"] as? [Double])?.first), 20 * log10(0.375 / 2.0.squareRoot()), accuracy: 0.05, name)
+            XCTAssertEqual(try XCTUnwrap((last["side_dbfs"] as? [Double])?.first), 20 * log10(0.125 / 2.0.squareRoot()), accuracy: 0.05, name)
+        }
+        // The float file's samples are a float's 24 significant bits each, the smallest (near a
+        // zero crossing, 0.065) reaching 2^-27: 27 bits, beyond what 24-bit words have.
+        XCTAssertEqual(depths, ["float": 27, "w24": 24, "w16": 16])
+
+        // A DC offset of 1 % of full scale under the tone reads −40 dBFS.
+        let long = (0..<(4 * n)).map { i in left[i % n] }
+        let offset = try file("dc.wav", [long.map { $0 * 0.9 + 0.01 }, long])
+        let ch = try XCTUnwrap((try stream(offset, ["--send", "bits"]).last?["channels"] as? [[String: Any]])?.first)
+        XCTAssertEqual(try XCTUnwrap(ch["dc_dbfs"] as? Double), -40, accuracy: 0.3)
+    }
+}
