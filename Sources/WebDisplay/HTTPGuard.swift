@@ -27,11 +27,15 @@ final class ConnectionGate: Sendable {
 
     /// Takes a connection's place for `address`; false (and counted) when its address has
     /// its share already.
-    func admit(_ address: String) -> Bool {
+    func admit(_ address: String) -> Bool { take(\.connections, of: address, upTo: perAddress) }
+
+    /// Takes one place of `slot` for `address` if it has fewer than `share`; a refusal is
+    /// counted.
+    private func take(_ slot: WritableKeyPath<(connections: Int, webSockets: Int), Int>, of address: String, upTo share: Int) -> Bool {
         let ok = byAddress.withLock { table -> Bool in
-            let n = table[address]?.connections ?? 0
-            guard n < perAddress else { return false }
-            table[address, default: (0, 0)].connections = n + 1
+            let n = table[address]?[keyPath: slot] ?? 0
+            guard n < share else { return false }
+            table[address, default: (0, 0)][keyPath: slot] = n + 1
             return true
         }
         if !ok { refused.wrappingAdd(1, ordering: .relaxed) }
@@ -49,16 +53,7 @@ final class ConnectionGate: Sendable {
     }
 
     /// Takes a WebSocket's place for `address`; false when it has its share.
-    func admitWebSocket(_ address: String) -> Bool {
-        let ok = byAddress.withLock { table -> Bool in
-            let n = table[address]?.webSockets ?? 0
-            guard n < webSocketsPerAddress else { return false }
-            table[address, default: (0, 0)].webSockets = n + 1
-            return true
-        }
-        if !ok { refused.wrappingAdd(1, ordering: .relaxed) }
-        return ok
-    }
+    func admitWebSocket(_ address: String) -> Bool { take(\.webSockets, of: address, upTo: webSocketsPerAddress) }
 }
 
 /// The HTTP/WebSocket channel with the gate in front: a connection beyond the limit, or
