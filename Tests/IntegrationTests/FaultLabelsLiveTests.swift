@@ -6,6 +6,78 @@ import Outputs
 import TestSupport
 import XCTest
 
+/// What both tests stand on: a folder for the log, a server, the −18 dBFS 997 Hz sine
+/// (`jacktone`), another source (`other`, named in its arguments), and jackvu metering the
+/// sine into `log` as JSON with `send`. `stop()` undoes all of it (the other source is let go
+/// first, should a test have stopped it with SIGSTOP).
+private final class SineRig {
+    let folder: String
+    let server: JackServer
+    let jacktone: String
+    var tone: BackgroundProcess?
+    var other: BackgroundProcess?
+    var vu: BackgroundProcess?
+    var log: String { folder + "/log.db" }
+
+    init(label: String) throws {
+        jacktone = try Executables.product("jacktone")
+        server = try JackServer(label: label)
+        folder = NSTemporaryDirectory() + "jackvu-\(label)-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// Starts the sine, the other source (ports `tone` and `otherPort`) and jackvu.
+    func start(other arguments: [String], otherPort: String, send: String) throws {
+        tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18"], environment: server.environment)
+        other = try BackgroundProcess(jacktone, arguments, environment: server.environment)
+        try waitForPortsListed(server, ["jacktone:out", otherPort])
+        vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--connect", "jacktone:out", "--format", "json", "--rate", "10", "--send", send, "--log", log],
+            environment: server.environment)
+    }
+
+    /// The sine stopped by `signal` and, `pause` µs later, started again, patched to jackvu
+    /// (its `--connect` connects a port it has not seen before only).
+    func restartTone(_ signal: Int32, pause: useconds_t = 100_000) throws {
+        _ = tone?.stop(signal: signal, timeout: 5)
+        usleep(pause)
+        tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18", "--connect", "jackvu:in_1"], environment: server.environment)
+    }
+
+    func stop() {
+        vu?.stop()
+        if let other {
+            kill(other.process.processIdentifier, SIGCONT)
+            other.stop()
+        }
+        tone?.stop()
+        server.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The last JSON update, and its first channel.
+    func last() -> [String: Any]? {
+        vu?.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+    func channel() -> [String: Any]? { (last()?["channels"] as? [[String: Any]])?.first }
+    /// Whether the sine is patched to jackvu.
+    func patched() -> Bool { ((try? server.lsp(["-c", "jackvu:in_1"]).stdout) ?? "").contains("jacktone:out") }
+
+    /// Polls `condition` every 50 ms for up to `seconds`.
+    static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+}
+
 /// Maxima a fault on the bus set are labelled, on a real server under a steady sine: xruns
 /// provoked by stopping another client of the graph (SIGSTOP, 300 ms), and the sine's source
 /// stopped by SIGINT, SIGTERM and SIGKILL and unpatched by jack_disconnect. Whatever those
@@ -13,39 +85,15 @@ import XCTest
 /// event in the log), and the clean maximum is the sine's own true peak.
 final class FaultLabelsLiveTests: XCTestCase {
     func testFaultsLabelTheMaximaTheySetAndTheCleanMaximumIsTheSines() throws {
-        let folder = NSTemporaryDirectory() + "jackvu-faults-\(getpid())-\(Int.random(in: 0..<1_000_000))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try JackServer(label: "faults")
-        defer { server.stop() }
-        let jacktone = try Executables.product("jacktone")
-        var tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18"], environment: server.environment)
-        defer { tone.stop() }
-        let staller = try BackgroundProcess(jacktone, ["--name", "staller", "--freq", "100", "--level", "-60"], environment: server.environment)
-        defer {
-            kill(staller.process.processIdentifier, SIGCONT)
-            staller.stop()
-        }
-        try waitForPortsListed(server, ["jacktone:out", "staller:out"])
-        let log = folder + "/log.db"
-        let vu = try BackgroundProcess(
-            try Executables.product("jackvu"),
-            ["--channels", "1", "--connect", "jacktone:out", "--format", "json", "--rate", "10",
-             "--send", "truepeak,peakfault,maxfault,loudness,status", "--log", log],
-            environment: server.environment)
-        defer { vu.stop() }
-        func last() -> [String: Any]? {
-            vu.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        }
-        func channel() -> [String: Any]? { (last()?["channels"] as? [[String: Any]])?.first }
-        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end {
-                if condition() { return true }
-                usleep(50_000)
-            }
-            return condition()
-        }
+        let rig = try SineRig(label: "faults")
+        defer { rig.stop() }
+        try rig.start(other: ["--name", "staller", "--freq", "100", "--level", "-60"], otherPort: "staller:out",
+                      send: "truepeak,peakfault,maxfault,loudness,status")
+        let server = rig.server, jacktone = rig.jacktone, log = rig.log
+        let vu = try XCTUnwrap(rig.vu), staller = try XCTUnwrap(rig.other)
+        func last() -> [String: Any]? { rig.last() }
+        func channel() -> [String: Any]? { rig.channel() }
+        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool { SineRig.within(seconds, condition) }
         XCTAssertTrue(wait(20) { abs((channel()?["max_true_peak_dbtp"] as? Double ?? 0) + 18) < 0.1 }, vu.stderr)
 
         // Five xruns: another client of the graph stopped for 300 ms.
@@ -58,11 +106,8 @@ final class FaultLabelsLiveTests: XCTestCase {
         }
         // The source stopped by each signal, twice, and started again.
         for signal in [SIGINT, SIGTERM, SIGKILL, SIGINT, SIGTERM, SIGKILL] {
-            _ = tone.stop(signal: signal, timeout: 5)
-            usleep(300_000)
-            // (jackvu's --connect connects a port it has not seen before only: patched again here.)
-            tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18", "--connect", "jackvu:in_1"], environment: server.environment)
-            XCTAssertTrue(wait(20) { ((try? server.lsp(["-c", "jackvu:in_1"]).stdout) ?? "").contains("jacktone:out") }, "reconnected")
+            try rig.restartTone(signal, pause: 300_000)
+            XCTAssertTrue(wait(20, rig.patched), "reconnected")
             usleep(500_000)
         }
         // And unpatched by hand, twice.
@@ -112,43 +157,18 @@ extension FaultLabelsLiveTests {
     /// above it is labelled live; then a 0.2 s burst patched in and out sets the momentary and
     /// short-term maxima, and the report of the log labels them (its clean maxima beside them).
     func testTwentyStopsOfEachKindAndTheReportLabelsWhatTheyDid() throws {
-        let folder = NSTemporaryDirectory() + "jackvu-faults20-\(getpid())-\(Int.random(in: 0..<1_000_000))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let server = try JackServer(label: "faults20")
-        defer { server.stop() }
-        let jacktone = try Executables.product("jacktone")
-        var tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18"], environment: server.environment)
-        defer { tone.stop() }
-        let burst = try BackgroundProcess(jacktone, ["--name", "burst", "--freq", "500", "--level", "-3"], environment: server.environment)
-        defer { burst.stop() }
-        try waitForPortsListed(server, ["jacktone:out", "burst:out"])
-        let log = folder + "/log.db"
-        let vu = try BackgroundProcess(
-            try Executables.product("jackvu"),
-            ["--channels", "1", "--connect", "jacktone:out", "--format", "json", "--rate", "10",
-             "--send", "truepeak,peakfault,maxfault,loudness", "--log", log],
-            environment: server.environment)
-        defer { vu.stop() }
-        func channel() -> [String: Any]? {
-            (vu.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }?["channels"] as? [[String: Any]])?.first
-        }
-        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end {
-                if condition() { return true }
-                usleep(50_000)
-            }
-            return condition()
-        }
-        func patched() -> Bool { ((try? server.lsp(["-c", "jackvu:in_1"]).stdout) ?? "").contains("jacktone:out") }
+        let rig = try SineRig(label: "faults20")
+        defer { rig.stop() }
+        try rig.start(other: ["--name", "burst", "--freq", "500", "--level", "-3"], otherPort: "burst:out",
+                      send: "truepeak,peakfault,maxfault,loudness")
+        let server = rig.server, log = rig.log
+        let vu = try XCTUnwrap(rig.vu)
+        func channel() -> [String: Any]? { rig.channel() }
+        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool { SineRig.within(seconds, condition) }
         XCTAssertTrue(wait(20) { abs((channel()?["max_true_peak_dbtp"] as? Double ?? 0) + 18) < 0.1 }, vu.stderr)
         for round in 0..<60 {
-            _ = tone.stop(signal: [SIGINT, SIGTERM, SIGKILL][round % 3], timeout: 5)
-            usleep(100_000)
-            // (jackvu's --connect connects a port it has not seen before only: patched again here.)
-            tone = try BackgroundProcess(jacktone, ["--freq", "997", "--level", "-18", "--connect", "jackvu:in_1"], environment: server.environment)
-            guard wait(20, patched) else { return XCTFail("not reconnected: \(vu.stderr)") }
+            try rig.restartTone([SIGINT, SIGTERM, SIGKILL][round % 3])
+            guard wait(20, rig.patched) else { return XCTFail("not reconnected: \(vu.stderr)") }
             usleep(150_000)
         }
         for _ in 0..<20 {
