@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack"]),
         .testTarget(name: "SessionTests", dependencies: ["Session"]),
     ]
 )

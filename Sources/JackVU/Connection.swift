@@ -166,6 +166,16 @@ final class JackConnection {
     /// The --connect sources seen so far: when ports appear, only new ones are connected, so
     /// that a connection undone by hand stays undone.
     private var seenSources: Set<String> = []
+    /// Sources whose connection failed, with the attempts so far: a port is listed as soon as
+    /// its client registers it, but JACK refuses to connect it until that client is active
+    /// (jacktone, a player, a DAW: milliseconds to seconds later). They are tried again
+    /// (the keeper's `step`) until connected or `connectAttempts` have failed, and again when
+    /// ports appear.
+    private var pendingSources: [String: Int] = [:]
+    /// How many times a matching port is tried: 50 at the keeper's 0.1 s, 5 s.
+    static let connectAttempts = 50
+    /// True while a matching source is waiting to be connected.
+    var hasPendingSources: Bool { !pendingSources.isEmpty }
 
     /// `--connect`: every pattern's matching output ports (other clients' only), in the
     /// patterns' order and then the server's, go to successive inputs. With `strict`, a
@@ -196,11 +206,26 @@ final class JackConnection {
                 "note: \(sources.count) ports match --connect but there are \(inputs.count) inputs; "
                     + "not connected: \(sources[inputs.count...].joined(separator: ", "))")
         }
+        var seen = Set(sources)
+        var pending: [String: Int] = [:]
         for (source, input) in zip(sources, inputs) where !(onlyNew && seenSources.contains(source)) {
-            // A port can go between listing and connecting: nothing to do then.
-            try? client.connect(source, to: input.name)
+            // A port can go between listing and connecting (then it is not listed next time,
+            // and forgotten); its client may not be active yet (then it is tried again).
+            do throws(JackError) {
+                try client.connect(source, to: input.name)
+            } catch {
+                // Not seen: a port that appears later tries it again, for another 5 s.
+                seen.remove(source)
+                let attempts = (pendingSources[source] ?? 0) + 1
+                if attempts < JackConnection.connectAttempts {
+                    pending[source] = attempts
+                } else {
+                    printError("--connect: \(error.description) (\(attempts) attempts; tried again when ports appear)")
+                }
+            }
         }
-        seenSources = Set(sources)
+        seenSources = seen
+        pendingSources = pending
         return unmatched
     }
 

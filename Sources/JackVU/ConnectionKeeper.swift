@@ -38,11 +38,18 @@ final class ConnectionKeeper {
         self.inProcess = inProcess
     }
 
-    /// How long the main thread may sleep before the next reconnect attempt; nil while
-    /// connected (then only an event wakes it).
+    /// How long the main thread may sleep before the next reconnect attempt, or before a
+    /// matching port whose client was not active yet is tried again; nil while connected with
+    /// nothing to retry (then only an event wakes it).
     var retryDelay: Double? {
-        connection == nil ? ConnectionKeeper.reconnectDelays[min(attempt, ConnectionKeeper.reconnectDelays.count - 1)] : nil
+        guard let connection else {
+            return ConnectionKeeper.reconnectDelays[min(attempt, ConnectionKeeper.reconnectDelays.count - 1)]
+        }
+        return connection.hasPendingSources ? ConnectionKeeper.connectRetryDelay : nil
     }
+
+    /// The wait before a matching port that could not be connected is tried again.
+    static let connectRetryDelay = 0.1
 
     /// The first start: activates the client, connects `--connect`'s ports (strictly with
     /// `--connect-once`), writes the metadata; says which patterns match nothing yet.
@@ -83,8 +90,11 @@ final class ConnectionKeeper {
             attempt = 0
         } else if connection == nil {
             reconnect()
-        } else if events.takeGraphChanged(), let connection {
-            if events.takePortsAppeared() && configuration.followGraph {
+        } else if let connection {
+            let changed = events.takeGraphChanged()
+            let appeared = changed && events.takePortsAppeared()
+            guard changed || connection.hasPendingSources else { return true }
+            if (appeared && configuration.followGraph) || connection.hasPendingSources {
                 _ = try? connection.connectInputs(strict: false, announce: false, onlyNew: true)
             }
             shared.inputsConnected.store(connection.connectedInputs)

@@ -376,13 +376,13 @@ final class EngineEvents: @unchecked Sendable {
 
     /// A port was registered (`--connect` may match it) or the graph changed otherwise.
     func graphChanged(portAppeared: Bool) {
-        if portAppeared { portsAppeared.store(true, ordering: .relaxed) }
-        if !graphChanged.exchange(true, ordering: .relaxed) { wake() }
+        if portAppeared { portsAppeared.store(true, ordering: .releasing) }
+        if !graphChanged.exchange(true, ordering: .acquiringAndReleasing) { wake() }
     }
 
     func takeServerGone() -> Bool { serverGone.exchange(false, ordering: .relaxed) }
-    func takeGraphChanged() -> Bool { graphChanged.exchange(false, ordering: .relaxed) }
-    func takePortsAppeared() -> Bool { portsAppeared.exchange(false, ordering: .relaxed) }
+    func takeGraphChanged() -> Bool { graphChanged.exchange(false, ordering: .acquiringAndReleasing) }
+    func takePortsAppeared() -> Bool { portsAppeared.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 /// Server notifications: counters, and events for the main thread. Called on JACK's

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Jack
 import TestSupport
 import XCTest
 
@@ -191,6 +192,34 @@ final class ReliabilityTests: XCTestCase {
         try barrier(once, server, input: "once:in_2", count: 2)
         XCTAssertEqual(connections(server, of: "once:in_2"), [], "--connect-once followed a new port")
         XCTAssertEqual(once.stop(), 0, once.stderr)
+    }
+
+    /// A port is listed as soon as its client registers it, but JACK refuses to connect it
+    /// until that client is active. Here a client (this test's own, through jackvu's Jack
+    /// module) registers `slow:out` and waits; meanwhile another client appears, so jackvu
+    /// lists the ports, finds `slow:out` and cannot connect it yet. Once `slow` is active its
+    /// port must be connected. (jackvu used to count a port as seen at its first attempt and
+    /// never tried it again: a fresh-clone CI run left a jacktone unconnected that way.)
+    func testConnectRetriesAPortWhoseClientIsNotActiveYet() throws {
+        let server = try JackServer(label: "inactive")
+        let vu = try BackgroundProcess(
+            try jackvu(), ["--quiet", "--channels", "2", "--connect", "slow:out", "--connect", "other:out"],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_2"])
+        let client = try Client(name: "slow", server: server.name)
+        defer { client.close() }
+        _ = try client.registerPort(name: "out", direction: .output)
+        try waitForPortsListed(server, ["slow:out"])
+        let other = try BackgroundProcess(try jacktone(), ["--name", "other"], environment: server.environment, label: "other")
+        defer { other.stop() }
+        XCTAssertNotNil(seconds(within: 10) { connections(server, of: "jackvu:in_2") == ["other:out"] }, "other:out")
+        usleep(300_000)
+        XCTAssertEqual(connections(server, of: "jackvu:in_1"), [], "connected to an inactive client")
+        try client.activate()
+        let took = seconds(within: 10) { connections(server, of: "jackvu:in_1") == ["slow:out"] }
+        XCTAssertNotNil(took, "slow:out was not connected once its client was active: \(vu.stderr)")
+        XCTAssertTrue(vu.isRunning)
     }
 
     /// A real client (jacktone's `inject`) sends NaN, +∞, −∞ and subnormal samples: each
