@@ -58,6 +58,9 @@ public final class Analyzer: @unchecked Sendable {
     /// The pairs whose phase correlation is read (`Configuration.correlationPairs`).
     private let pairChannels: [(left: Int, right: Int)]
     private var correlations: [CorrelationMeter]
+    /// Each pair's latest sample points for the goniometer (only with `.goniometer`: the
+    /// displays).
+    private var goniometers: [GoniometerTrace]
     /// For each channel, the first programme it belongs to (its meter port's loudness with
     /// `--meter momentary|shortterm`), or 0.
     private let programmeOfChannel: [Int]
@@ -115,6 +118,7 @@ public final class Analyzer: @unchecked Sendable {
         pairChannels = pairs.map { ($0.left, $0.right) }
         pairSubjects = pairs.map(\.subject)
         correlations = pairs.map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
+        goniometers = features.contains(.goniometer) ? pairs.map { _ in GoniometerTrace(sampleRate: Double(sampleRate)) } : []
     }
 
     private let pairSubjects: [PairSubject]
@@ -125,7 +129,7 @@ public final class Analyzer: @unchecked Sendable {
         Snapshot(
             channels: channels.count, barCount: configuration.bars, bandCount: bandCount,
             programmes: programmes.map { ProgrammeSnapshot(name: $0.programme.name, channels: $0.programme.channels, target: $0.programme.target) },
-            pairs: pairSubjects)
+            pairs: pairSubjects, goniometerPoints: goniometers.first?.count ?? 0)
     }
 
     /// The programmes' names, in order ("" for the default programme).
@@ -176,6 +180,11 @@ public final class Analyzer: @unchecked Sendable {
                         UnsafeBufferPointer(start: source(pairChannels[p].left) + offset, count: n),
                         UnsafeBufferPointer(start: source(pairChannels[p].right) + offset, count: n))
                 }
+            }
+            for p in goniometers.indices {
+                goniometers[p].process(
+                    UnsafeBufferPointer(start: source(pairChannels[p].left) + offset, count: n),
+                    UnsafeBufferPointer(start: source(pairChannels[p].right) + offset, count: n))
             }
             filled += n
             offset += n
@@ -292,6 +301,13 @@ public final class Analyzer: @unchecked Sendable {
                 snapshot.pairLevels[p].balanceDB = Float(l.balanceDB)
                 snapshot.pairLevels[p].midDBFS = Decibels.fromPower(Float(l.midSquare))
                 snapshot.pairLevels[p].sideDBFS = Decibels.fromPower(Float(l.sideSquare))
+            }
+        }
+        if let points = goniometers.first?.count, snapshot.goniometer.count == 2 * points * goniometers.count {
+            snapshot.goniometer.withUnsafeMutableBufferPointer { out in
+                for p in goniometers.indices {
+                    goniometers[p].write(into: UnsafeMutableBufferPointer(rebasing: out[(2 * points * p)..<(2 * points * (p + 1))]))
+                }
             }
         }
         for c in channels.indices {
@@ -654,6 +670,8 @@ extension AnalysisFeatures {
         if c.log != nil { f.formUnion([.loudness, .truePeak]) }
         if c.displayed {
             for r in Readings.table where r.display != nil { f.formUnion(r.features) }
+            // The pictures: the goniometer's points and the bit meter (both displays).
+            f.formUnion([.goniometer, .bits])
         }
         switch c.meterSource {
         case .rms: break

@@ -40,6 +40,8 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     public static let truePeak = AnalysisFeatures(rawValue: 1024)
     /// The bits in use and the DC offset of each block (`BitUsage`).
     public static let bits = AnalysisFeatures(rawValue: 2048)
+    /// Each pair's latest sample points, for the displays' goniometer (`GoniometerTrace`).
+    public static let goniometer = AnalysisFeatures(rawValue: 4096)
     /// VU, PPM, K, digital peak, correlation.
     public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
     /// What a file summary needs: loudness and true peak over the whole file.

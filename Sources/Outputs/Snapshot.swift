@@ -151,6 +151,11 @@ public struct Snapshot: Sendable {
     public var correlations: [Float]
     /// Per pair, over the correlation's window: the balance and the mid and side levels.
     public var pairLevels: [PairLevels]
+    /// Per pair (in `pairs`' order), its latest points for the goniometer, oldest first, as
+    /// left/right sample pairs: `goniometerPoints` each (`GoniometerTrace`); empty when no
+    /// display asks for them.
+    public var goniometer: [Float]
+    public var goniometerPoints: Int { pairs.isEmpty ? 0 : goniometer.count / (2 * pairs.count) }
     /// Whose each correlation is: the channel pairs (1, 2), (3, 4), … without programmes,
     /// else each programme's loudspeaker pairs.
     public var pairs: [PairSubject]
@@ -223,13 +228,15 @@ public struct Snapshot: Sendable {
     /// A snapshot for `channels` inputs, with these programmes and pairs (default: the
     /// default programme and the channel pairs).
     public init(
-        channels: Int, barCount: Int, bandCount: Int = 0, programmes: [ProgrammeSnapshot]? = nil, pairs: [PairSubject]? = nil
+        channels: Int, barCount: Int, bandCount: Int = 0, programmes: [ProgrammeSnapshot]? = nil, pairs: [PairSubject]? = nil,
+        goniometerPoints: Int = 0
     ) {
         self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
         self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1), left: 2 * $0, right: 2 * $0 + 1) }
         self.programmes = programmes ?? [ProgrammeSnapshot(name: "", channels: Array(0..<channels))]
         correlations = [Float](repeating: 0, count: self.pairs.count)
         pairLevels = [PairLevels](repeating: PairLevels(), count: self.pairs.count)
+        goniometer = [Float](repeating: 0, count: 2 * goniometerPoints * self.pairs.count)
     }
 }
 
@@ -283,6 +290,7 @@ extension Snapshot {
         }
         copy.correlations = correlations.withUnsafeBufferPointer { Array($0) }
         copy.pairLevels = pairLevels.withUnsafeBufferPointer { Array($0) }
+        copy.goniometer = goniometer.withUnsafeBufferPointer { Array($0) }
         copy.programmes = programmes.withUnsafeBufferPointer { Array($0) }
         return copy
     }

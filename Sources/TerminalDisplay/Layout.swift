@@ -17,7 +17,7 @@ public struct ViewState: Sendable, Equatable {
     public var heldMeter: [Float] = []
     /// What is shown: the meters, or every programme's loudness history (`l`).
     public var view = View.meters
-    public enum View: Sendable, Equatable { case meters, loudness }
+    public enum View: Sendable, Equatable { case meters, loudness, goniometer, spectrogram }
     /// The programme the `r` and `i` keys act on (0-based; nil: all), chosen with 1 … 9, 0.
     public var programme: Int?
     /// The history's time span, minutes (`+`, `-`: one of `historyWindows`).
@@ -25,6 +25,9 @@ public struct ViewState: Sendable, Equatable {
     public static let historyWindows = [1, 2, 5, 10, 30, 60]
     /// The loudness view's scale (`s`): EBU +9 or +18.
     public var scale = LoudnessScale.plus9
+    /// The spectrogram's time span, seconds (`+`, `-` in its view: one of `spectrogramSpans`).
+    public var spectrogramSeconds = 30
+    public static let spectrogramSpans = [5, 15, 30, 60, 120, 300]
 
     public init() {}
 }
@@ -62,7 +65,7 @@ public enum Layout {
 
     public static func render(
         _ snapshot: Snapshot?, context: DisplayContext, state: ViewState, width: Int, height: Int,
-        capabilities: TerminalCapabilities, history: HistoryView? = nil
+        capabilities: TerminalCapabilities, history: HistoryView? = nil, spectrogram: SpectrogramView? = nil
     ) -> Screen {
         var screen = Screen(width: width, height: height)
         guard width >= minimumWidth && height >= minimumHeight else {
@@ -70,7 +73,7 @@ public enum Layout {
             return screen
         }
         var painter = Painter(screen: screen, context: context, capabilities: capabilities)
-        painter.draw(snapshot, state: state, history: history)
+        painter.draw(snapshot, state: state, history: history, spectrogram: spectrogram)
         if state.help { painter.drawHelp() }
         return painter.screen
     }
@@ -123,7 +126,7 @@ struct Painter {
         }
     }
 
-    mutating func draw(_ snapshot: Snapshot?, state: ViewState, history: HistoryView?) {
+    mutating func draw(_ snapshot: Snapshot?, state: ViewState, history: HistoryView?, spectrogram: SpectrogramView? = nil) {
         let channels = snapshot?.channels.count ?? context.channels
         let selected = min(max(0, state.selected), max(0, channels - 1))
         drawTitle(snapshot, state: state, selected: selected, channels: channels)
@@ -132,9 +135,17 @@ struct Painter {
             screen.put("waiting for audio …", x: 2, y: 3, style: CellStyle(dim: true))
             return
         }
-        if state.view == .loudness {
+        switch state.view {
+        case .loudness:
             drawLoudnessView(s, state: state, history: history, top: 1)
             return
+        case .goniometer:
+            drawGoniometerView(s, selected: selected, top: 1)
+            return
+        case .spectrogram:
+            drawSpectrogramView(s, selected: selected, seconds: state.spectrogramSeconds, view: spectrogram, top: 1)
+            return
+        case .meters: break
         }
         let wide = width >= 80
         drawNote(s.channels[selected], channel: selected, y: 1)
@@ -487,6 +498,8 @@ struct Painter {
             "l           loudness view: every programme's history",
             "+, -        history span 1, 2, 5, 10, 30, 60 min",
             "s           EBU +9 / +18 scale",
+            "g           goniometer of the selected input's pair",
+            "w           spectrogram (+, -: span 5 s … 5 min)",
             "p           pause / resume display",
             "Ctrl-L      redraw",
             "?           close this help",

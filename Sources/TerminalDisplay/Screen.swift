@@ -10,12 +10,15 @@ public struct CellStyle: Equatable, Sendable {
     public var bold = false
     public var dim = false
     public var reverse = false
+    /// The cell's background (SGR 40–47), nil for the terminal's own.
+    public var background: TerminalColor?
 
-    public init(color: TerminalColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false) {
+    public init(color: TerminalColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false, background: TerminalColor? = nil) {
         self.color = color
         self.bold = bold
         self.dim = dim
         self.reverse = reverse
+        self.background = background
     }
 
     public static let plain = CellStyle()
@@ -27,6 +30,7 @@ public struct CellStyle: Equatable, Sendable {
         if dim { codes.append("2") }
         if reverse { codes.append("7") }
         if colors, let color { codes.append(String(color.rawValue)) }
+        if colors, let background { codes.append(String(background.rawValue + 10)) }
         return "\u{1B}[" + codes.joined(separator: ";") + "m"
     }
 }

@@ -11,7 +11,8 @@ import Synchronization
 /// at most as fast as snapshots arrive (`--rate`), writes only the cells that changed, follows
 /// resizes, and reads keys: q quits, r resets, i pauses the integration, p pauses the
 /// display, 1 … 9 choose the programme r and i act on (0: all), l switches to the loudness
-/// view (+/- its span, s its scale), ? help, Tab/arrows select the input, Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
+/// view (+/- its span, s its scale), g to the goniometer, w to the spectrogram (+/- its
+/// span), ? help, Tab/arrows select the input, Ctrl-L redraws. The terminal is restored by `stop()` (every exit path of the engine ends
 /// there) and, on a fatal signal, by a handler.
 public final class TerminalDisplay: Display, @unchecked Sendable {
     public var name: String { "terminal" }
@@ -64,6 +65,8 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
         var lastPlain = 0
         var heldSince: [Int] = []
         var dirty = true
+        // The spectrogram's columns, five minutes at the update rate.
+        var columns = SpectrogramColumns(capacity: Int((Double(ViewState.spectrogramSpans.last ?? 300) * context.rate).rounded(.up)))
         while !stopping.load(ordering: .relaxed) {
             // Keys (waiting for them paces the loop: at most 20 ms between looks at the slot).
             let keys = terminal.readKeys(waiting: 20)
@@ -81,11 +84,19 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                         } else {
                             context.setIntegration(nil, !(!programmes.isEmpty && programmes.allSatisfy(\.paused)))
                         }
-                    case .view: state.view = state.view == .meters ? .loudness : .meters
+                    case .view: state.view = state.view == .loudness ? .meters : .loudness
+                    case .goniometer: state.view = state.view == .goniometer ? .meters : .goniometer
+                    case .spectrogram: state.view = state.view == .spectrogram ? .meters : .spectrogram
                     case .programme(let p):
                         let count = shown?.programmes.count ?? 1
                         state.programme = p.flatMap { $0 < count && count > 1 ? $0 : nil }
                     case .longer, .shorter:
+                        if state.view == .spectrogram {
+                            let spans = ViewState.spectrogramSpans
+                            let i = spans.firstIndex(of: state.spectrogramSeconds) ?? 2
+                            state.spectrogramSeconds = spans[max(0, min(spans.count - 1, i + (action == .longer ? 1 : -1)))]
+                            break
+                        }
                         let windows = ViewState.historyWindows
                         let i = windows.firstIndex(of: state.historyMinutes) ?? 3
                         state.historyMinutes = windows[max(0, min(windows.count - 1, i + (action == .longer ? 1 : -1)))]
@@ -101,6 +112,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 dirty = true
             }
             if let s = pending.take(), !state.paused {
+                columns.add(s)
                 updateHeld(&state, &heldSince, s)
                 shown = s
                 dirty = true
@@ -116,9 +128,15 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 let now = Double(monotonicNanoseconds()) / 1e9
                 history = HistoryView(series: h.series(since: now - Double(state.historyMinutes * 60)), now: now)
             }
+            var spectrogram: SpectrogramView?
+            if state.view == .spectrogram {
+                let width = max(1, size.width - 5)
+                let group = max(1, Int((Double(state.spectrogramSeconds) * context.rate / Double(width)).rounded(.up)))
+                spectrogram = columns.view(channel: state.selected, columns: width, group: group)
+            }
             let screen = Layout.render(
                 shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities,
-                history: history)
+                history: history, spectrogram: spectrogram)
             let ok: Bool
             if terminal.addressable {
                 ok = terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors))
@@ -162,8 +180,8 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
 /// Key presses, from the bytes a terminal sends.
 enum KeyAction: Equatable {
     case quit, reset, pause, integration, help, next, previous, redraw, escape
-    /// The meters or the loudness view (`l`).
-    case view
+    /// The meters or the loudness view (`l`), the goniometer (`g`), the spectrogram (`w`).
+    case view, goniometer, spectrogram
     /// Choose programme N (0-based) for `r` and `i`; nil: all (`1` … `9`, `0`).
     case programme(Int?)
     /// A longer or shorter history span (`+`/`=`, `-`).
@@ -206,6 +224,8 @@ enum KeyParser {
             case UInt8(ascii: "p"), UInt8(ascii: "P"), UInt8(ascii: " "): out.append(.pause)
             case UInt8(ascii: "?"), UInt8(ascii: "h"): out.append(.help)
             case UInt8(ascii: "l"), UInt8(ascii: "L"): out.append(.view)
+            case UInt8(ascii: "g"), UInt8(ascii: "G"): out.append(.goniometer)
+            case UInt8(ascii: "w"), UInt8(ascii: "W"): out.append(.spectrogram)
             case UInt8(ascii: "0"): out.append(.programme(nil))
             case UInt8(ascii: "1")...UInt8(ascii: "9"): out.append(.programme(Int(b - UInt8(ascii: "1"))))
             case UInt8(ascii: "+"), UInt8(ascii: "="): out.append(.longer)

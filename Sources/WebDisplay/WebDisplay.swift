@@ -17,7 +17,10 @@ import Synchronization
 /// - `GET /`: one self-contained page (HTML, CSS, JavaScript compiled into the binary; no CDN)
 ///   that draws the terminal display's content on a canvas;
 /// - `GET /ws`: a WebSocket: first `{"display": …}` (what the meter shows, its scale, the bar
-///   range), then `{"history": …}` (the past hour's loudness), then every update at the display rate in the live JSON schema (`--format json`);
+///   range), then `{"history": …}` (the past hour's loudness) and a binary frame of the
+///   spectrogram's last five minutes (`PictureFrame`), then every update at the display rate
+///   in the live JSON schema (`--format json`), each followed by a binary frame of the
+///   pictures (goniometer points, a spectrogram column);
 /// - `GET /snapshot`: the latest update as JSON (503 before the first);
 /// - `GET /history`: each programme's loudness over the last hour (as sent to a browser after
 ///   the hello, `LoudnessHistory.json`);
@@ -165,7 +168,8 @@ public final class WebDisplay: Display, @unchecked Sendable {
     }
 
     public func show(_ snapshot: Snapshot) {
-        hub.publish(json.line(for: snapshot))
+        hub.spectrogram.add(snapshot, now: monotonicNanoseconds())
+        hub.publish(json.line(for: snapshot), pictures: PictureFrame.live(snapshot, seconds: 1 / max(0.1, context.rate)))
     }
 
     public func stop() {
@@ -241,6 +245,12 @@ private final class StartSignal: @unchecked Sendable {
     }
 }
 
+/// One update for the browsers: the JSON, and the pictures' binary frame (`PictureFrame`).
+struct HubMessage: Sendable {
+    var text: String
+    var pictures: [UInt8]?
+}
+
 /// The browsers: each has a queue of one update; the newest update is kept for `/snapshot`.
 final class Hub: @unchecked Sendable {
     // @unchecked Sendable: all state is in Mutexes and counters.
@@ -249,7 +259,9 @@ final class Hub: @unchecked Sendable {
     let dropped = Counter()
     let bytesSent = Counter()
     private let newest = Mutex<String?>(nil)
-    private let clients = Mutex<[Int: AsyncStream<String>.Continuation]>([:])
+    private let clients = Mutex<[Int: AsyncStream<HubMessage>.Continuation]>([:])
+    /// The spectrogram's recent minutes, sent to each browser after the loudness history.
+    let spectrogram = SpectrogramHistory()
     private let nextID = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
 
@@ -289,13 +301,25 @@ final class Hub: @unchecked Sendable {
     }
 
     /// Called on the output thread: never waits for a browser.
-    func publish(_ text: String) {
+    func publish(_ text: String, pictures: [UInt8]? = nil) {
         newest.withLock { $0 = text }
         let continuations = clients.withLock { Array($0.values) }
+        let message = HubMessage(text: text, pictures: pictures)
         for c in continuations {
-            if case .dropped = c.yield(text) { skipped.add() }
+            if case .dropped = c.yield(message) { skipped.add() }
         }
     }
+
+    /// The spectrogram history frame, made at most once a second (up to 580 KB at 8
+    /// channels): a flood of browsers costs the HTTP threads little.
+    func spectrogramFrame() -> [UInt8]? {
+        let now = monotonicNanoseconds()
+        if let cached = spectrogramCache.withLock({ c in c.flatMap { now - $0.at < 1_000_000_000 ? $0.frame : nil } }) { return cached }
+        guard let frame = spectrogram.frame() else { return nil }
+        spectrogramCache.withLock { $0 = (now, frame) }
+        return frame
+    }
+    private let spectrogramCache = Mutex<(at: Int, frame: [UInt8])?>(nil)
 
     /// Ends every connection (jackvu is stopping).
     func finish() {
@@ -307,12 +331,12 @@ final class Hub: @unchecked Sendable {
     /// One browser's connection: the hello, then each update as it comes; ends when the
     /// browser closes, jackvu stops, or an update stalls for `stallLimit` seconds.
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<HubMessage>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = nextID.add(1, ordering: .relaxed).newValue
         clients.withLock { $0[id] = continuation }
         defer { clients.withLock { _ = $0.removeValue(forKey: id) } }
         if finished.load(ordering: .relaxed) { return }
-        if let latest = latest() { continuation.yield(latest) }
+        if let latest = latest() { continuation.yield(HubMessage(text: latest)) }
         try await outbound.write(.text(hello))
         bytesSent.add(hello.utf8.count)
         // What the browser missed: the programmes' loudness over the last hour (at most
@@ -320,6 +344,11 @@ final class Hub: @unchecked Sendable {
         if let past = historyJSON() {
             try await outbound.write(.text(past))
             bytesSent.add(past.utf8.count)
+        }
+        // And the spectrogram's recent minutes.
+        if let past = spectrogramFrame() {
+            try await outbound.write(.binary(ByteBuffer(bytes: past)))
+            bytesSent.add(past.count)
         }
         let bytes = bytesSent
         let dropped = dropped
@@ -329,13 +358,13 @@ final class Hub: @unchecked Sendable {
                 for try await _ in inbound {}
             }
             group.addTask {
-                for await text in stream {
-                    let sent = try await Hub.write(text, to: outbound, within: WebDisplay.stallLimit)
+                for await message in stream {
+                    let sent = try await Hub.write(message, to: outbound, within: WebDisplay.stallLimit)
                     guard sent else {
                         dropped.add()
                         return
                     }
-                    bytes.add(text.utf8.count)
+                    bytes.add(message.text.utf8.count + (message.pictures?.count ?? 0))
                 }
             }
             _ = try await group.next()
@@ -343,11 +372,12 @@ final class Hub: @unchecked Sendable {
         }
     }
 
-    /// Writes one message, or gives up after `seconds` (false).
-    private static func write(_ text: String, to outbound: WebSocketOutboundWriter, within seconds: Double) async throws -> Bool {
+    /// Writes one update (its JSON, then its pictures), or gives up after `seconds` (false).
+    private static func write(_ message: HubMessage, to outbound: WebSocketOutboundWriter, within seconds: Double) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                try await outbound.write(.text(text))
+                try await outbound.write(.text(message.text))
+                if let pictures = message.pictures { try await outbound.write(.binary(ByteBuffer(bytes: pictures))) }
                 return true
             }
             group.addTask {

@@ -20,7 +20,9 @@ struct JackTone: ParsableCommand {
             --freq, each at --level dBFS peak (so one sine's RMS is level - 3.01 dB). It runs \
             until SIGINT or SIGTERM (or --duration), then fades out and closes. With \
             --inverted it also registers NAME:out_inverted, the same signal with its polarity \
-            inverted (for testing phase correlation and phase alarms).
+            inverted (for testing phase correlation and phase alarms). With --noise it also \
+            registers NAME:noise_1 and NAME:noise_2, two independent white noises (uniform, \
+            peak --level dBFS, RMS 4.77 dB below; uncorrelated: a goniometer's round cloud).
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
             frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit". \
@@ -61,6 +63,9 @@ struct JackTone: ParsableCommand {
 
     @Flag(name: .long, help: "Also register NAME:out_inverted, the same signal with its polarity inverted.")
     var inverted = false
+
+    @Flag(name: .long, help: "Also register NAME:noise_1 and NAME:noise_2, two independent white noises peaking at --level dBFS.")
+    var noise = false
 
     func validate() throws {
         guard (1...ToneRequest.capacity).contains(freq.count) else {
@@ -105,6 +110,15 @@ struct JackTone: ParsableCommand {
             }
         }
 
+        var noisePorts: [Port] = []
+        if noise {
+            for k in 1...2 {
+                do { noisePorts.append(try client.registerPort(name: "noise_\(k)", direction: .output)) } catch { fail(error.description, 70) }
+                try? client.setProperty(noisePorts[k - 1], key: MetadataKey.signalType, value: "AUDIO")
+                try? client.setProperty(noisePorts[k - 1], key: MetadataKey.prettyName, value: "White noise \(k)")
+            }
+        }
+
         let rate = client.sampleRate
         for f in freq where f >= Double(rate) / 2 {
             client.close()
@@ -128,7 +142,8 @@ struct JackTone: ParsableCommand {
         }
         let amplitude = Mutex(pow(10, level / 20))
         let renderer = ToneRenderer(
-            port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000, inverted: invertedPort)
+            port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000, inverted: invertedPort,
+            noise: noisePorts, noisePeak: Float(pow(10, level / 20)))
         let shutdown = Atomic<Bool>(false)
         let notifications = ToneNotifications(sampleRate: sampleRate) { _ in
             shutdown.store(true, ordering: .relaxed)

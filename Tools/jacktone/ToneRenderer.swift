@@ -27,7 +27,20 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     /// `--inverted`: the output with its polarity inverted.
     let inverted: Port?
 
-    init(port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: Port? = nil) {
+    /// `--noise`: white noise ports, each with its own generator (xorshift64*), peaking at
+    /// `noisePeak`.
+    let noise: [Port]
+    let noisePeak: Float
+    private let noiseState: UnsafeMutablePointer<UInt64>
+
+    init(
+        port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: Port? = nil,
+        noise: [Port] = [], noisePeak: Float = 0
+    ) {
+        self.noise = noise
+        self.noisePeak = noisePeak
+        noiseState = .allocate(capacity: max(1, noise.count))
+        for k in 0..<max(1, noise.count) { (noiseState + k).initialize(to: 0x9E37_79B9_7F4A_7C15 &* UInt64(k + 1)) }
         self.port = port
         self.inverted = inverted
         self.requests = requests
@@ -37,7 +50,10 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
         appliedGeneration.initialize(to: -1)
     }
 
-    deinit { appliedGeneration.deallocate() }
+    deinit {
+        appliedGeneration.deallocate()
+        noiseState.deallocate()
+    }
 
     /// Real-time safe.
     func process(_ scope: ProcessScope) -> Bool {
@@ -66,6 +82,17 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
         if let inverted {
             let out = scope.output(inverted)
             for i in 0..<min(out.count, output.count) { out[i] = -output[i] }
+        }
+        for (k, p) in noise.enumerated() {
+            let out = scope.output(p)
+            var x = noiseState[k]
+            let scale = noisePeak / Float(1 << 23)
+            for i in 0..<out.count {
+                x ^= x >> 12; x ^= x << 25; x ^= x >> 27
+                let r = x &* 0x2545_F491_4F6C_DD1D
+                out[i] = Float(Int32(truncatingIfNeeded: r >> 40) - (1 << 23)) * scale
+            }
+            noiseState[k] = x
         }
         return true
     }

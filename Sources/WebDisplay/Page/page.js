@@ -9,17 +9,92 @@ let meterRows = [];
 // The loudness view (key l, ?view=loudness): each programme's history over `minutes`
 // (+/-, ?minutes=), on EBU Tech 3341's +9 or +18 scale (s, ?scale=18).
 const WINDOWS = [1, 2, 5, 10, 30, 60];
-let view = params.get("view") === "loudness" ? "loudness" : "meters";
+const VIEWS = ["meters", "loudness", "goniometer", "spectrogram"];
+let view = VIEWS.includes(params.get("view")) ? params.get("view") : "meters";
 let minutes = WINDOWS.includes(+params.get("minutes")) ? +params.get("minutes") : 10;
 let scale18 = params.get("scale") === "18";
 // Per programme name: points {t (performance.now ms), m (max momentary), s (short-term)}, at
 // most one per 250 ms (at most 14,400 an hour), the hour before from the server's history message.
 let history = {}, historyPoints = 0;
 
+// The pictures (a binary frame after each update, and the spectrogram's recent minutes after
+// the hello; the server's PictureFrame): each pair's latest goniometer points, and per channel
+// a ring of spectrogram columns at the live column period (history columns repeated to it).
+// The goniometer pair (g view: Tab / arrows, ?pair=N), the spectrogram's span (+/-, ?span=
+// seconds) and colours (c, ?palette=).
+let gonio = null, pair = Math.max(0, (parseInt(params.get("pair") || "1", 10) || 1) - 1);
+let spectro = null, goniometerBox = null, spectrogramBox = null, phosphor = null;
+const SPANS = [10, 30, 60, 120, 300], PALETTES = ["heat", "grey", "green"];
+let span = SPANS.includes(+params.get("span")) ? +params.get("span") : 60;
+let palette = PALETTES.includes(params.get("palette")) ? params.get("palette") : "heat";
+
+function takePictures(buffer) {
+  const v = new DataView(buffer);
+  if (v.byteLength < 4 || v.getUint32(0, true) !== 0x3150564A) return;  // "JVP1"
+  let at = 4;
+  while (at + 5 <= v.byteLength) {
+    const type = v.getUint8(at), length = v.getUint32(at + 1, true), body = at + 5;
+    if (body + length > v.byteLength) return;
+    if (type === 1 && length >= 4) {
+      const pairs = v.getUint16(body, true), points = v.getUint16(body + 2, true);
+      const g1 = { pairs: pairs, points: points, scale: [], data: [] };
+      let p0 = body + 4;
+      g1.names = []; g1.inputs = [];
+      for (let p = 0; p < pairs && p0 + 5 <= body + length; p++) {
+        const left = v.getUint16(p0, true), right = v.getUint16(p0 + 2, true), nameLength = v.getUint8(p0 + 4);
+        p0 += 5;
+        if (p0 + nameLength + 4 + 2 * points > body + length) break;
+        g1.names.push(new TextDecoder().decode(new Uint8Array(buffer, p0, nameLength)));
+        g1.inputs.push([left, right]);
+        p0 += nameLength;
+        g1.scale.push(v.getFloat32(p0, true));
+        g1.data.push(new Int8Array(buffer, p0 + 4, 2 * points));
+        p0 += 4 + 2 * points;
+      }
+      gonio = g1;
+    } else if (type === 2 && length >= 10) {
+      const channels = v.getUint16(body, true), bars = v.getUint16(body + 2, true);
+      const columns = v.getUint16(body + 4, true), seconds = v.getFloat32(body + 6, true);
+      const cells = new Uint8Array(buffer, body + 10, Math.min(length - 10, columns * channels * bars));
+      addColumns(channels, bars, columns, seconds, cells);
+    }
+    at = body + length;
+  }
+}
+
+// Adds spectrogram columns (oldest first) to the ring: live ones one each; history ones
+// (coarser) each repeated to fill its time at the live period.
+function addColumns(channels, bars, columns, seconds, cells) {
+  const period = 1 / (display ? display.rate_hz : 20);
+  const cap = Math.round(SPANS[SPANS.length - 1] / period);
+  if (!spectro || spectro.channels !== channels || spectro.bars !== bars || spectro.cap !== cap) {
+    spectro = { channels: channels, bars: bars, cap: cap, period: period, cells: new Uint8Array(cap * channels * bars), next: 0, count: 0 };
+  }
+  const size = channels * bars, repeat = Math.max(1, Math.round(seconds / period));
+  for (let k = 0; k < columns; k++) {
+    const column = cells.subarray(k * size, (k + 1) * size);
+    if (column.length < size) break;
+    for (let r = 0; r < repeat; r++) {
+      spectro.cells.set(column, spectro.next * size);
+      spectro.next = (spectro.next + 1) % spectro.cap;
+      spectro.count = Math.min(spectro.count + 1, spectro.cap);
+    }
+  }
+}
+
+// Channel c's bars in the column `back` columns before the newest (0: the newest), or null.
+function spectrogramColumn(c, back) {
+  if (!spectro || back >= spectro.count || c >= spectro.channels) return null;
+  const j = (spectro.next - 1 - back + spectro.cap) % spectro.cap, size = spectro.channels * spectro.bars;
+  return spectro.cells.subarray(j * size + c * spectro.bars, j * size + (c + 1) * spectro.bars);
+}
+
 function connect() {
   const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  ws.binaryType = "arraybuffer";
   ws.onopen = () => { connected = true; retry = 1000; draw(); };
   ws.onmessage = (event) => {
+    if (typeof event.data !== "string") { takePictures(event.data); if (view === "goniometer" || view === "spectrogram") draw(); return; }
     const message = JSON.parse(event.data);
     if (message.display) { display = message.display; }
     else if (message.history) { takeHistory(message.history); }
@@ -173,6 +248,8 @@ function drawView() {
     return;
   }
   if (view === "loudness") { drawLoudness(W, H, u, pad, portrait); return; }
+  if (view === "goniometer") { drawGoniometer(W, H, u, pad, portrait); return; }
+  if (view === "spectrogram") { drawSpectrogram(W, H, u, pad, portrait); return; }
   const channels = update.channels, n = channels.length;
   if (selected >= n) selected = 0;
   const ch = channels[selected], m = display.meter;
@@ -323,7 +400,7 @@ function drawView() {
       cx += w;
     }
   }
-  const hint = "Tab / ← → select input · click a meter · l loudness";
+  const hint = "Tab / ← → select input · click a meter · l loudness · g goniometer · w spectrogram";
   g.font = 0.8 * u + "px sans-serif";
   if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
 
@@ -416,10 +493,141 @@ function drawLoudness(W, H, u, pad, portrait) {
   if (live.textContent !== summary) live.textContent = summary;
 }
 
+// The goniometer of one pair (g): mid (L+R) up, side (R−L) across, so mono is a vertical
+// line, an inverted leg a horizontal one, one leg alone a diagonal (L up-left, R up-right),
+// uncorrelated signals a round cloud. Auto gain: the points' largest sample fills the scope
+// (its level is printed); a phosphor keeps the last frames fading.
+function drawGoniometer(W, H, u, pad, portrait) {
+  const count = gonio ? gonio.data.length : 0;
+  if (pair >= count) pair = 0;
+  const name = count ? gonio.names[pair] : "-";
+  text("Goniometer, pair " + name + (count > 1 ? "  (" + (pair + 1) + "/" + count + ")" : ""), pad, 3.3 * u, 0.9 * u, DIM);
+  const size = Math.round(Math.max(4 * u, Math.min(W - 2 * pad, H - 8 * u))), bx = Math.round((W - size) / 2), by = Math.round(4.2 * u);
+  goniometerBox = { x: bx, y: by, size: size };
+  const dpr = window.devicePixelRatio || 1, px = Math.max(1, Math.round(size * dpr));
+  if (!phosphor || phosphor.px !== px || phosphor.pair !== pair) {
+    const c = document.createElement("canvas"); c.width = px; c.height = px;
+    phosphor = { canvas: c, ctx: c.getContext("2d"), px: px, pair: pair, drawn: null };
+  }
+  const data = count ? gonio.data[pair] : null, scale = count ? gonio.scale[pair] : 0;
+  if (data && phosphor.drawn !== data) {
+    const q = phosphor.ctx, half = px / 2, reach = 0.46 * px / Math.SQRT2, dot = Math.max(1.5, 1.6 * dpr);
+    q.globalCompositeOperation = "destination-out"; q.fillStyle = "rgba(0, 0, 0, 0.45)"; q.fillRect(0, 0, px, px);
+    q.globalCompositeOperation = "source-over"; q.fillStyle = GREEN;
+    if (scale > 0) {
+      for (let k = 0; k + 1 < data.length; k += 2) {
+        const l = data[k] / 127, r = data[k + 1] / 127;
+        q.fillRect(half + (r - l) * reach - dot / 2, half - (l + r) * reach - dot / 2, dot, dot);
+      }
+    }
+    phosphor.drawn = data;
+  }
+  g.fillStyle = "#181b1f"; g.fillRect(bx, by, size, size);
+  // The axes: M (vertical), S (horizontal), L and R (the diagonals), and the unit circle.
+  g.strokeStyle = "#2c333a"; g.lineWidth = 1;
+  const cx = bx + size / 2, cy = by + size / 2, rr = 0.46 * size;
+  g.beginPath(); g.moveTo(cx, by); g.lineTo(cx, by + size); g.moveTo(bx, cy); g.lineTo(bx + size, cy);
+  g.moveTo(cx - rr / Math.SQRT2, cy - rr / Math.SQRT2); g.lineTo(cx + rr / Math.SQRT2, cy + rr / Math.SQRT2);
+  g.moveTo(cx + rr / Math.SQRT2, cy - rr / Math.SQRT2); g.lineTo(cx - rr / Math.SQRT2, cy + rr / Math.SQRT2);
+  g.stroke();
+  text("M", cx + 0.3 * u, by + 1.1 * u, 0.9 * u, DIM); text("S", bx + size - 1.2 * u, cy - 0.3 * u, 0.9 * u, DIM);
+  text("L", cx - rr / Math.SQRT2 - 1.1 * u, cy - rr / Math.SQRT2, 0.9 * u, DIM);
+  text("R", cx + rr / Math.SQRT2 + 0.3 * u, cy - rr / Math.SQRT2, 0.9 * u, DIM);
+  g.drawImage(phosphor.canvas, bx, by, size, size);
+  const level = scale > 0 ? (20 * Math.log10(scale)).toFixed(1) + " dBFS peak (auto gain)" : "silent";
+  const corr = pairCorrelation(name);
+  text(level + (corr === null ? "" : "   correlation " + (corr >= 0 ? "+" : "") + corr.toFixed(2)), pad, H - 0.8 * u, 0.9 * u, scale > 0 ? TEXT : DIM);
+  text("Tab / ← → pair · g meters", W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+  const summary = (!connected ? "Reconnecting to jackvu. " : "") + "Goniometer, pair " + name + ": " + level;
+  if (live.textContent !== summary) live.textContent = summary;
+}
+
+// A pair's correlation from the update, by the goniometer's name for it.
+function pairCorrelation(name) {
+  if (!update) return null;
+  const m = /^(\d+)-(\d+)$/.exec(name);
+  if (m && update.correlation) { const r = update.correlation[(+m[1] - 1) / 2]; return r === undefined ? null : r; }
+  for (const [p, v] of Object.entries(update.programmes || {})) {
+    for (const [label, r] of Object.entries(v.correlation || {})) if (p + " " + label === name) return r;
+  }
+  return null;
+}
+
+// The colour scales: 256 RGB entries each, from silence (0) to 0 dB (255).
+const LUTS = {};
+function lut(name) {
+  if (LUTS[name]) return LUTS[name];
+  const stops = { heat: [[0, 0, 0, 0], [0.3, 20, 30, 140], [0.55, 200, 30, 60], [0.8, 255, 180, 0], [1, 255, 255, 220]],
+    grey: [[0, 0, 0, 0], [1, 255, 255, 255]], green: [[0, 0, 0, 0], [0.6, 30, 160, 50], [1, 220, 255, 200]] }[name];
+  const t = new Uint8Array(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const x = i / 255; let k = 1; while (k < stops.length - 1 && stops[k][0] < x) k++;
+    const a = stops[k - 1], b = stops[k], f = (x - a[0]) / Math.max(1e-9, b[0] - a[0]);
+    for (let ch = 0; ch < 3; ch++) t[3 * i + ch] = Math.round(a[ch + 1] + f * (b[ch + 1] - a[ch + 1]));
+  }
+  return (LUTS[name] = t);
+}
+
+// The spectrogram of the selected input (w): time across (now at the right, `span` seconds),
+// frequency up on the bars' log scale, level as colour (−80 … 0 dB).
+function drawSpectrogram(W, H, u, pad, portrait) {
+  const n = update.channels.length;
+  if (selected >= n) selected = 0;
+  text("Spectrogram, input " + (selected + 1) + ", last " + (span >= 60 ? span / 60 + " min" : span + " s") + ", " + palette,
+    pad, 3.3 * u, 0.9 * u, DIM);
+  const labelW = 3.5 * u, bx = pad + labelW, by = 4.2 * u, bw = W - 2 * pad - labelW, bh = H - by - 3 * u;
+  spectrogramBox = { x: bx, y: by, w: bw, h: bh };
+  g.fillStyle = "#000"; g.fillRect(bx, by, bw, bh);
+  if (spectro && bh > u) {
+    const cols = Math.max(1, Math.round(span / spectro.period)), bars = spectro.bars, t = lut(palette);
+    const image = g.createImageData(cols, bars), d = image.data;
+    for (let x = 0; x < cols; x++) {
+      const column = spectrogramColumn(selected, cols - 1 - x);
+      if (!column) continue;
+      for (let b = 0; b < bars; b++) {
+        const v = column[b], i = 4 * ((bars - 1 - b) * cols + x);
+        d[i] = t[3 * v]; d[i + 1] = t[3 * v + 1]; d[i + 2] = t[3 * v + 2]; d[i + 3] = 255;
+      }
+    }
+    const off = document.createElement("canvas"); off.width = cols; off.height = bars;
+    off.getContext("2d").putImageData(image, 0, 0);
+    g.imageSmoothingEnabled = false; g.drawImage(off, bx, by, bw, bh); g.imageSmoothingEnabled = true;
+    const fMin = display.bars_from_hz, fMax = Math.min(display.bars_to_hz, update.sample_rate_hz / 2);
+    let lastY = 1e9;
+    for (const f of [63, 125, 250, 500, 1000, 2000, 4000, 8000, 16000]) {
+      if (f < fMin || f > fMax) continue;
+      const y = by + bh * (1 - Math.log(f / fMin) / Math.log(fMax / fMin));
+      if (lastY - y < 1.2 * u) continue;
+      lastY = y;
+      text(f >= 1000 ? f / 1000 + "k" : String(f), bx - 0.4 * u, y + 0.3 * u, 0.8 * u, DIM, "right");
+    }
+  }
+  text("-" + (span >= 60 ? span / 60 + " min" : span + " s"), bx, H - 1.8 * u, 0.8 * u, DIM);
+  text("now", bx + bw, H - 1.8 * u, 0.8 * u, DIM, "right");
+  text("Tab / ← → input · + − span · c colours · w meters", W - pad, H - 0.6 * u, 0.8 * u, DIM, "right");
+  const summary = (!connected ? "Reconnecting to jackvu. " : "") + "Spectrogram, input " + (selected + 1);
+  if (live.textContent !== summary) live.textContent = summary;
+}
+
 window.addEventListener("resize", resize);
 window.addEventListener("keydown", (e) => {
-  const n = update ? update.channels.length : 1;
-  if (e.key === "l") { view = view === "meters" ? "loudness" : "meters"; draw(); return; }
+  let n = update ? update.channels.length : 1;
+  if (e.key === "l" || e.key === "g" || e.key === "w") {
+    const chosen = { l: "loudness", g: "goniometer", w: "spectrogram" }[e.key];
+    view = view === chosen ? "meters" : chosen; phosphor = null; draw(); return;
+  }
+  if (e.key === "c" && view === "spectrogram") { palette = PALETTES[(PALETTES.indexOf(palette) + 1) % PALETTES.length]; draw(); return; }
+  if ((e.key === "+" || e.key === "=" || e.key === "-") && view === "spectrogram") {
+    const i = SPANS.indexOf(span) + (e.key === "-" ? -1 : 1);
+    span = SPANS[Math.max(0, Math.min(SPANS.length - 1, i))]; draw(); return;
+  }
+  if (view === "goniometer") {
+    const pairs = gonio ? gonio.data.length : 1;
+    const step = e.key === "Tab" || e.key === "ArrowRight" || e.key === "ArrowDown" ? (e.shiftKey && e.key === "Tab" ? pairs - 1 : 1)
+      : e.key === "ArrowLeft" || e.key === "ArrowUp" ? pairs - 1 : 0;
+    if (step) { pair = (pair + step) % Math.max(1, pairs); phosphor = null; e.preventDefault(); draw(); }
+    return;
+  }
   if (e.key === "s") { scale18 = !scale18; draw(); return; }
   if (e.key === "+" || e.key === "=" || e.key === "-") {
     const i = WINDOWS.indexOf(minutes) + (e.key === "-" ? -1 : 1);

@@ -1,0 +1,259 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Outputs
+import TestSupport
+import XCTest
+
+/// The pictures in the browser (goniometer, spectrogram) against a real JACK server: one
+/// jacktone plays a tone, its inverted copy and two independent noises into eight inputs of
+/// one jackvu; real headless Chromium draws them. Each picture is checked twice: on the data
+/// the page received (the binary frames) and on the canvas's pixels.
+final class PicturesTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = NSTemporaryDirectory() + "jackvu-pictures-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Statistics of 2-D points: the variances along x and y, their correlation.
+    private static let shape = """
+        function shape(xs, ys) { const n = xs.length; if (n < 2) return null;
+          const mx = xs.reduce((a, b) => a + b, 0) / n, my = ys.reduce((a, b) => a + b, 0) / n;
+          let vx = 0, vy = 0, c = 0;
+          for (let i = 0; i < n; i++) { vx += (xs[i] - mx) ** 2; vy += (ys[i] - my) ** 2; c += (xs[i] - mx) * (ys[i] - my); }
+          return [vx / n, vy / n, c / Math.sqrt(Math.max(1e-12, vx * vy)), n]; }
+        """
+    /// The goniometer's data for the shown pair: side (R − L) across, mid (L + R) up.
+    private static let dataShape = """
+        (() => { \(shape) const d = gonio.data[pair], xs = [], ys = [];
+          for (let k = 0; k + 1 < d.length; k += 2) { xs.push(d[k + 1] - d[k]); ys.push(d[k] + d[k + 1]); }
+          return shape(xs, ys); })()
+        """
+    /// The lit pixels of the goniometer's box (the trace's green, not the grey axes and
+    /// labels), with y up.
+    private static let pixelShape = """
+        (() => { \(shape) const b = goniometerBox, d = g.getImageData(b.x, b.y, b.size, b.size).data, xs = [], ys = [];
+          const w = Math.round(b.size);
+          for (let i = 0; i < d.length; i += 4) if (d[i + 1] > 110 && d[i + 1] > d[i] + 60 && d[i + 1] > d[i + 2] + 40) { const k = i / 4; xs.push(k % w); ys.push(-Math.floor(k / w)); }
+          return shape(xs, ys); })()
+        """
+
+    /// Goniometer and spectrogram, data and pixels, and the stream's bytes per second.
+    ///
+    /// Pairs: (1, 2) the same tone in both legs: a vertical line; (3, 4) the tone and its
+    /// inverted copy: a horizontal line; (5, 6) two independent noises: a round cloud; (7, 8)
+    /// the tone in the left leg alone: the up-left diagonal. The spectrogram of input 1 shows
+    /// the 997 Hz tone as a steady line at its frequency, then tones stepping up from 200 Hz
+    /// to 6.4 kHz as a rising line; input 8 (nothing connected) shows nothing; a page opened
+    /// late has the seconds before it.
+    func testGoniometerAndSpectrogramOnDataAndPixels() throws {
+        let server = try JackServer(label: "pictures")
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20", "--inverted", "--noise"],
+            environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out", "jacktone:out_inverted", "jacktone:noise_1", "jacktone:noise_2"])
+        let port = freeTCPPort()
+        let sources = ["out$", "out$", "out$", "out_inverted", "noise_1", "noise_2", "out$"].flatMap { ["--connect", "jacktone:" + $0] }
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--quiet", "--channels", "8", "--http", "\(port)"] + sources,
+            environment: server.environment)
+        defer { vu.stop() }
+        XCTAssertNotNil(waitFor(timeout: 20) { httpGet(port: port, path: "/snapshot")?.status == 200 }, vu.stderr)
+
+        let browser = try HeadlessChromium(folder: folder)
+        defer { browser.stop() }
+        let page = try browser.open("http://127.0.0.1:\(port)/?view=goniometer", width: 800, height: 800)
+        XCTAssertNotNil(try page.wait(timeout: 20, until: "gonio !== null && gonio.data.length === 4 && update !== null"), page.messages.joined())
+        XCTAssertEqual(try page.evaluate("gonio.names") as? [String], ["1-2", "3-4", "5-6", "7-8"])
+        XCTAssertEqual(try page.evaluate("gonio.points") as? Int, 256)
+
+        // Each pair: the shape of its points and of the pixels drawn (after the phosphor has
+        // forgotten the pair before: a second of frames).
+        for (index, expected) in ["vertical", "horizontal", "cloud", "diagonal"].enumerated() {
+            _ = try page.evaluate("pair = \(index); phosphor = null; draw(); 0")
+            usleep(1_000_000)
+            _ = try page.evaluate("draw(); 0")
+            let data = try XCTUnwrap(try page.evaluate(Self.dataShape) as? [Double], "pair \(index + 1): data")
+            let pixels = try XCTUnwrap(try page.evaluate(Self.pixelShape) as? [Double], "pair \(index + 1): no pixels lit")
+            print("goniometer pair \(index + 1) (\(expected)): data var x \(fixed(data[0], 1)) y \(fixed(data[1], 1)) r \(fixed(data[2], 2)); "
+                + "pixels var x \(fixed(pixels[0], 1)) y \(fixed(pixels[1], 1)) r \(fixed(pixels[2], 2)), \(Int(pixels[3])) lit")
+            for (what, s) in [("data", data), ("pixels", pixels)] {
+                let (vx, vy, r) = (s[0], s[1], s[2])
+                switch expected {
+                case "vertical": XCTAssertLessThan(vx, 0.01 * vy, "pair 1-2 \(what): not a vertical line \(s)")
+                case "horizontal": XCTAssertLessThan(vy, 0.01 * vx, "pair 3-4 \(what): not a horizontal line \(s)")
+                case "cloud":
+                    XCTAssertTrue((0.6...1.6).contains(vx / vy), "pair 5-6 \(what): not round \(s)")
+                    XCTAssertLessThan(abs(r), 0.2, "pair 5-6 \(what): a slanted cloud \(s)")
+                default:
+                    XCTAssertLessThan(r, -0.98, "pair 7-8 \(what): not the left diagonal \(s)")
+                    XCTAssertTrue((0.8...1.25).contains(vx / vy), "pair 7-8 \(what): not at 45° \(s)")
+                }
+            }
+            try page.screenshot(to: folder + "/goniometer-\(index + 1).png")
+        }
+
+        // The spectrogram: input 1's newest columns peak at the 997 Hz bar, steadily; input 8
+        // is dark. Bars as the server computes them: log-spaced from 60 Hz to 18 kHz, 48 bars.
+        let bar = Int((log(997.0 / 60) / log(18_000.0 / 60) * 48).rounded(.down))
+        _ = try page.evaluate("view = 'spectrogram'; span = 10; selected = 0; draw(); 0")
+        XCTAssertNotNil(try page.wait(timeout: 20, until: "spectro !== null && spectro.count >= 40"))
+        let peaks = try XCTUnwrap(try page.evaluate("""
+            (() => { const out = []; for (let back = 0; back < 40; back++) { const c = spectrogramColumn(0, back);
+              out.push(c.indexOf(Math.max(...c))); } return out; })()
+            """) as? [Int])
+        XCTAssertTrue(peaks.allSatisfy { abs($0 - bar) <= 1 }, "997 Hz is bar \(bar): the last 2 s peaked at \(peaks)")
+        let rowOfPeak = """
+            (() => { const b = spectrogramBox; draw(); const x0 = Math.round(b.x + b.w * X0), x1 = Math.round(b.x + b.w * X1);
+              const d = g.getImageData(x0, b.y, x1 - x0, b.h).data, w = x1 - x0, rows = [];
+              for (let y = 0; y < b.h; y++) { let s = 0; for (let x = 0; x < w; x++) { const i = 4 * (y * w + x); s += d[i] + d[i + 1] + d[i + 2]; } rows.push(s); }
+              const top = Math.max(...rows); return [rows.indexOf(top) / b.h, top]; })()
+            """
+        func peakRow(from x0: Double, to x1: Double) throws -> [Double] {
+            try XCTUnwrap(try page.evaluate(rowOfPeak.replacingOccurrences(of: "X0", with: "\(x0)").replacingOccurrences(of: "X1", with: "\(x1)")) as? [Double])
+        }
+        let expectedRow = 1 - log(997.0 / 60) / log(18_000.0 / 60)
+        for (x0, x1) in [(0.80, 0.85), (0.90, 0.95)] {
+            let row = try peakRow(from: x0, to: x1)
+            XCTAssertEqual(row[0], expectedRow, accuracy: 1.5 / 48, "the tone's row at \(x0)…\(x1) of the span: \(row)")
+        }
+        try page.screenshot(to: folder + "/spectrogram-tone.png")
+        _ = try page.evaluate("selected = 7; draw(); 0")
+        XCTAssertEqual(try page.evaluate("Math.max(...spectrogramColumn(7, 0))") as? Int, 0, "input 8 has no audio")
+        XCTAssertEqual(try peakRow(from: 0.0, to: 1.0)[1], 0, "input 8's spectrogram is dark")
+
+        // A rising line: 200 Hz to 6.4 kHz in octave steps, 0.4 s each.
+        _ = try page.evaluate("selected = 0; 0")
+        for f in [200, 400, 800, 1600, 3200, 6400] {
+            tone.send("\(f)")
+            usleep(400_000)
+        }
+        usleep(300_000)
+        let sweep = try XCTUnwrap(try page.evaluate("""
+            (() => { const out = []; for (let back = 0; back < 60; back++) { const c = spectrogramColumn(0, back);
+              out.unshift(c.indexOf(Math.max(...c))); } return out; })()
+            """) as? [Int])
+        // Its steps: runs of at least 3 columns (a column across a change mixes two tones),
+        // from the 200 Hz one on.
+        var runs: [(bar: Int, count: Int)] = []
+        for b in sweep { if runs.last?.bar == b { runs[runs.count - 1].count += 1 } else { runs.append((b, 1)) } }
+        let steps = runs.filter { $0.count >= 3 }.map(\.bar).drop { $0 > bar - 6 }
+        XCTAssertTrue(zip(steps, steps.dropFirst()).allSatisfy { $0.1 > $0.0 }, "the sweep's peak bar only rises: \(sweep)")
+        XCTAssertGreaterThanOrEqual(steps.count, 5, "the sweep covers its octaves: \(sweep)")
+        let early = try peakRow(from: 0.72, to: 0.76), late = try peakRow(from: 0.95, to: 0.99)
+        XCTAssertLessThan(late[0], early[0] - 0.3, "the line rises on the canvas: \(early) then \(late)")
+        try page.screenshot(to: folder + "/spectrogram-sweep.png")
+
+        // A late page has the spectrogram's past at once.
+        let second = try browser.open("http://127.0.0.1:\(port)/?view=spectrogram&span=30", width: 600, height: 400)
+        XCTAssertNotNil(try second.wait(timeout: 20, until: "spectro !== null && spectro.count * spectro.period >= 10"),
+                        "a late page's history: \(((try? second.evaluate("spectro && spectro.count")) as? Int) ?? -1) columns")
+        second.close()
+        XCTAssertEqual(page.messages.filter { !$0.contains("getImageData") && !$0.contains("willReadFrequently") }, [], "console")
+        XCTAssertTrue(vu.isRunning, vu.stderr)
+    }
+
+    /// The dots of the braille characters on a screen, as (x, y) with y up.
+    private static func brailleDots(_ screen: String) -> (xs: [Double], ys: [Double]) {
+        var xs: [Double] = [], ys: [Double] = []
+        for (row, line) in screen.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            for (col, scalar) in line.unicodeScalars.enumerated() where (0x2801...0x28FF).contains(scalar.value) {
+                let bits = scalar.value - 0x2800
+                let places: [(UInt32, Int, Int)] = [(0x01, 0, 0), (0x02, 0, 1), (0x04, 0, 2), (0x40, 0, 3),
+                                                    (0x08, 1, 0), (0x10, 1, 1), (0x20, 1, 2), (0x80, 1, 3)]
+                for (bit, dx, dy) in places where bits & bit != 0 {
+                    xs.append(Double(2 * col + dx))
+                    ys.append(-Double(4 * row + dy))
+                }
+            }
+        }
+        return (xs, ys)
+    }
+
+    private static func shape(_ xs: [Double], _ ys: [Double]) -> (vx: Double, vy: Double, r: Double) {
+        let n = Double(max(1, xs.count))
+        let mx = xs.reduce(0, +) / n, my = ys.reduce(0, +) / n
+        var vx = 0.0, vy = 0.0, c = 0.0
+        for (x, y) in zip(xs, ys) { vx += (x - mx) * (x - mx); vy += (y - my) * (y - my); c += (x - mx) * (y - my) }
+        return (vx / n, vy / n, c / max(1e-12, (vx * vy).squareRoot()))
+    }
+
+    /// The terminal's goniometer (braille dots) and spectrogram (half blocks) at 80×24 in a
+    /// real terminal emulator (tmux), from the same sources: each pair's dots have its shape;
+    /// the tone's blocks lie on the 1 kHz label's row (±1), a silent input has none.
+    func testTerminalGoniometerAndSpectrogramAt80x24() throws {
+        let server = try JackServer(label: "pictui")
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20", "--inverted", "--noise"],
+            environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out", "jacktone:out_inverted", "jacktone:noise_1", "jacktone:noise_2"])
+        let jackvu = try Executables.product("jackvu")
+        let sources = ["out$", "out$", "out$", "out_inverted", "noise_1", "noise_2", "out$"].map { "--connect 'jacktone:\($0)'" }
+        let session = try TmuxSession(width: 80, height: 24) { f in
+            "env JACK_DEFAULT_SERVER=\(server.name) TERM=xterm-256color LANG=C.UTF-8 LC_ALL= NO_COLOR= \(jackvu) --tui --channels 8 "
+                + sources.joined(separator: " ") + " 2> \(f)/stderr; sleep 60"
+        }
+        defer { session.close() }
+        XCTAssertNotNil(session.waitForPane(timeout: 20) { $0.contains("ch 1/8") && $0.contains("Correlation") }, session.capture())
+        try session.tmux(["send-keys", "-t", "jv", "g"])
+        for (pair, expected) in ["1-2": "vertical", "3-4": "horizontal", "5-6": "cloud", "7-8": "diagonal"] .sorted(by: { $0.key < $1.key }) {
+            let screen = session.waitForPane(timeout: 20) { $0.contains("Goniometer, pair \(pair)") }
+            XCTAssertNotNil(screen, "pair \(pair): \(session.capture())")
+            usleep(300_000)
+            let (xs, ys) = Self.brailleDots(session.capture())
+            let s = Self.shape(xs, ys)
+            print("terminal goniometer \(pair) (\(expected)): \(xs.count) dots, var x \(fixed(s.vx, 1)) y \(fixed(s.vy, 1)) r \(fixed(s.r, 2))")
+            XCTAssertGreaterThan(xs.count, 20, "pair \(pair): dots")
+            switch expected {
+            case "vertical": XCTAssertLessThan(s.vx, 0.02 * s.vy, "pair \(pair): \(session.capture())")
+            case "horizontal": XCTAssertLessThan(s.vy, 0.02 * s.vx, "pair \(pair): \(session.capture())")
+            case "cloud":
+                XCTAssertTrue((0.6...1.6).contains(s.vx / s.vy), "pair \(pair): not round \(s)")
+                XCTAssertLessThan(abs(s.r), 0.25, "pair \(pair): slanted \(s)")
+            default: XCTAssertLessThan(s.r, -0.95, "pair \(pair): \(session.capture())")
+            }
+            try session.tmux(["send-keys", "-t", "jv", "Tab", "Tab"])
+        }
+        // Now input 1 again (8 Tabs): the spectrogram of the tone, then of silent input 8.
+        try session.tmux(["send-keys", "-t", "jv", "w"])
+        func blockRows(_ screen: String) -> (blocks: Set<Int>, label: Int?) {
+            let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            var rows = Set<Int>()
+            for (y, line) in lines.enumerated() where y >= 2 && y < lines.count - 2 {
+                if line.unicodeScalars.dropFirst(5).contains(where: { "▀▄█".unicodeScalars.contains($0) }) { rows.insert(y) }
+            }
+            return (rows, lines.firstIndex { $0.hasPrefix("  1k") })
+        }
+        let tone1 = session.waitForPane(timeout: 20) { $0.contains("Spectrogram, input 1") && !blockRows($0).blocks.isEmpty }
+        XCTAssertNotNil(tone1, session.capture())
+        let coloured = session.capture(escapes: true)
+        XCTAssertNotNil(coloured.range(of: "\u{1B}\\[(3[1-7];)?3[1-7]m[▀▄█]", options: .regularExpression), "coloured blocks: \(coloured.debugDescription)")
+        let (rows, label) = blockRows(tone1 ?? "")
+        let oneK = try XCTUnwrap(label, "the 1k label: \(session.capture())")
+        XCTAssertTrue(rows.allSatisfy { abs($0 - oneK) <= 1 }, "997 Hz drawn on rows \(rows.sorted()), the 1k label on \(oneK)")
+        try session.tmux(["send-keys", "-t", "jv", "BTab"])
+        let silent = session.waitForPane(timeout: 20) { $0.contains("Spectrogram, input 8") }
+        XCTAssertNotNil(silent, session.capture())
+        usleep(300_000)
+        XCTAssertEqual(blockRows(session.capture()).blocks, [], "input 8 is silent: \(session.capture())")
+        try session.tmux(["send-keys", "-t", "jv", "q"])
+    }
+
+    private func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition() ? true : nil
+    }
+}
