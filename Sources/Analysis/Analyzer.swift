@@ -119,6 +119,9 @@ public final class Analyzer: @unchecked Sendable {
         pairSubjects = pairs.map(\.subject)
         correlations = pairs.map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
         goniometers = features.contains(.goniometer) ? pairs.map { _ in GoniometerTrace(sampleRate: Double(sampleRate)) } : []
+        if features.contains(.histogram) {
+            for p in programmes { p.distribution = [Float](repeating: 0, count: ProgrammeSnapshot.histogramBins) }
+        }
     }
 
     private let pairSubjects: [PairSubject]
@@ -129,7 +132,8 @@ public final class Analyzer: @unchecked Sendable {
         Snapshot(
             channels: channels.count, barCount: configuration.bars, bandCount: bandCount,
             programmes: programmes.map { ProgrammeSnapshot(name: $0.programme.name, channels: $0.programme.channels, target: $0.programme.target) },
-            pairs: pairSubjects, goniometerPoints: goniometers.first?.count ?? 0)
+            pairs: pairSubjects, goniometerPoints: goniometers.first?.count ?? 0,
+            histogramBins: features.contains(.histogram) ? ProgrammeSnapshot.histogramBins : 0)
     }
 
     /// The programmes' names, in order ("" for the default programme).
@@ -319,6 +323,9 @@ public final class Analyzer: @unchecked Sendable {
             snapshot.programmes[p].loudness = meter.readings()
             snapshot.programmes[p].measuredSeconds = meter.loudness.measuredSeconds
             snapshot.programmes[p].paused = meter.paused || !transportRolling
+            if snapshot.programmes[p].histogram.count == meter.distribution.count {
+                for k in meter.distribution.indices { snapshot.programmes[p].histogram[k] = meter.distribution[k] }
+            }
         }
         for c in channels.indices {
             snapshot.channels[c].meter = meterValue(channel: c, loudness: snapshot.programmes[programmeOfChannel[c]].loudness)
@@ -670,8 +677,8 @@ extension AnalysisFeatures {
         if c.log != nil { f.formUnion([.loudness, .truePeak]) }
         if c.displayed {
             for r in Readings.table where r.display != nil { f.formUnion(r.features) }
-            // The pictures: the goniometer's points and the bit meter (both displays).
-            f.formUnion([.goniometer, .bits])
+            // The pictures: the goniometer's points, the bit meter and the loudness histogram.
+            f.formUnion([.goniometer, .bits, .histogram])
         }
         switch c.meterSource {
         case .rms: break
@@ -696,6 +703,8 @@ final class ProgrammeMeter: @unchecked Sendable {
     private var integrated = LoudnessMeter.floor
     private var range = 0.0
     private var lastGatingUpdate = -1
+    /// The short-term distribution (`ProgrammeSnapshot.histogram`), when asked for.
+    var distribution: [Float] = []
 
     init(_ programme: Programme, inputs: Int, sampleRate: Int, gating: Gating) {
         self.programme = programme
@@ -713,6 +722,9 @@ final class ProgrammeMeter: @unchecked Sendable {
         else { return }
         integrated = loudness.integrated
         range = loudness.loudnessRange
+        if !distribution.isEmpty {
+            distribution.withUnsafeMutableBufferPointer { loudness.shortTermDistribution(into: $0, binLU: ProgrammeSnapshot.histogramBinLU) }
+        }
         lastGatingUpdate = step
     }
 
@@ -733,6 +745,7 @@ final class ProgrammeMeter: @unchecked Sendable {
         integrated = LoudnessMeter.floor
         range = 0
         lastGatingUpdate = -1
+        for k in distribution.indices { distribution[k] = 0 }
     }
 
     func continueFrom(_ old: ProgrammeMeter) {
@@ -740,5 +753,6 @@ final class ProgrammeMeter: @unchecked Sendable {
         integrated = old.integrated
         range = old.range
         paused = old.paused
+        if distribution.count == old.distribution.count { distribution = old.distribution }
     }
 }

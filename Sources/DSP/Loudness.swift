@@ -407,6 +407,13 @@ public final class LoudnessMeter: @unchecked Sendable {
         historyExact ? LoudnessMeter.loudnessRange(ofShortTermPowers: shortTermBlocks) : shortTermHistogram.loudnessRange
     }
 
+    /// Where the short-term loudness has been since the start or reset: the percentage of
+    /// short-term windows (one every 100 ms, above −70 LUFS) in each `binLU`-wide bin from
+    /// −70 LUFS up (`LoudnessHistogram.distribution`).
+    public func shortTermDistribution(into out: UnsafeMutableBufferPointer<Float>, binLU: Double) {
+        shortTermHistogram.distribution(into: out, binLU: binLU)
+    }
+
     /// Whether the gated readings are still the full computation over every block (the
     /// first hour), not the histogram's (`LoudnessHistogram`).
     public var readingsExact: Bool { historyExact }

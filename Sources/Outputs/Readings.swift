@@ -42,6 +42,8 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     public static let bits = AnalysisFeatures(rawValue: 2048)
     /// Each pair's latest sample points, for the displays' goniometer (`GoniometerTrace`).
     public static let goniometer = AnalysisFeatures(rawValue: 4096)
+    /// Each programme's short-term loudness distribution (`ProgrammeSnapshot.histogram`).
+    public static let histogram = AnalysisFeatures(rawValue: 8192)
     /// VU, PPM, K, digital peak, correlation.
     public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
     /// What a file summary needs: loudness and true peak over the whole file.
@@ -77,6 +79,8 @@ public enum ReadingUnit: String, Sendable, CaseIterable {
     case text
     /// A number of bits (of a sample word).
     case bits
+    /// A percentage.
+    case percent = "%"
 
     /// The suffix a JSON key in this unit ends with (nil: none required).
     public var jsonSuffix: String? {
@@ -90,6 +94,7 @@ public enum ReadingUnit: String, Sendable, CaseIterable {
         case .dB: return "_db"
         case .cents: return "cents"
         case .seconds: return "_s"
+        case .percent: return "_pct"
         default: return nil
         }
     }
@@ -322,6 +327,12 @@ public enum Readings {
             ReadingMessage("duration", [ReadingField("duration_s", .seconds) { s, p in .double(s.programmes[p].measuredSeconds) }]),
             ReadingMessage("paused", [ReadingField("paused", .flag) { s, p in .bool(s.programmes[p].paused) }]),
         ]),
+        // Where the short-term loudness has been: % of the short-term windows in each 1 LU
+        // bin from −70 LUFS up (70 bins; the last from −1 LUFS up), recomputed once a second.
+        Reading("histogram", "the short-term loudness histogram: % of short-term windows per 1 LU bin from -70 LUFS (70 bins)",
+                scope: .programme, features: [.loudness, .histogram], fields: [
+            ReadingField("histogram_pct", .percent) { s, p in .floats(s.programmes[p].histogram) },
+        ], onRequest: true),
         // Only for a maximum a fault set (an xrun, a connection change near it): its cause and
         // the maximum over the clean periods (OSC: a message per such maximum; JSON: null).
         Reading("maxfault", "what set the programme's maxima when a fault did, and the clean maxima", scope: .programme,

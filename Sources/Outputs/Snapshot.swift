@@ -102,6 +102,13 @@ public struct ProgrammeSnapshot: Sendable {
     /// Whether its integration is paused (`pause`, or a stopped transport with
     /// `--follow-transport`).
     public var paused = false
+    /// Where its short-term loudness has been (`.histogram`): the percentage of short-term
+    /// windows in each 1 LU bin from −70 LUFS (`histogramFromLUFS`) up, the last bin holding
+    /// everything from −1 LUFS; empty when not computed. Recomputed once a second of audio.
+    public var histogram: [Float] = []
+    public static let histogramFromLUFS = -70.0
+    public static let histogramBinLU = 1.0
+    public static let histogramBins = 70
 
     public init(name: String, channels: [Int], target: LoudnessTarget? = nil) {
         self.name = name
@@ -229,7 +236,7 @@ public struct Snapshot: Sendable {
     /// default programme and the channel pairs).
     public init(
         channels: Int, barCount: Int, bandCount: Int = 0, programmes: [ProgrammeSnapshot]? = nil, pairs: [PairSubject]? = nil,
-        goniometerPoints: Int = 0
+        goniometerPoints: Int = 0, histogramBins: Int = 0
     ) {
         self.channels = (0..<channels).map { _ in ChannelSnapshot(barCount: barCount, bandCount: bandCount) }
         self.pairs = pairs ?? (0..<(channels / 2)).map { PairSubject(programme: nil, label: String($0 + 1), left: 2 * $0, right: 2 * $0 + 1) }
@@ -237,6 +244,9 @@ public struct Snapshot: Sendable {
         correlations = [Float](repeating: 0, count: self.pairs.count)
         pairLevels = [PairLevels](repeating: PairLevels(), count: self.pairs.count)
         goniometer = [Float](repeating: 0, count: 2 * goniometerPoints * self.pairs.count)
+        if histogramBins > 0 {
+            for p in self.programmes.indices { self.programmes[p].histogram = [Float](repeating: 0, count: histogramBins) }
+        }
     }
 }
 
@@ -292,6 +302,9 @@ extension Snapshot {
         copy.pairLevels = pairLevels.withUnsafeBufferPointer { Array($0) }
         copy.goniometer = goniometer.withUnsafeBufferPointer { Array($0) }
         copy.programmes = programmes.withUnsafeBufferPointer { Array($0) }
+        for p in copy.programmes.indices where !programmes[p].histogram.isEmpty {
+            copy.programmes[p].histogram = programmes[p].histogram.withUnsafeBufferPointer { Array($0) }
+        }
         return copy
     }
 }

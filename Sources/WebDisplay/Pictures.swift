@@ -17,7 +17,11 @@ import Synchronization
 /// - 2, spectrogram columns: u16 channels, u16 bars, u16 columns, f32 seconds between columns
 ///   (the newest column is now); then per column, oldest first, per channel its bars as u8
 ///   (the bar's 0 … 1 × 255: −80 … 0 dB, as the spectrum bars). A live frame carries one
-///   column (the update's bars); the history sent after the hello, the recent minutes.
+///   column (the update's bars); the history sent after the hello, the recent minutes;
+/// - 3, loudness histograms: u16 programmes, u16 bins, f32 the lowest bin's LUFS, f32 the bin
+///   width, LU; per programme its name (u8 length, UTF-8; empty for the default programme)
+///   and `bins` × u16, the percentage of its short-term windows in the bin × 100
+///   (`ProgrammeSnapshot.histogram`). Sent when it changed, and at least once a second.
 ///
 /// At the default 20 updates a second, 8 channels (4 pairs, 48 bars) cost 4 × (12 + 512) +
 /// 8 × 48 + 23 bytes a frame, 49 KB/s (`WebDisplayTests` measures the whole stream).
@@ -25,10 +29,11 @@ public enum PictureFrame {
     public static let magic: [UInt8] = [0x4A, 0x56, 0x50, 0x31]  // "JVP1"
     public static let goniometerSection: UInt8 = 1
     public static let spectrogramSection: UInt8 = 2
+    public static let histogramSection: UInt8 = 3
 
     /// The live frame for `snapshot`: its goniometer points (when it has them) and one
     /// spectrogram column of every channel's bars.
-    public static func live(_ snapshot: Snapshot, seconds: Double) -> [UInt8] {
+    public static func live(_ snapshot: Snapshot, seconds: Double, histograms: Bool = false) -> [UInt8] {
         var out = magic
         out.reserveCapacity(64 + snapshot.goniometer.count + snapshot.channels.count * (snapshot.channels.first?.bars.count ?? 0))
         let points = snapshot.goniometerPoints
@@ -63,6 +68,24 @@ public enum PictureFrame {
             put16(&body, 1)
             putFloat(&body, Float(seconds))
             for c in snapshot.channels { appendColumn(&body, c.bars, count: bars) }
+        }
+        let bins = snapshot.programmes.first?.histogram.count ?? 0
+        if histograms && bins > 0 {
+            section(&out, histogramSection) { body in
+                put16(&body, snapshot.programmes.count)
+                put16(&body, bins)
+                putFloat(&body, Float(ProgrammeSnapshot.histogramFromLUFS))
+                putFloat(&body, Float(ProgrammeSnapshot.histogramBinLU))
+                for p in snapshot.programmes {
+                    let name = Array(p.name.utf8.prefix(255))
+                    body.append(UInt8(name.count))
+                    body.append(contentsOf: name)
+                    for k in 0..<bins {
+                        let v = k < p.histogram.count && p.histogram[k].isFinite ? p.histogram[k] : 0
+                        put16(&body, Int((max(0, min(100, v)) * 100).rounded()))
+                    }
+                }
+            }
         }
         return out
     }

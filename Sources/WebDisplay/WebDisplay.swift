@@ -168,9 +168,18 @@ public final class WebDisplay: Display, @unchecked Sendable {
     }
 
     public func show(_ snapshot: Snapshot) {
-        hub.spectrogram.add(snapshot, now: monotonicNanoseconds())
-        hub.publish(json.line(for: snapshot), pictures: PictureFrame.live(snapshot, seconds: 1 / max(0.1, context.rate)))
+        let now = monotonicNanoseconds()
+        hub.spectrogram.add(snapshot, now: now)
+        // The histograms change once a second: sent when they did, or a second after the last.
+        let histograms = lastHistograms.withLock { last -> Bool in
+            let current = snapshot.programmes.flatMap(\.histogram)
+            guard !current.isEmpty, current != last.values || now - last.at >= 1_000_000_000 else { return false }
+            last = (current, now)
+            return true
+        }
+        hub.publish(json.line(for: snapshot), pictures: PictureFrame.live(snapshot, seconds: 1 / max(0.1, context.rate), histograms: histograms))
     }
+    private let lastHistograms = Mutex<(values: [Float], at: Int)>(([], 0))
 
     public func stop() {
         hub.finish()

@@ -79,4 +79,24 @@ final class LoudnessHistogramTests: XCTestCase {
         XCTAssertTrue(meter.readingsExact)
         XCTAssertEqual(meter.integrated, LoudnessMeter.floor)
     }
+
+    /// The coarse distribution: each block in its 1 LU bin from −70 LUFS (the edge's own bin:
+    /// −23.0 is in [−23, −22)), blocks below the gate left out, those above the last edge in
+    /// the last bin, percentages of the gated blocks.
+    func testDistributionInOneLUBins() {
+        var h = LoudnessHistogram()
+        for (lufs, n) in [(-23.0, 3), (-33.2, 1), (-80.0, 4), (5.0, 1), (-22.999, 5)] {
+            for _ in 0..<n { h.add(LoudnessMeter.power(ofLUFS: lufs)) }
+        }
+        var out = [Float](repeating: -1, count: 70)
+        out.withUnsafeMutableBufferPointer { h.distribution(into: $0, binLU: 1) }
+        XCTAssertEqual(out[47], 80, accuracy: 1e-4, "−23.0 and −22.999: 8 of the 10 gated blocks")
+        XCTAssertEqual(out[36], 10, accuracy: 1e-4, "−33.2")
+        XCTAssertEqual(out[69], 10, accuracy: 1e-4, "+5 LUFS in the last bin")
+        XCTAssertEqual(out.reduce(0, +), 100, accuracy: 1e-3)
+        XCTAssertEqual(out.filter { $0 != 0 }.count, 3)
+        h.removeAll()
+        out.withUnsafeMutableBufferPointer { h.distribution(into: $0, binLU: 1) }
+        XCTAssertEqual(out, [Float](repeating: 0, count: 70))
+    }
 }

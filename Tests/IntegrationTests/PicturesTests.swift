@@ -161,6 +161,70 @@ final class PicturesTests: XCTestCase {
         XCTAssertTrue(vu.isRunning, vu.stderr)
     }
 
+    /// The two highest peaks of a histogram (bin indices), at least `apart` bins from each
+    /// other, each higher than every bin within 2 of it.
+    private static func twoPeaks(_ h: [Double], apart: Int = 5) -> [Int] {
+        let peaks = h.indices.filter { k in h[k] > 0 && (max(0, k - 2)...min(h.count - 1, k + 2)).allSatisfy { $0 == k || h[$0] <= h[k] } }
+            .sorted { h[$0] > h[$1] }
+        guard let first = peaks.first else { return [] }
+        return [first] + (peaks.first { abs($0 - first) >= apart }.map { [$0] } ?? [])
+    }
+
+    /// The loudness histogram of a programme alternating between two levels (a 997 Hz tone at
+    /// −20 and −30 dBFS peak: −23.0 and −33.0 LUFS, 4.5 s each, twice) has two peaks at them:
+    /// in the JSON (`--send histogram`), in the data the page received, and in the bars the
+    /// loudness view draws beside the graph.
+    func testLoudnessHistogramShowsTwoLevelsAsTwoPeaks() throws {
+        let server = try JackServer(label: "histogram")
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let port = freeTCPPort()
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--connect", "jacktone:out", "--http", "\(port)", "--format", "json", "--send", "loudness,histogram", "--rate", "5"],
+            environment: server.environment)
+        defer { vu.stop() }
+        XCTAssertNotNil(waitFor(timeout: 20) { httpGet(port: port, path: "/snapshot")?.status == 200 }, vu.stderr)
+        let browser = try HeadlessChromium(folder: folder)
+        defer { browser.stop() }
+        let page = try browser.open("http://127.0.0.1:\(port)/?view=loudness&minutes=1", width: 1000, height: 600)
+        for level in [-30, -20, -30, -20] {
+            usleep(4_500_000)
+            tone.send("level \(level)")
+        }
+        usleep(1_200_000)
+        // The JSON's last histogram.
+        let line = try XCTUnwrap(vu.stdout.split(separator: "\n").last { $0.contains("histogram_pct") }, "no histogram in \(vu.stdout.suffix(300))")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let json = try XCTUnwrap((object["loudness"] as? [String: Any])?["histogram_pct"] as? [Double], "\(line)")
+        XCTAssertEqual(json.count, 70)
+        XCTAssertEqual(json.reduce(0, +), 100, accuracy: 0.1, "percentages")
+        let expected = [-23.01, -33.01]
+        func lufs(_ bin: Int) -> Double { -70 + Double(bin) + 0.5 }
+        for (what, h) in [("JSON", json)] + [("page data", try XCTUnwrap(try page.evaluate("Array.from(histograms[''] || [])") as? [Double]))] {
+            let peaks = Self.twoPeaks(h).map(lufs).sorted(by: >)
+            print("histogram \(what): peaks at \(peaks) LUFS")
+            XCTAssertEqual(peaks.count, 2, "\(what): two peaks in \(h)")
+            for (p, e) in zip(peaks, expected) { XCTAssertEqual(p, e, accuracy: 1.0, "\(what): \(h)") }
+        }
+        // On the canvas: each bin's bar length, read at the middle of its place on the scale.
+        let lengths = try XCTUnwrap(try page.evaluate("""
+            (() => { draw(); const b = histogramBoxes[''], out = [];
+              for (let k = 0; k < 70; k++) { const lu = -70 + k + 0.5 - b.reference; const y = Math.round(b.yOf(lu));
+                if (lu < -17.5 || lu > 8.5) { out.push(0); continue; }
+                const d = g.getImageData(Math.round(b.x), y, Math.round(b.w), 1).data; let n = 0;
+                for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] > 200) n++;
+                out.push(n); } return out; })()
+            """) as? [Double])
+        let drawn = Self.twoPeaks(lengths).map(lufs).sorted(by: >)
+        print("histogram pixels: bar lengths \(lengths.map { Int($0) }), peaks at \(drawn) LUFS")
+        XCTAssertEqual(drawn.count, 2, "two peaks drawn: \(lengths)")
+        for (p, e) in zip(drawn, expected) { XCTAssertEqual(p, e, accuracy: 1.0, "drawn: \(lengths)") }
+        try page.screenshot(to: folder + "/histogram.png")
+    }
+
     /// The dots of the braille characters on a screen, as (x, y) with y up.
     private static func brailleDots(_ screen: String) -> (xs: [Double], ys: [Double]) {
         var xs: [Double] = [], ys: [Double] = []

@@ -40,6 +40,7 @@ final class ReadingsTests: XCTestCase {
         s.loudness.maxMomentaryFault = MaximumFault(cause: .connection, clean: -21)
         s.loudness.maxShortTermFault = MaximumFault(cause: .xrun, clean: -22)
         s.programmes[0].measuredSeconds = 1
+        s.programmes[0].histogram = [25, 75]
         s.programmes[0].target = LoudnessTarget.profile("ebu-r128")
         // One alarm, raised (silence below 0 dBFS, at once); its change is not new here
         // (AlarmTests checks PREFIX/alarm).

@@ -24,6 +24,9 @@ let history = {}, historyPoints = 0;
 // seconds) and colours (c, ?palette=).
 let gonio = null, pair = Math.max(0, (parseInt(params.get("pair") || "1", 10) || 1) - 1);
 let spectro = null, goniometerBox = null, spectrogramBox = null, phosphor = null;
+// Each programme's short-term loudness histogram (% of short-term windows per bin, by name),
+// drawn beside its history graph in the loudness view.
+let histograms = {}, histogramBins = { from: -70, width: 1 }, histogramBoxes = {};
 const SPANS = [10, 30, 60, 120, 300], PALETTES = ["heat", "grey", "green"];
 let span = SPANS.includes(+params.get("span")) ? +params.get("span") : 60;
 let palette = PALETTES.includes(params.get("palette")) ? params.get("palette") : "heat";
@@ -57,6 +60,22 @@ function takePictures(buffer) {
       const columns = v.getUint16(body + 4, true), seconds = v.getFloat32(body + 6, true);
       const cells = new Uint8Array(buffer, body + 10, Math.min(length - 10, columns * channels * bars));
       addColumns(channels, bars, columns, seconds, cells);
+    } else if (type === 3 && length >= 12) {
+      const programmes = v.getUint16(body, true), bins = v.getUint16(body + 2, true);
+      histogramBins = { from: v.getFloat32(body + 4, true), width: v.getFloat32(body + 8, true) };
+      let p0 = body + 12;
+      const next = {};
+      for (let p = 0; p < programmes && p0 < body + length; p++) {
+        const nameLength = v.getUint8(p0);
+        if (p0 + 1 + nameLength + 2 * bins > body + length) break;
+        const name = new TextDecoder().decode(new Uint8Array(buffer, p0 + 1, nameLength));
+        p0 += 1 + nameLength;
+        const pct = new Float32Array(bins);
+        for (let k = 0; k < bins; k++) pct[k] = v.getUint16(p0 + 2 * k, true) / 100;
+        next[name] = pct;
+        p0 += 2 * bins;
+      }
+      histograms = next;
     }
     at = body + length;
   }
@@ -453,9 +472,13 @@ function drawLoudness(W, H, u, pad, portrait) {
     const reference = p.target_lufs === undefined || p.target_lufs === null ? -23 : p.target_lufs;
     const tolerance = p.tolerance_lu === undefined || p.tolerance_lu === null ? 1 : p.tolerance_lu;
     const yOf = lu => gy + gh * (1 - (Math.max(range[0], Math.min(range[1], lu)) - range[0]) / (range[1] - range[0]));
-    g.fillStyle = "#181b1f"; g.fillRect(gx, gy, gw, gh);
-    g.fillStyle = "rgba(46, 204, 64, 0.18)"; g.fillRect(gx, yOf(tolerance), gw, Math.max(1, yOf(-tolerance) - yOf(tolerance)));
-    g.fillStyle = DIM; g.fillRect(gx, yOf(0), gw, 1);
+    // The histogram of where the short-term loudness has been, on the graph's scale, at its right.
+    const hist = histograms[name];
+    const hw = hist ? Math.min(10 * u, 0.22 * gw) : 0, graphW = gw - (hist ? hw + 0.5 * u : 0);
+    if (hist) drawHistogram(name, hist, gx + graphW + 0.5 * u, gy, hw, gh, yOf, reference, tolerance);
+    g.fillStyle = "#181b1f"; g.fillRect(gx, gy, graphW, gh);
+    g.fillStyle = "rgba(46, 204, 64, 0.18)"; g.fillRect(gx, yOf(tolerance), graphW, Math.max(1, yOf(-tolerance) - yOf(tolerance)));
+    g.fillStyle = DIM; g.fillRect(gx, yOf(0), graphW, 1);
     const marks = scale18 ? [18, 9, 0, -9, -18, -27, -36] : [9, 0, -9, -18];
     let lastY = -1e9;
     for (const mk of marks) {
@@ -465,7 +488,7 @@ function drawLoudness(W, H, u, pad, portrait) {
       text((mk > 0 ? "+" : "") + mk, gx - 0.4 * u, y + 0.3 * u, 0.75 * u, DIM, "right");
     }
     const points = history[name] || [];
-    const xOf = t => gx + gw * (1 - (now - t) / span);
+    const xOf = t => gx + graphW * (1 - (now - t) / span);
     // The max momentary, faint; then the short-term as a line coloured against the target.
     g.fillStyle = "rgba(57, 204, 204, 0.25)";
     for (let k = 1; k < points.length; k++) {
@@ -491,6 +514,26 @@ function drawLoudness(W, H, u, pad, portrait) {
     (name || "all") + ": short-term " + lufs(p.short_term_lufs) + " LUFS, integrated " + lufs(p.integrated_lufs) + " LUFS"
     + (p.state ? ", " + p.state : "")).join("; ");
   if (live.textContent !== summary) live.textContent = summary;
+}
+
+// One programme's histogram: a bar per bin at its loudness on the graph's scale (LU against the
+// target), as long as its share of the short-term windows against the largest bin's; coloured
+// as the graph's line (green within the tolerance, yellow below, red above).
+function drawHistogram(name, hist, x, y, w, h, yOf, reference, tolerance) {
+  g.fillStyle = "#181b1f"; g.fillRect(x, y, w, h);
+  histogramBoxes[name] = { x: x, y: y, w: w, h: h, reference: reference, yOf: yOf };
+  let top = 0;
+  for (const pct of hist) top = Math.max(top, pct);
+  if (top <= 0) return;
+  for (let k = 0; k < hist.length; k++) {
+    if (hist[k] <= 0) continue;
+    const lo = histogramBins.from + k * histogramBins.width - reference, hi = lo + histogramBins.width;
+    const y0 = yOf(hi), y1 = yOf(lo);
+    if (y1 - y0 < 0.5) continue;  // outside the scale
+    const mid = (lo + hi) / 2;
+    g.fillStyle = Math.abs(mid) <= tolerance ? GREEN : mid < 0 ? YELLOW : RED;
+    g.fillRect(x, y0, Math.max(1, w * hist[k] / top), Math.max(1, y1 - y0 - 0.5));
+  }
 }
 
 // The goniometer of one pair (g): mid (L+R) up, side (R−L) across, so mono is a vertical
