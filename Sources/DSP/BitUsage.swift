@@ -22,6 +22,8 @@ public struct BitUsage: Sendable, Equatable {
     public var quantised = 0
     /// The stretch's mean (DC offset), in full-scale units.
     public var mean: Double = 0
+    /// Every sample the same value, not 0 (a stuck converter, a channel holding a constant).
+    public var constant = false
 
     public init() {}
 
@@ -40,15 +42,20 @@ public struct BitTally: Sendable, Equatable {
     public var peak: Float = 0
     public var sum: Double = 0
     public var count = 0
+    /// The smallest and largest sample (equal, and not 0: a constant).
+    public var low: Float = .infinity, high: Float = -.infinity
 
     public init() {}
 
     public init(_ samples: UnsafeBufferPointer<Float>) {
         count = samples.count
         var bits: Int32 = 0, peak: Float = 0, partial: Float = 0, total = 0.0
+        var low = Float.infinity, high = -Float.infinity
         for (i, x) in samples.enumerated() {
             let m = abs(x)
             peak = max(peak, m)
+            low = min(low, x)
+            high = max(high, x)
             partial += x
             // Full scale and beyond count as the top bit (the largest float below 1).
             bits |= Int32(min(m, 0.999_999_94) * 2_147_483_648)
@@ -59,12 +66,16 @@ public struct BitTally: Sendable, Equatable {
         }
         self.bits = bits
         self.peak = peak
+        self.low = low
+        self.high = high
         sum = total + Double(partial)
     }
 
     public mutating func add(_ other: BitTally) {
         bits |= other.bits
         peak = max(peak, other.peak)
+        low = min(low, other.low)
+        high = max(high, other.high)
         sum += other.sum
         count += other.count
     }
@@ -80,6 +91,7 @@ public struct BitTally: Sendable, Equatable {
         // The largest sample's top bit: 2^e ≤ |x| < 2^(e+1), headroom −(e + 1) bits.
         u.headroom = peak >= 0.5 ? 0 : min(32, max(0, -(Int(peak.exponent) + 1)))
         u.quantised = u.depth <= 16 ? 16 : u.depth <= 24 ? 24 : 0
+        u.constant = low == high
         return u
     }
 }

@@ -284,12 +284,13 @@ public enum Readings {
         ]),
         // A bit meter over the analysis block (`BitUsage`): 16 for 16-bit audio in a float
         // path, 24 for 24-bit, 32 for float; 0 depth and 32 headroom for digital silence.
-        Reading("bits", "the bits in use over the analysis block (word depth, headroom, 16- or 24-bit quantised) and its DC offset", scope: .channel,
+        Reading("bits", "the bits in use over the analysis block (word depth, headroom, 16- or 24-bit quantised), its DC offset and whether it is constant", scope: .channel,
                 features: .bits, fields: [
             ReadingField("bit_depth", .bits) { s, i in .int(s.channels[i].bits.depth) },
             ReadingField("headroom_bits", .bits) { s, i in .int(s.channels[i].bits.headroom) },
             ReadingField("quantised_bits", .bits) { s, i in .int(s.channels[i].bits.quantised) },
             ReadingField("dc_dbfs", .dBFS) { s, i in .float(s.channels[i].dcDBFS) },
+            ReadingField("constant", .flag) { s, i in .bool(s.channels[i].bits.constant) },
         ], onRequest: true),
         // Per channel pair P = (1, 2), (3, 4), …: PREFIX/pair/P/KIND; JSON an array by pair.
         Reading("correlation", "phase correlation of channel pairs", scope: .pair, features: .correlation, fields: [

@@ -21,15 +21,18 @@ import Synchronization
 /// - 3, loudness histograms: u16 programmes, u16 bins, f32 the lowest bin's LUFS, f32 the bin
 ///   width, LU; per programme its name (u8 length, UTF-8; empty for the default programme)
 ///   and `bins` × u16, the percentage of its short-term windows in the bin × 100
-///   (`ProgrammeSnapshot.histogram`). Sent when it changed, and at least once a second.
+///   (`ProgrammeSnapshot.histogram`). Sent when it changed, and at least once a second;
+/// - 4, bit meter: u16 channels; per channel u8 word depth, u8 headroom bits, u8 quantised
+///   (16, 24 or 0), u8 flags (1: constant), f32 its DC offset, dBFS (`ChannelSnapshot.bits`).
 ///
 /// At the default 20 updates a second, 8 channels (4 pairs, 48 bars) cost 4 × (12 + 512) +
-/// 8 × 48 + 23 bytes a frame, 49 KB/s (`WebDisplayTests` measures the whole stream).
+/// 8 × 48 + 8 × 8 + 30 bytes a frame, 50 KB/s (`WebDisplayTests` measures the whole stream).
 public enum PictureFrame {
     public static let magic: [UInt8] = [0x4A, 0x56, 0x50, 0x31]  // "JVP1"
     public static let goniometerSection: UInt8 = 1
     public static let spectrogramSection: UInt8 = 2
     public static let histogramSection: UInt8 = 3
+    public static let bitsSection: UInt8 = 4
 
     /// The live frame for `snapshot`: its goniometer points (when it has them) and one
     /// spectrogram column of every channel's bars.
@@ -68,6 +71,16 @@ public enum PictureFrame {
             put16(&body, 1)
             putFloat(&body, Float(seconds))
             for c in snapshot.channels { appendColumn(&body, c.bars, count: bars) }
+        }
+        section(&out, bitsSection) { body in
+            put16(&body, snapshot.channels.count)
+            for c in snapshot.channels {
+                body.append(UInt8(clamping: c.bits.depth))
+                body.append(UInt8(clamping: c.bits.headroom))
+                body.append(UInt8(clamping: c.bits.quantised))
+                body.append(c.bits.constant ? 1 : 0)
+                putFloat(&body, c.dcDBFS)
+            }
         }
         let bins = snapshot.programmes.first?.histogram.count ?? 0
         if histograms && bins > 0 {

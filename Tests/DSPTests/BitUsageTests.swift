@@ -45,6 +45,21 @@ final class BitUsageTests: XCTestCase {
     func testDCOffset() {
         let x = (0..<4800).map { i in Float(0.01 + 0.5 * sin(2 * Double.pi * 1000 * Double(i) / 48000)) }
         XCTAssertEqual(usage(x).mean, 0.01, accuracy: 1e-5)
+        XCTAssertFalse(usage(x).constant)
+    }
+
+    /// A constant is named (across tallies added up), however long; one sample off it, or
+    /// silence, is not.
+    func testConstant() {
+        var still = [Float](repeating: 0.251_188_64, count: 48_000)
+        XCTAssertTrue(usage(still).constant)
+        var a = BitTally(), b = BitTally()
+        still.withUnsafeBufferPointer { a = BitTally(UnsafeBufferPointer(rebasing: $0[0..<100])); b = BitTally(UnsafeBufferPointer(rebasing: $0[100...])) }
+        a.add(b)
+        XCTAssertTrue(a.usage.constant)
+        still[30_000] = 0.251_188_7
+        XCTAssertFalse(usage(still).constant)
+        XCTAssertFalse(usage([Float](repeating: 0, count: 100)).constant, "silence is silence")
     }
 
     /// Identical legs: balance 0, mid the legs' level, no side; one leg inverted: no mid; the

@@ -225,6 +225,71 @@ final class PicturesTests: XCTestCase {
         try page.screenshot(to: folder + "/histogram.png")
     }
 
+    /// The bit meter on real clients: a tone rounded to 16-bit words reads 16 bits; float noise
+    /// more than 24; a constant is named, a DC offset of −30 dBFS too, an unconnected input is
+    /// digital silence — in the JSON (`--send bits`), in the page's data, its text and its
+    /// lit cells (the tone's: from below its headroom down to bit 16, none beyond).
+    func testBitMeterNamesWordsConstantAndDCOffset() throws {
+        let server = try JackServer(label: "bits")
+        let clients: [(String, [String])] = [
+            ("w16", ["--freq", "997", "--level", "-20", "--bits", "16"]), ("noisy", ["--noise"]),
+            ("still", ["--level", "-200", "--dc", "-12"]), ("offset", ["--freq", "997", "--level", "-20", "--dc", "-30"]),
+        ]
+        var tones: [BackgroundProcess] = []
+        defer { for t in tones { t.stop() } }
+        for (name, arguments) in clients {
+            tones.append(try BackgroundProcess(try Executables.product("jacktone"), ["--name", name] + arguments, environment: server.environment, label: name))
+        }
+        try waitForPortsListed(server, ["w16:out", "noisy:noise_1", "still:out", "offset:out"])
+        let port = freeTCPPort()
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "5", "--http", "\(port)", "--format", "json", "--send", "bits", "--rate", "5"]
+                + ["w16:out", "noisy:noise_1", "still:out", "offset:out"].flatMap { ["--connect", $0] },
+            environment: server.environment)
+        defer { vu.stop() }
+        XCTAssertNotNil(waitFor(timeout: 20) { httpGet(port: port, path: "/snapshot")?.status == 200 }, vu.stderr)
+        let browser = try HeadlessChromium(folder: folder)
+        defer { browser.stop() }
+        let page = try browser.open("http://127.0.0.1:\(port)/?view=bits", width: 1000, height: 500)
+        XCTAssertNotNil(try page.wait(timeout: 20, until: """
+            bitmeter.length === 5 && bitmeter[0].quantised === 16 && bitmeter[2].constant && bitmeter[3].dc > -31 && bitmeter[1].depth > 24
+            """), "\(((try? page.evaluate("JSON.stringify(bitmeter)")) as? String) ?? "-")")
+        let data = try XCTUnwrap(try page.evaluate("bitmeter.map(b => [b.depth, b.headroom, b.quantised, b.constant ? 1 : 0, b.dc])") as? [[Double]])
+        print("bit meter data: \(data)")
+        XCTAssertEqual(data[0][0], 16, "the 16-bit tone's depth")
+        XCTAssertEqual(data[0][1], 3, "a −20 dBFS peak sine: 3 bits of headroom (0.0625 ≤ 0.1 < 0.125)")
+        XCTAssertEqual(data[1][2], 0, "noise is not quantised")
+        XCTAssertEqual(data[2][3], 1, "the constant")
+        XCTAssertEqual(data[3][4], -30, accuracy: 0.5, "the DC offset")
+        XCTAssertEqual(data[3][3], 0, "a tone with an offset is not constant")
+        XCTAssertEqual(data[4][0], 0, "silence")
+        let texts = try XCTUnwrap(try page.evaluate("""
+            (() => { const seen = [], f = g.fillText; g.fillText = function (t, ...a) { seen.push(String(t)); return f.call(this, t, ...a); };
+              try { draw(); } finally { g.fillText = f; } return seen; })()
+            """) as? [String])
+        for expected in ["16-bit", "float (", "constant -12.0 dBFS", "DC -30.", "digital silence"] {
+            XCTAssertTrue(texts.contains { $0.contains(expected) }, "'\(expected)' drawn: \(texts)")
+        }
+        // The cells lit in each row, read from the canvas (a cell is lit when it is not the
+        // unlit grey).
+        let lit = try XCTUnwrap(try page.evaluate("""
+            bitRows.map(r => { const out = []; for (let i = 1; i <= 32; i++) {
+              const d = g.getImageData(Math.round(r.x + (i - 0.5) * r.cell), Math.round(r.y + r.h / 2), 1, 1).data;
+              if (!(d[0] === 0x22 && d[1] === 0x27 && d[2] === 0x2d)) out.push(i); } return out; })
+            """) as? [[Int]])
+        XCTAssertEqual(lit[0], Array(4...16), "the 16-bit tone's cells")
+        XCTAssertTrue(lit[1].contains { $0 > 24 }, "noise's float bits: \(lit[1])")
+        XCTAssertEqual(lit[4], [], "silence lights nothing")
+        // The JSON: the constant named, the 16-bit word.
+        let line = try XCTUnwrap(vu.stdout.split(separator: "\n").last { $0.contains("\"constant\"") })
+        let channels = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["channels"] as? [[String: Any]])
+        XCTAssertEqual(channels[2]["constant"] as? Bool, true, "\(line)")
+        XCTAssertEqual(channels[0]["constant"] as? Bool, false)
+        XCTAssertEqual(channels[0]["quantised_bits"] as? Int, 16)
+        try page.screenshot(to: folder + "/bits.png")
+    }
+
     /// The dots of the braille characters on a screen, as (x, y) with y up.
     private static func brailleDots(_ screen: String) -> (xs: [Double], ys: [Double]) {
         var xs: [Double] = [], ys: [Double] = []

@@ -22,7 +22,10 @@ struct JackTone: ParsableCommand {
             --inverted it also registers NAME:out_inverted, the same signal with its polarity \
             inverted (for testing phase correlation and phase alarms). With --noise it also \
             registers NAME:noise_1 and NAME:noise_2, two independent white noises (uniform, \
-            peak --level dBFS, RMS 4.77 dB below; uncorrelated: a goniometer's round cloud).
+            peak --level dBFS, RMS 4.77 dB below; uncorrelated: a goniometer's round cloud). \
+            For testing bit meters, --dc adds a constant (DC offset) to NAME:out, and --bits \
+            rounds NAME:out to words of that many bits (16: what a 16-bit file holds); \
+            --level -200 --dc DBFS plays a constant.
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
             frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit". \
@@ -67,6 +70,12 @@ struct JackTone: ParsableCommand {
     @Flag(name: .long, help: "Also register NAME:noise_1 and NAME:noise_2, two independent white noises peaking at --level dBFS.")
     var noise = false
 
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Add a constant of this level to NAME:out (a DC offset), in dBFS.", valueName: "dBFS"))
+    var dc: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Round NAME:out to words of this many bits, 8 to 24 (16: as a 16-bit file).", valueName: "bits"))
+    var bits: Int?
+
     func validate() throws {
         guard (1...ToneRequest.capacity).contains(freq.count) else {
             throw ValidationError("--freq: give 1 to \(ToneRequest.capacity) frequencies")
@@ -77,6 +86,8 @@ struct JackTone: ParsableCommand {
         guard level <= 0, level >= -200 else { throw ValidationError("--level must be from -200 to 0 dBFS") }
         guard ramp >= 1, ramp <= 10_000 else { throw ValidationError("--ramp must be from 1 to 10000 ms") }
         if let d = duration, !(d > 0) { throw ValidationError("--duration must be above 0 s") }
+        if let dc, !(dc <= 0 && dc >= -200) { throw ValidationError("--dc must be from -200 to 0 dBFS") }
+        if let bits, !(8...24).contains(bits) { throw ValidationError("--bits must be from 8 to 24") }
     }
 
     mutating func run() throws {
@@ -143,7 +154,8 @@ struct JackTone: ParsableCommand {
         let amplitude = Mutex(pow(10, level / 20))
         let renderer = ToneRenderer(
             port: port, requests: requests, sampleRate: sampleRate, rampSeconds: ramp / 1000, inverted: invertedPort,
-            noise: noisePorts, noisePeak: Float(pow(10, level / 20)))
+            noise: noisePorts, noisePeak: Float(pow(10, level / 20)),
+            offset: dc.map { Float(pow(10, $0 / 20)) } ?? 0, wordBits: bits ?? 0)
         let shutdown = Atomic<Bool>(false)
         let notifications = ToneNotifications(sampleRate: sampleRate) { _ in
             shutdown.store(true, ordering: .relaxed)

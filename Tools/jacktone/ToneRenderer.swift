@@ -31,12 +31,18 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     /// `noisePeak`.
     let noise: [Port]
     let noisePeak: Float
+    /// `--dc`: a constant added to the output; `--bits`: the output rounded to words of that
+    /// many bits (0: not).
+    let offset: Float
+    let wordBits: Int
     private let noiseState: UnsafeMutablePointer<UInt64>
 
     init(
         port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: Port? = nil,
-        noise: [Port] = [], noisePeak: Float = 0
+        noise: [Port] = [], noisePeak: Float = 0, offset: Float = 0, wordBits: Int = 0
     ) {
+        self.offset = offset
+        self.wordBits = wordBits
         self.noise = noise
         self.noisePeak = noisePeak
         noiseState = .allocate(capacity: max(1, noise.count))
@@ -78,6 +84,15 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
             let n = min(remaining, output.count)
             for i in 0..<n { output[i] = value }
             injectFrames.store(remaining - n)
+        }
+        if offset != 0 || wordBits > 0 {
+            let scale = wordBits > 0 ? Float(1 << (wordBits - 1)) : 1
+            let top = (scale - 1) / scale
+            for i in 0..<output.count {
+                var x = output[i] + offset
+                if wordBits > 0 { x = min(top, max(-1, (x * scale).rounded() / scale)) }
+                output[i] = x
+            }
         }
         if let inverted {
             let out = scope.output(inverted)

@@ -9,7 +9,7 @@ let meterRows = [];
 // The loudness view (key l, ?view=loudness): each programme's history over `minutes`
 // (+/-, ?minutes=), on EBU Tech 3341's +9 or +18 scale (s, ?scale=18).
 const WINDOWS = [1, 2, 5, 10, 30, 60];
-const VIEWS = ["meters", "loudness", "goniometer", "spectrogram"];
+const VIEWS = ["meters", "loudness", "goniometer", "spectrogram", "bits"];
 let view = VIEWS.includes(params.get("view")) ? params.get("view") : "meters";
 let minutes = WINDOWS.includes(+params.get("minutes")) ? +params.get("minutes") : 10;
 let scale18 = params.get("scale") === "18";
@@ -27,6 +27,8 @@ let spectro = null, goniometerBox = null, spectrogramBox = null, phosphor = null
 // Each programme's short-term loudness histogram (% of short-term windows per bin, by name),
 // drawn beside its history graph in the loudness view.
 let histograms = {}, histogramBins = { from: -70, width: 1 }, histogramBoxes = {};
+// The bit meter (b): per channel the bits in use, its word, DC offset, constant.
+let bitmeter = [], bitRows = [];
 const SPANS = [10, 30, 60, 120, 300], PALETTES = ["heat", "grey", "green"];
 let span = SPANS.includes(+params.get("span")) ? +params.get("span") : 60;
 let palette = PALETTES.includes(params.get("palette")) ? params.get("palette") : "heat";
@@ -76,6 +78,14 @@ function takePictures(buffer) {
         p0 += 2 * bins;
       }
       histograms = next;
+    } else if (type === 4 && length >= 2) {
+      const channels = v.getUint16(body, true), next = [];
+      for (let c = 0; c < channels && body + 2 + 8 * (c + 1) <= body + length; c++) {
+        const o = body + 2 + 8 * c;
+        next.push({ depth: v.getUint8(o), headroom: v.getUint8(o + 1), quantised: v.getUint8(o + 2),
+          constant: (v.getUint8(o + 3) & 1) === 1, dc: v.getFloat32(o + 4, true) });
+      }
+      bitmeter = next;
     }
     at = body + length;
   }
@@ -113,7 +123,7 @@ function connect() {
   ws.binaryType = "arraybuffer";
   ws.onopen = () => { connected = true; retry = 1000; draw(); };
   ws.onmessage = (event) => {
-    if (typeof event.data !== "string") { takePictures(event.data); if (view === "goniometer" || view === "spectrogram") draw(); return; }
+    if (typeof event.data !== "string") { takePictures(event.data); if (view !== "meters" && view !== "loudness") draw(); return; }
     const message = JSON.parse(event.data);
     if (message.display) { display = message.display; }
     else if (message.history) { takeHistory(message.history); }
@@ -269,6 +279,7 @@ function drawView() {
   if (view === "loudness") { drawLoudness(W, H, u, pad, portrait); return; }
   if (view === "goniometer") { drawGoniometer(W, H, u, pad, portrait); return; }
   if (view === "spectrogram") { drawSpectrogram(W, H, u, pad, portrait); return; }
+  if (view === "bits") { drawBits(W, H, u, pad, portrait); return; }
   const channels = update.channels, n = channels.length;
   if (selected >= n) selected = 0;
   const ch = channels[selected], m = display.meter;
@@ -419,7 +430,7 @@ function drawView() {
       cx += w;
     }
   }
-  const hint = "Tab / ← → select input · click a meter · l loudness · g goniometer · w spectrogram";
+  const hint = "Tab / ← → select input · click a meter · l loudness · g goniometer · w spectrogram · b bits";
   g.font = 0.8 * u + "px sans-serif";
   if (W - pad - g.measureText(hint).width > cx + u) text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
 
@@ -534,6 +545,48 @@ function drawHistogram(name, hist, x, y, w, h, yOf, reference, tolerance) {
     g.fillStyle = Math.abs(mid) <= tolerance ? GREEN : mid < 0 ? YELLOW : RED;
     g.fillRect(x, y0, Math.max(1, w * hist[k] / top), Math.max(1, y1 - y0 - 0.5));
   }
+}
+
+// What a channel's bits say, and its colour: digital silence, a constant, the word (16-bit,
+// 24-bit, float), a DC offset above −60 dBFS.
+function bitsVerdict(b) {
+  if (b.depth === 0) return ["digital silence", DIM];
+  if (b.constant) return ["constant " + b.dc.toFixed(1) + " dBFS", RED];
+  const word = b.quantised ? b.quantised + "-bit" : "float (" + b.depth + " bits)";
+  return b.dc > -60 ? [word + ", DC " + b.dc.toFixed(1) + " dBFS", YELLOW] : [word, TEXT];
+}
+
+// The bit meter (b): a row per channel of 32 cells, the bits below full scale from the top
+// (left) down; lit from the highest bit any sample of the analysis block sets to the lowest
+// (green within 16 bits, cyan to 24, yellow beyond: a float's finer bits), with 16 and 24
+// marked; the verdict on the right.
+function drawBits(W, H, u, pad, portrait) {
+  text("Bit meter: bits in use over the analysis block (full scale at the left)", pad, 3.3 * u, 0.9 * u, DIM);
+  const n = bitmeter.length, labelW = 2.5 * u, verdictW = portrait ? 0 : 16 * u;
+  const x0 = pad + labelW, cellsW = W - 2 * pad - labelW - verdictW, cell = cellsW / 32;
+  const top = 5.5 * u, rowH = Math.max(0.9 * u, Math.min(2.4 * u, (H - top - 3 * u) / Math.max(1, n) / (portrait ? 2 : 1)));
+  text("1", x0 + 0.5 * cell, top - 0.5 * u, 0.75 * u, DIM, "center");
+  for (const mark of [8, 16, 24, 32]) text(String(mark), x0 + (mark - 0.5) * cell, top - 0.5 * u, 0.75 * u, DIM, "center");
+  bitRows = [];
+  bitmeter.forEach((b, c) => {
+    const y = top + c * rowH * (portrait ? 2 : 1), h = rowH * 0.7;
+    bitRows.push({ y: y, h: h, x: x0, cell: cell });
+    text(String(c + 1), pad, y + h * 0.85, Math.min(h, 1.1 * u), c === selected ? CYAN : DIM);
+    for (let i = 1; i <= 32; i++) {
+      const lit = i > b.headroom && i <= b.depth;
+      g.fillStyle = lit ? (i <= 16 ? GREEN : i <= 24 ? CYAN : YELLOW) : "#22272d";
+      g.fillRect(x0 + (i - 1) * cell + 1, y, Math.max(1, cell - 2), h);
+    }
+    g.fillStyle = DIM;
+    for (const mark of [16, 24]) g.fillRect(x0 + mark * cell - 0.5, y - 0.15 * u, 1, h + 0.3 * u);
+    const [verdict, color] = bitsVerdict(b);
+    if (portrait) text(verdict, x0, y + h + 0.9 * u, 0.8 * u, color);
+    else text(verdict, x0 + cellsW + u, y + h * 0.85, Math.min(h, 1.0 * u), color);
+  });
+  if (!n) text("no bit meter data yet", pad, top + u, 1.1 * u, DIM);
+  text("b meters", W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+  const summary = (!connected ? "Reconnecting to jackvu. " : "") + bitmeter.map((b, c) => "Input " + (c + 1) + ": " + bitsVerdict(b)[0]).join("; ");
+  if (live.textContent !== summary) live.textContent = summary;
 }
 
 // The goniometer of one pair (g): mid (L+R) up, side (R−L) across, so mono is a vertical
@@ -655,8 +708,8 @@ function drawSpectrogram(W, H, u, pad, portrait) {
 window.addEventListener("resize", resize);
 window.addEventListener("keydown", (e) => {
   let n = update ? update.channels.length : 1;
-  if (e.key === "l" || e.key === "g" || e.key === "w") {
-    const chosen = { l: "loudness", g: "goniometer", w: "spectrogram" }[e.key];
+  if (e.key === "l" || e.key === "g" || e.key === "w" || e.key === "b") {
+    const chosen = { l: "loudness", g: "goniometer", w: "spectrogram", b: "bits" }[e.key];
     view = view === chosen ? "meters" : chosen; phosphor = null; draw(); return;
   }
   if (e.key === "c" && view === "spectrogram") { palette = PALETTES[(PALETTES.indexOf(palette) + 1) % PALETTES.length]; draw(); return; }
