@@ -267,6 +267,8 @@ final class Hub: @unchecked Sendable {
     private let skipped: Counter
     let dropped = Counter()
     let bytesSent = Counter()
+    /// Of them, the pictures' binary frames (`PictureFrame`).
+    let pictureBytesSent = Counter()
     private let newest = Mutex<String?>(nil)
     private let clients = Mutex<[Int: AsyncStream<HubMessage>.Continuation]>([:])
     /// The spectrogram's recent minutes, sent to each browser after the loudness history.
@@ -306,7 +308,8 @@ final class Hub: @unchecked Sendable {
     func statusJSON() -> String {
         let open = connectionGate?.open.load(ordering: .relaxed) ?? 0, refused = connectionGate?.refused.load(ordering: .relaxed) ?? 0
         return "{\"clients\": \(clientCount), \"dropped_clients\": \(dropped.count), \"skipped_frames\": \(skipped.count), "
-            + "\"bytes_sent\": \(bytesSent.count), \"connections\": \(open), \"refused_connections\": \(refused)}\n"
+            + "\"bytes_sent\": \(bytesSent.count), \"picture_bytes_sent\": \(pictureBytesSent.count), "
+            + "\"connections\": \(open), \"refused_connections\": \(refused)}\n"
     }
 
     /// Called on the output thread: never waits for a browser.
@@ -360,6 +363,7 @@ final class Hub: @unchecked Sendable {
             bytesSent.add(past.count)
         }
         let bytes = bytesSent
+        let pictureBytes = pictureBytesSent
         let dropped = dropped
         try await withThrowingTaskGroup(of: Void.self) { group in
             // The browser's messages are read (and ignored) so that its close is seen.
@@ -374,6 +378,7 @@ final class Hub: @unchecked Sendable {
                         return
                     }
                     bytes.add(message.text.utf8.count + (message.pictures?.count ?? 0))
+                    pictureBytes.add(message.pictures?.count ?? 0)
                 }
             }
             _ = try await group.next()

@@ -75,6 +75,30 @@ final class PicturesTests: XCTestCase {
         XCTAssertEqual(try page.evaluate("gonio.names") as? [String], ["1-2", "3-4", "5-6", "7-8"])
         XCTAssertEqual(try page.evaluate("gonio.points") as? Int, 256)
 
+        // The pictures' cost: bytes a second to this one browser at 8 channels and the default
+        // 20 updates a second, within the budget the docs state (64 KB/s; the whole stream,
+        // JSON updates too, printed); and the page's time to draw each view.
+        func sent(_ key: String) -> Int? {
+            guard let body = httpGet(port: port, path: "/status")?.body, let r = body.range(of: "\"\(key)\": ") else { return nil }
+            return Int(body[r.upperBound...].prefix { $0.isNumber })
+        }
+        let (b0, p0, t0) = (try XCTUnwrap(sent("bytes_sent")), try XCTUnwrap(sent("picture_bytes_sent")), Date())
+        usleep(4_000_000)
+        let (b1, p1) = (try XCTUnwrap(sent("bytes_sent")), try XCTUnwrap(sent("picture_bytes_sent")))
+        let seconds = Date().timeIntervalSince(t0)
+        let (rate, pictures) = (Double(b1 - b0) / seconds, Double(p1 - p0) / seconds)
+        print("browser stream at 8 channels: \(Int(rate)) bytes/s, of them the pictures \(Int(pictures)) bytes/s")
+        XCTAssertLessThan(pictures, 64_000, "the pictures' bytes a second to one browser")
+        XCTAssertGreaterThan(pictures, 20 * 2_000, "the pictures are sent (4 pairs of 256 points, 20 times a second)")
+        let frameTimes = try XCTUnwrap(try page.evaluate("""
+            (() => { const out = {}; const saved = view;
+              for (const v of ["meters", "goniometer", "spectrogram", "bits"]) { view = v; phosphor = null; draw();
+                const t = performance.now(); for (let i = 0; i < 20; i++) { if (v === "goniometer") phosphor.drawn = null; draw(); }
+                out[v] = (performance.now() - t) / 20; }
+              view = saved; draw(); return out; })()
+            """) as? [String: Double])
+        print("page frame times (ms, 800x800): " + frameTimes.sorted { $0.key < $1.key }.map { "\($0.key) \(fixed($0.value, 2))" }.joined(separator: ", "))
+
         // Each pair: the shape of its points and of the pixels drawn (after the phosphor has
         // forgotten the pair before: a second of frames).
         for (index, expected) in ["vertical", "horizontal", "cloud", "diagonal"].enumerated() {
