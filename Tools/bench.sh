@@ -26,6 +26,8 @@
 # `bash Tools/bench.sh displays`: CPU of the display threads at --rate 20 with 8 channels
 # (terminal display in a 100×30 tmux pane; browser display with one WebSocket reader) and
 # the bytes per second that reader receives.
+# `bash Tools/bench.sh pictures`: the bytes per second one browser receives with 2 and 8
+# channels (the JSON updates and the pictures' binary frames).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . Tools/stop.sh
@@ -361,6 +363,24 @@ if [ "$only" = displays ]; then
   sleep 1
   "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name webbench")" "$seconds"
   wait "$reader"
+  exit 0
+fi
+
+if [ "$only" = pictures ]; then
+  start_server pictures
+  start_chord
+  port=$((20000 + $$ % 20000))
+  for channels in 2 8; do
+    connect=(); for _ in $(seq "$channels"); do connect+=(--connect jacktone:out); done
+    echo "Browser display with the pictures: jackvu --http $port --quiet --channels $channels --rate 20, one WebSocket reader, ${seconds} s"
+    "$bin/jackvu" --name "pic$channels" --http "$port" --quiet --channels "$channels" --rate 20 "${connect[@]}" >/dev/null 2>&1 &
+    pid=$!
+    pids+=($pid)
+    for _ in $(seq 50); do "$bin/jackvu-bench" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+    "$bin/jackvu-bench" ws-read "$port" "$seconds"
+    kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+    port=$((port + 1))
+  done
   exit 0
 fi
 

@@ -177,7 +177,9 @@ public final class WebDisplay: Display, @unchecked Sendable {
             last = (current, now)
             return true
         }
-        hub.publish(json.line(for: snapshot), pictures: PictureFrame.live(snapshot, seconds: 1 / max(0.1, context.rate), histograms: histograms))
+        let pictures = PictureFrame.live(snapshot, seconds: 1 / max(0.1, context.rate), histograms: histograms)
+        if histograms { hub.latestHistograms.withLock { $0 = pictures } }
+        hub.publish(json.line(for: snapshot), pictures: pictures)
     }
     private let lastHistograms = Mutex<(values: [Float], at: Int)>(([], 0))
 
@@ -273,6 +275,9 @@ final class Hub: @unchecked Sendable {
     private let clients = Mutex<[Int: AsyncStream<HubMessage>.Continuation]>([:])
     /// The spectrogram's recent minutes, sent to each browser after the loudness history.
     let spectrogram = SpectrogramHistory()
+    /// The newest pictures frame that carried the histograms, sent to each browser after the
+    /// spectrogram's (they are in a live frame only when they changed, or a second later).
+    let latestHistograms = Mutex<[UInt8]?>(nil)
     private let nextID = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
 
@@ -357,10 +362,12 @@ final class Hub: @unchecked Sendable {
             try await outbound.write(.text(past))
             bytesSent.add(past.utf8.count)
         }
-        // And the spectrogram's recent minutes.
-        if let past = spectrogramFrame() {
-            try await outbound.write(.binary(ByteBuffer(bytes: past)))
-            bytesSent.add(past.count)
+        // And the spectrogram's recent minutes, and the histograms.
+        for frame in [spectrogramFrame(), latestHistograms.withLock { $0 }] {
+            guard let frame else { continue }
+            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+            bytesSent.add(frame.count)
+            pictureBytesSent.add(frame.count)
         }
         let bytes = bytesSent
         let pictureBytes = pictureBytesSent

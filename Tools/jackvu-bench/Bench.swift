@@ -83,11 +83,14 @@ enum Bench {
     // MARK: Worker CPU time per second of audio
 
     /// CPU time of the analysis for `kinds` (what `--send` computes), 2 channels.
-    static func cpuPerChannelSecond(kinds: MessageKinds, seconds: Double, channels: Int = 2, programmes: [String] = []) -> Double {
+    static func cpuPerChannelSecond(
+        kinds: MessageKinds, seconds: Double, channels: Int = 2, programmes: [String] = [], displayed: Bool = false
+    ) -> Double {
         let rate = 48000, chunk = 256
         var c = Configuration()
         c.channels = channels
         c.send = kinds
+        c.displayed = displayed
         c.programmes = programmes.map { try! Programme.parse($0) }
         let analyzer = try! Analyzer(configuration: c, sampleRate: rate, features: Analyzer.Features.needed(for: c))
         var snapshot = analyzer.makeSnapshot()
@@ -125,11 +128,13 @@ enum Bench {
     /// Worker CPU (ms per second of audio per channel) of each `--send` list, best of 3 runs
     /// alternating between the lists.
     static func bestOfThree(_ lists: [String], seconds: Double, channels: Int) -> [Double] {
-        let selections = lists.map { try! MessageKinds.parse($0) }
+        // "LIST+displays": what a display adds (the pictures: goniometer, bit meter, histogram).
+        let selections = lists.map { try! MessageKinds.parse($0.replacing("+displays", with: "")) }
         var best = [Double](repeating: .infinity, count: selections.count)
         for _ in 0..<3 {
             for (i, kinds) in selections.enumerated() {
-                best[i] = min(best[i], cpuPerChannelSecond(kinds: kinds, seconds: seconds, channels: channels))
+                best[i] = min(best[i], cpuPerChannelSecond(
+                    kinds: kinds, seconds: seconds, channels: channels, displayed: lists[i].hasSuffix("+displays")))
             }
         }
         return best
@@ -161,7 +166,8 @@ enum Bench {
     /// them, best of 3 runs alternating: where the worker's time goes.
     static func meters(seconds: Double, channels: Int) {
         print("Worker CPU per second of audio per channel, each meter alone (--send rms,KIND) and all, \(channels) channels, 48 kHz, 256-frame chunks, \(Int(seconds)) s of audio per run, best of 3 alternating")
-        let lists = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak", "rms,correlation", "all"]
+        let lists = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak",
+                     "rms,correlation", "rms,bits", "rms,stereo", "rms,histogram", "all", "all+displays"]
         let best = bestOfThree(lists, seconds: seconds, channels: channels)
         print("--send              ms CPU per s per channel")
         for (i, list) in lists.enumerated() { print(pad(list, 20), fmt(best[i])) }
@@ -371,7 +377,7 @@ extension Bench {
         // Skip the response head, then parse frame headers to count messages.
         var pending: [UInt8] = []
         var headDone = false
-        var bytes = 0, messages = 0
+        var bytes = 0, messages = 0, binary = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         let start = monotonicSeconds()
         while monotonicSeconds() - start < seconds {
@@ -397,6 +403,7 @@ extension Bench {
                     length = (2..<10).reduce(0) { $0 << 8 | Int(pending[$1]) }; header = 10
                 }
                 guard pending.count >= header + length else { break }
+                if pending[0] & 0x0F == 2 { binary += header + length }  // the pictures' frames
                 pending.removeFirst(header + length)
                 messages += 1
             }
@@ -404,7 +411,8 @@ extension Bench {
         let elapsed = monotonicSeconds() - start
         close(fd)
         print("browser WebSocket: \(Int(Double(bytes) / elapsed)) bytes/s, \(fixed(Double(messages) / elapsed, 1)) messages/s, "
-            + "\(messages > 0 ? bytes / messages : 0) bytes/message over \(fixed(elapsed, 1)) s")
+            + "\(messages > 0 ? bytes / messages : 0) bytes/message over \(fixed(elapsed, 1)) s; "
+            + "of them binary (the pictures) \(Int(Double(binary) / elapsed)) bytes/s")
     }
 
     /// CPU time of each of a process's threads over `seconds`, by thread name, in ms per second

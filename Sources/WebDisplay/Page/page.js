@@ -548,12 +548,14 @@ function drawHistogram(name, hist, x, y, w, h, yOf, reference, tolerance) {
 }
 
 // What a channel's bits say, and its colour: digital silence, a constant, the word (16-bit,
-// 24-bit, float), a DC offset above −60 dBFS.
-function bitsVerdict(b) {
+// 24-bit, float), a DC offset: above −50 dBFS and no more than 30 dB below the channel's RMS
+// (the mean of loud noise over a second wanders to −55 dBFS by chance; a real offset is steady).
+function bitsVerdict(b, c) {
   if (b.depth === 0) return ["digital silence", DIM];
   if (b.constant) return ["constant " + b.dc.toFixed(1) + " dBFS", RED];
   const word = b.quantised ? b.quantised + "-bit" : "float (" + b.depth + " bits)";
-  return b.dc > -60 ? [word + ", DC " + b.dc.toFixed(1) + " dBFS", YELLOW] : [word, TEXT];
+  const ch = update && update.channels[c], rms = ch && ch.rms_dbfs !== null ? ch.rms_dbfs : -120;
+  return b.dc > -50 && b.dc > rms - 30 ? [word + ", DC " + b.dc.toFixed(1) + " dBFS", YELLOW] : [word, TEXT];
 }
 
 // The bit meter (b): a row per channel of 32 cells, the bits below full scale from the top
@@ -579,13 +581,13 @@ function drawBits(W, H, u, pad, portrait) {
     }
     g.fillStyle = DIM;
     for (const mark of [16, 24]) g.fillRect(x0 + mark * cell - 0.5, y - 0.15 * u, 1, h + 0.3 * u);
-    const [verdict, color] = bitsVerdict(b);
+    const [verdict, color] = bitsVerdict(b, c);
     if (portrait) text(verdict, x0, y + h + 0.9 * u, 0.8 * u, color);
     else text(verdict, x0 + cellsW + u, y + h * 0.85, Math.min(h, 1.0 * u), color);
   });
   if (!n) text("no bit meter data yet", pad, top + u, 1.1 * u, DIM);
   text("b meters", W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
-  const summary = (!connected ? "Reconnecting to jackvu. " : "") + bitmeter.map((b, c) => "Input " + (c + 1) + ": " + bitsVerdict(b)[0]).join("; ");
+  const summary = (!connected ? "Reconnecting to jackvu. " : "") + bitmeter.map((b, c) => "Input " + (c + 1) + ": " + bitsVerdict(b, c)[0]).join("; ");
   if (live.textContent !== summary) live.textContent = summary;
 }
 
