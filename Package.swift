@@ -36,6 +36,8 @@
 //   JackVU        — the live engine: Jack → ring → worker → snapshot → outputs (the factory
 //                   builds the outputs, the connection keeper the JACK side over a run)
 //   JackVUInternal — the engine as a JACK internal client (jackvu.so for jack_load)
+//   CLV2, LV2Description, JackVULV2 — the analysis as an LV2 plugin (lv2-dev's headers; the
+//                   forms and ports from the reading table; the plugin: ring, worker, atomics)
 //   jackvu        — the command line
 import PackageDescription
 
@@ -50,6 +52,10 @@ let package = Package(
         .executable(name: "jackvu-bench", targets: ["jackvu-bench"]),
         // jackvu as a JACK internal client (jack_load): install as JACK's jackvu.so.
         .library(name: "JackVUInternal", type: .dynamic, targets: ["JackVUInternal"]),
+        // jackvu as an LV2 plugin: Tools/lv2.sh makes the bundle (jackvu.lv2/) of this library
+        // and the Turtle jackvu-lv2-ttl writes from the reading table.
+        .library(name: "JackVULV2", type: .dynamic, targets: ["JackVULV2"]),
+        .executable(name: "jackvu-lv2-ttl", targets: ["jackvu-lv2-ttl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
@@ -77,6 +83,9 @@ let package = Package(
         .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CLV2", path: "Sources/CLV2", pkgConfig: "lv2",
+            providers: [.apt(["lv2-dev"])]),
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
         // unoptimised, and the tests push hours of audio through them.
         .target(name: "DSP", dependencies: ["CFFTW"], swiftSettings: [.unsafeFlags(["-O"])]),
@@ -117,6 +126,17 @@ let package = Package(
         .target(
             name: "JackVUInternal", dependencies: ["Jack", "Analysis", "JackVU", "JackVUOptions", "Outputs", "Realtime"],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete"])]),
+        // The LV2 plugin's forms and ports, from the reading table; the plugin (the Swift
+        // runtime linked in, only lv2_descriptor exported, never unmapped: as JackVUInternal).
+        .target(name: "LV2Description", dependencies: ["DSP", "Outputs"]),
+        .target(
+            name: "JackVULV2", dependencies: ["Analysis", "CLV2", "DSP", "LV2Description", "Outputs", "Realtime"],
+            exclude: ["exports.map"],
+            linkerSettings: [.unsafeFlags([
+                "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete",
+                "-Xlinker", "--version-script=Sources/JackVULV2/exports.map",
+            ])]),
+        .executableTarget(name: "jackvu-lv2-ttl", dependencies: ["LV2Description"], path: "Tools/jackvu-lv2-ttl"),
         .executableTarget(
             name: "jackvu",
             dependencies: [
@@ -141,7 +161,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack", "LV2Description"]),
         .testTarget(name: "SessionTests", dependencies: ["Session"]),
     ]
 )

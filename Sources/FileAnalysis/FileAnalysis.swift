@@ -283,6 +283,10 @@ public struct FileAnalysis {
         var writer: LogWriter?
         var file: LogFile?
         var offset = 0.0
+        /// Where the first file's audio starts in the log: `--log-start`, else now, or right
+        /// after the log's latest block when that is later (an earlier analysis stamped its
+        /// audio from its own start on, into what is still the future).
+        var origin: Double?
     }
     private let logState = LogState()
 
@@ -405,7 +409,11 @@ public struct FileAnalysis {
             writer.start()
             logState.writer = writer
         }
-        let logOrigin = (logStart ?? LogWriter.unixNow()) + logState.offset
+        if logState.origin == nil {
+            let now = LogWriter.unixNow()
+            logState.origin = logStart ?? logPath.flatMap { LogWriter.latestBlockTime(path: $0) }.map { max(now, $0 + 0.1) } ?? now
+        }
+        let logOrigin = (logState.origin ?? 0) + logState.offset
         if stream {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }

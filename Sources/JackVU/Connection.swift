@@ -196,7 +196,11 @@ final class JackConnection {
                 throw EngineError(.usage, "--connect: \(error.description)")
             }
             if matches.isEmpty {
-                if strict { throw EngineError(.noInput, "--connect '\(pattern)' matches no output port (see jack_lsp)") }
+                if strict {
+                    let inputs = inputPorts(matching: pattern)
+                    throw EngineError(.noInput, inputs.isEmpty ? "--connect '\(pattern)' matches no output port (see jack_lsp)"
+                        : "--connect '\(pattern)' matches only input ports (\(JackConnection.list(inputs))): it names the output ports to meter (see jack_lsp -p)")
+                }
                 unmatched.append(pattern)
             }
             sources += matches
@@ -227,6 +231,17 @@ final class JackConnection {
         seenSources = seen
         pendingSources = pending
         return unmatched
+    }
+
+    /// Other clients' input ports that `pattern` matches (a user who named a playback port
+    /// where an output was meant is told so).
+    func inputPorts(matching pattern: String) -> [String] {
+        ((try? client.portNames(matching: pattern, direction: .input)) ?? []).filter { !$0.hasPrefix(client.name + ":") }
+    }
+
+    /// "a, b, c" or "a, b, c and 4 more".
+    static func list(_ names: [String]) -> String {
+        names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
     }
 
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays

@@ -63,7 +63,13 @@ final class ConnectionKeeper {
         connection.updateMeterConnections(capture)
         connection.hintConnectionChanges(capture)
         for pattern in unmatched {
-            printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
+            let inputs = connection.inputPorts(matching: pattern)
+            if inputs.isEmpty {
+                printError("--connect '\(pattern)' matches no output port yet; its ports are connected when they appear")
+            } else {
+                printError("--connect '\(pattern)' matches only input ports (\(JackConnection.list(inputs))): it names the output ports "
+                    + "to meter (see jack_lsp -p); matching output ports are connected when they appear")
+            }
         }
     }
 

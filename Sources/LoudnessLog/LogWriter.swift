@@ -182,6 +182,16 @@ public final class LogWriter: @unchecked Sendable {
         thread = PosixThread(name: "jackvu-log") { [self] in run() }
     }
 
+    /// The time of the latest block a log at `path` holds (any programme), nil for none or a
+    /// file that cannot be read: `jackvu analyze --log` appends a file after it, so that two
+    /// analyses into one log follow each other instead of interleaving. Call after `claim`
+    /// (which refuses what is not a jackvu log).
+    public static func latestBlockTime(path: String) -> Double? {
+        guard let db = try? Database(path: path, write: false, create: false),
+              let query = try? db.prepare("SELECT max(t) FROM blocks"), (try? query.step()) == true else { return nil }
+        return query.number(0).flatMap { $0.isFinite ? $0 : nil }
+    }
+
     /// Writes what is pending and closes the file. Idempotent.
     public func stop() {
         stopping.store(true, ordering: .relaxed)

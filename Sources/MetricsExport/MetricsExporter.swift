@@ -52,13 +52,22 @@ public final class MetricsExporter: @unchecked Sendable {
     private var totals: [(counter: Prometheus.Counter, read: (Snapshot.Status) -> Int, seen: Int)]
     private var channels: [ChannelMetrics] = []
     private var programmes: [ProgrammeMetrics] = []
+    /// On request (`--send bits`, `--send stereo`): the bit meter per channel, the balance and
+    /// mid and side levels per pair.
+    private let withBits: Bool, withStereo: Bool
+    private var bitMetrics: [(depth: Gauge, headroom: Gauge, quantised: Gauge, dc: Gauge, constant: Gauge)] = []
+    private var stereoMetrics: [(balance: Gauge, mid: Gauge, side: Gauge)] = []
     /// With `--alarm`: per alarm (kind and subject) whether it is active, and its raises.
     private var alarms: [(active: Gauge, raised: Prometheus.Counter, seen: Int)] = []
     private let channelCount: Int
 
-    /// `client`: the JACK client's name (a label of `jackvu_build_info`).
-    public init(client: String, channels: Int) {
+    /// `client`: the JACK client's name (a label of `jackvu_build_info`); `bits`, `stereo`: the
+    /// families of those readings too (5 series per channel, 3 per pair), when `--send` names
+    /// them (the readings are computed then).
+    public init(client: String, channels: Int, bits: Bool = false, stereo: Bool = false) {
         channelCount = channels
+        withBits = bits
+        withStereo = stereo
         let r = registry
         let info = r.makeGauge(descriptor: MetricsExporter.named("jackvu_build_info", "Always 1: the jackvu version and JACK client name of this instance."), labels: [("version", JackVUVersion.string), ("client", client)])
         info.set(to: 1)
@@ -148,6 +157,40 @@ public final class MetricsExporter: @unchecked Sendable {
         callbackMax.set(to: Double(s.status.callbackMaxMicroseconds) / 1e6)
         for i in totals.indices {
             MetricsExporter.advance(totals[i].counter, to: totals[i].read(s.status), seen: &totals[i].seen)
+        }
+        if withBits && bitMetrics.isEmpty {
+            bitMetrics = s.channels.indices.map { c in
+                let labels = [("channel", String(c + 1))]
+                func gauge(_ name: String, _ help: String) -> Gauge { registry.makeGauge(descriptor: Self.named(name, help), labels: labels) }
+                return (gauge("jackvu_channel_bit_depth_bits", "Bits from full scale down to the lowest bit any sample of the analysis block sets: 16 for 16-bit audio, 24 for 24-bit, more for float; 0 for digital silence (--send bits)."),
+                        gauge("jackvu_channel_headroom_bits", "Bits unused above the highest bit in use (6 dB each; 32 for digital silence)."),
+                        gauge("jackvu_channel_quantised_bits", "16 or 24 while every sample is a word of that size, else 0."),
+                        gauge("jackvu_channel_dc_offset_dbfs", "The DC offset: the mean over about a second."),
+                        gauge("jackvu_channel_constant", "1 while every sample of the analysis block is one constant, not 0 (a stuck source)."))
+            }
+        }
+        for c in 0..<min(bitMetrics.count, s.channels.count) {
+            let b = s.channels[c].bits
+            bitMetrics[c].depth.set(to: Double(b.depth))
+            bitMetrics[c].headroom.set(to: Double(b.headroom))
+            bitMetrics[c].quantised.set(to: Double(b.quantised))
+            bitMetrics[c].dc.set(to: Self.finite(Double(s.channels[c].dcDBFS)))
+            bitMetrics[c].constant.set(to: b.constant ? 1 : 0)
+        }
+        if withStereo && stereoMetrics.isEmpty {
+            stereoMetrics = s.pairs.map { pair in
+                let labels = pair.programme.map { [("programme", s.programmes[$0].name), ("pair", pair.label)] }
+                    ?? [("pair", "\(pair.left + 1)-\(pair.right + 1)")]
+                func gauge(_ name: String, _ help: String) -> Gauge { registry.makeGauge(descriptor: Self.named(name, help), labels: labels) }
+                return (gauge("jackvu_pair_balance_db", "The left leg's level less the right's over the correlation's 0.3 s window (+ to the left; --send stereo)."),
+                        gauge("jackvu_pair_mid_dbfs", "The level of (L + R)/2 over the same window."),
+                        gauge("jackvu_pair_side_dbfs", "The level of (L - R)/2 over the same window."))
+            }
+        }
+        for p in 0..<min(stereoMetrics.count, s.pairLevels.count) {
+            stereoMetrics[p].balance.set(to: Double(s.pairLevels[p].balanceDB))
+            stereoMetrics[p].mid.set(to: Self.finite(Double(s.pairLevels[p].midDBFS)))
+            stereoMetrics[p].side.set(to: Self.finite(Double(s.pairLevels[p].sideDBFS)))
         }
         for c in 0..<min(channels.count, s.channels.count) {
             let ch = s.channels[c]

@@ -28,6 +28,7 @@ public struct MessageKind: Hashable, Sendable, CustomStringConvertible {
     public static let peakfreq = named("peakfreq"), bars = named("bars"), thirds = named("thirds")
     public static let correlation = named("correlation"), loudness = named("loudness")
     public static let status = named("status"), callback = named("callback"), alarms = named("alarms")
+    public static let bits = named("bits"), stereo = named("stereo"), histogram = named("histogram")
 
     private static func named(_ name: String) -> MessageKind {
         guard let kind = MessageKind(rawValue: name) else { preconditionFailure("no reading '\(name)' in Readings.table") }

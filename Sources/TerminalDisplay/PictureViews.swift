@@ -126,6 +126,14 @@ extension Painter {
         let level = scale > 0 ? fixed(Double(Decibels.fromAmplitude(scale)), 1) + " dBFS peak (auto gain)" : "silent"
         let correlation = p < s.correlations.count ? "  correlation " + (s.correlations[p] >= 0 ? "+" : "") + fixed(Double(s.correlations[p]), 2) : ""
         screen.put(level + (scale > 0 ? correlation : ""), x: 0, y: height - 1, style: scale > 0 ? .plain : CellStyle(dim: true))
+        // Balance, mid and side, where the width has room beside it (80 columns: it does).
+        if scale > 0, p < s.pairLevels.count {
+            let l = s.pairLevels[p]
+            func db(_ x: Float) -> String { x <= -119.5 ? "-inf" : fixed(Double(x), 1) }
+            let balance = abs(l.balanceDB) >= 119.5 ? (l.balanceDB > 0 ? "L only" : "R only") : (l.balanceDB >= 0 ? "+" : "") + fixed(Double(l.balanceDB), 1)
+            let text = "bal \(balance)  M \(db(l.midDBFS))  S \(db(l.sideDBFS))"
+            screen.put(text, x: max(0, width - text.count - 1), y: height - 1)
+        }
     }
 
     /// The spectrogram (`w`) of the selected input: time across (now at the right, `seconds`

@@ -17,8 +17,11 @@ public final class MetricsOutput: Display, @unchecked Sendable {
     /// Where the metrics-only listener listens (nil without `--metrics`).
     public let address: HTTPListenAddress?
 
-    public init(context: DisplayContext, listen: HTTPListenAddress?, limits: HTTPLimits = HTTPLimits()) throws(WebDisplay.StartError) {
-        exporter = MetricsExporter(client: context.clientName, channels: context.channels)
+    /// `bits`, `stereo`: those readings' families too (`--send` names them).
+    public init(
+        context: DisplayContext, listen: HTTPListenAddress?, limits: HTTPLimits = HTTPLimits(), bits: Bool = false, stereo: Bool = false
+    ) throws(WebDisplay.StartError) {
+        exporter = MetricsExporter(client: context.clientName, channels: context.channels, bits: bits, stereo: stereo)
         guard let listen else {
             task = nil
             address = nil

@@ -11,7 +11,8 @@ import Synchronization
 /// A frame, little-endian: the bytes `J V P 1`, then sections, each a type byte, a u32
 /// length and its bytes:
 /// - 1, goniometer: u16 pairs, u16 points; per pair its inputs (u16 left, u16 right, 0-based),
-///   its name (u8 length, UTF-8: `1-2`, or a programme's `NAME L-R`), an f32 scale (the largest
+///   its name (u8 length, UTF-8: `1-2`, or a programme's `NAME L-R`), its balance (dB), mid and
+///   side levels (dBFS) as three f32 (`Snapshot.pairLevels`), an f32 scale (the largest
 ///   |sample| of its points, linear) and `points` × (i8 left, i8 right) = round(127 × sample /
 ///   scale), oldest first (`Snapshot.goniometer`);
 /// - 2, spectrogram columns: u16 channels, u16 bars, u16 columns, f32 seconds between columns
@@ -25,7 +26,7 @@ import Synchronization
 /// - 4, bit meter: u16 channels; per channel u8 word depth, u8 headroom bits, u8 quantised
 ///   (16, 24 or 0), u8 flags (1: constant), f32 its DC offset, dBFS (`ChannelSnapshot.bits`).
 ///
-/// At the default 20 updates a second, 8 channels (4 pairs, 48 bars) cost 4 × (12 + 512) +
+/// At the default 20 updates a second, 8 channels (4 pairs, 48 bars) cost 4 × (24 + 512) +
 /// 8 × 48 + 8 × 8 + 30 bytes a frame, 50 KB/s (`WebDisplayTests` measures the whole stream).
 public enum PictureFrame {
     public static let magic: [UInt8] = [0x4A, 0x56, 0x50, 0x31]  // "JVP1"
@@ -53,6 +54,10 @@ public enum PictureFrame {
                     let bytes = Array(name.utf8.prefix(255))
                     body.append(UInt8(bytes.count))
                     body.append(contentsOf: bytes)
+                    let levels = p < snapshot.pairLevels.count ? snapshot.pairLevels[p] : PairLevels()
+                    putFloat(&body, levels.balanceDB)
+                    putFloat(&body, levels.midDBFS)
+                    putFloat(&body, levels.sideDBFS)
                     let base = 2 * points * p
                     var scale: Float = 0
                     for k in base..<(base + 2 * points) { scale = max(scale, abs(snapshot.goniometer[k])) }

@@ -62,7 +62,9 @@ do throws(any Error) {
             let metrics = MetricsBox()
             if configuration.metrics != nil || configuration.http != nil {
                 displays.append { context in
-                    let output = try makeMetrics(context, configuration.metrics, limits: configuration.httpLimits)
+                    let output = try makeMetrics(
+                        context, configuration.metrics, limits: configuration.httpLimits,
+                        bits: configuration.send.contains(.bits), stereo: configuration.send.contains(.stereo))
                     metrics.output = output
                     return output
                 }
@@ -129,9 +131,9 @@ final class MetricsBox: @unchecked Sendable {
 
 /// The Prometheus metrics (always with `--http`; `--metrics` adds a listener of its own, said
 /// on stderr).
-func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?, limits: HTTPLimits) throws -> MetricsOutput {
+func makeMetrics(_ context: DisplayContext, _ listen: HTTPListenAddress?, limits: HTTPLimits, bits: Bool, stereo: Bool) throws -> MetricsOutput {
     do {
-        let output = try MetricsOutput(context: context, listen: listen, limits: limits)
+        let output = try MetricsOutput(context: context, listen: listen, limits: limits, bits: bits, stereo: stereo)
         if let address = output.address { printError("Prometheus metrics at http://\(address)/metrics") }
         return output
     } catch {

@@ -460,6 +460,27 @@ extension AnalyzeTests {
         XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("--gating"), bad.stderr)
     }
+
+    /// Two analyses into one log follow each other: the second file's blocks come after the
+    /// first's (which an analysis stamps from its start on, into the future), with no "clock
+    /// stepped back" and no blocks 1 ms apart (read back with sqlite3).
+    func testTwoAnalysesIntoOneLogFollowEachOther() throws {
+        let fs = 48000
+        let path = try file("three-seconds.wav", [(0..<(3 * fs)).map { i in Float(0.1 * sin(2 * Double.pi * 1000 * Double(i) / Double(fs))) }])
+        let log = directory.appendingPathComponent("twice.db").path
+        for _ in 0..<2 {
+            let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--log", log, path], timeout: 60)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stderr, "", "nothing said")
+        }
+        let rows = try Executables.run("sqlite3", [log, "SELECT idx, t FROM blocks ORDER BY t"]).stdout.split(separator: "\n")
+            .map { $0.split(separator: "|").compactMap { Double($0) } }
+        XCTAssertEqual(rows.count, 2 * 30, "two files of 30 blocks")
+        let restarts = zip(rows, rows.dropFirst()).filter { $0.1[0] < $0.0[0] }.count
+        XCTAssertEqual(restarts, 1, "the second file's blocks after the first's: \(rows.map { Int($0[0]) })")
+        let gaps = zip(rows, rows.dropFirst()).map { $0.1[1] - $0.0[1] }
+        XCTAssertGreaterThan(gaps.min() ?? 0, 0.05, "no blocks 1 ms apart: \(gaps)")
+    }
 }
 
 extension AnalyzeTests {

@@ -106,6 +106,14 @@ final class PicturesTests: XCTestCase {
             usleep(1_000_000)
             _ = try page.evaluate("draw(); 0")
             let data = try XCTUnwrap(try page.evaluate(Self.dataShape) as? [Double], "pair \(index + 1): data")
+            // The pair's balance, mid and side levels beside the points.
+            let levels = try XCTUnwrap(try page.evaluate("[gonio.levels[pair].balance, gonio.levels[pair].mid, gonio.levels[pair].side]") as? [Double])
+            switch expected {
+            case "vertical": XCTAssertTrue(abs(levels[0]) < 0.1 && levels[2] < -100, "identical legs: no side \(levels)")
+            case "horizontal": XCTAssertTrue(abs(levels[0]) < 0.1 && levels[1] < -100, "an inverted leg: no mid \(levels)")
+            case "cloud": XCTAssertEqual(levels[1], levels[2], accuracy: 1.5, "noise: mid as side \(levels)")
+            default: XCTAssertGreaterThanOrEqual(levels[0], 119.5, "the left leg alone \(levels)")
+            }
             let pixels = try XCTUnwrap(try page.evaluate(Self.pixelShape) as? [Double], "pair \(index + 1): no pixels lit")
             print("goniometer pair \(index + 1) (\(expected)): data var x \(fixed(data[0], 1)) y \(fixed(data[1], 1)) r \(fixed(data[2], 2)); "
                 + "pixels var x \(fixed(pixels[0], 1)) y \(fixed(pixels[1], 1)) r \(fixed(pixels[2], 2)), \(Int(pixels[3])) lit")
@@ -311,6 +319,12 @@ final class PicturesTests: XCTestCase {
         XCTAssertEqual(channels[2]["constant"] as? Bool, true, "\(line)")
         XCTAssertEqual(channels[0]["constant"] as? Bool, false)
         XCTAssertEqual(channels[0]["quantised_bits"] as? Int, 16)
+        // /metrics has the bit meter's families when --send names bits.
+        let metrics = httpGet(port: port, path: "/metrics")?.body ?? ""
+        for series in ["jackvu_channel_quantised_bits{channel=\"1\"} 16", "jackvu_channel_constant{channel=\"3\"} 1",
+                       "jackvu_channel_bit_depth_bits{channel=\"5\"} 0"] {
+            XCTAssertTrue(metrics.contains("\n" + series + "\n") || metrics.contains("\n" + series + ".0\n"), "\(series) in /metrics")
+        }
         try page.screenshot(to: folder + "/bits.png")
     }
 
@@ -382,7 +396,9 @@ final class PicturesTests: XCTestCase {
             let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             var rows = Set<Int>()
             for (y, line) in lines.enumerated() where y >= 2 && y < lines.count - 2 {
-                if line.unicodeScalars.dropFirst(5).contains(where: { "▀▄█".unicodeScalars.contains($0) }) { rows.insert(y) }
+                // The newest ten columns (the first ones hold the start: the tone's onset and the
+                // analysis block filling up spread over every band).
+                if line.unicodeScalars.dropFirst(70).contains(where: { "▀▄█".unicodeScalars.contains($0) }) { rows.insert(y) }
             }
             return (rows, lines.firstIndex { $0.hasPrefix("  1k") })
         }

@@ -220,6 +220,19 @@ final class ReliabilityTests: XCTestCase {
         let took = seconds(within: 10) { connections(server, of: "jackvu:in_1") == ["slow:out"] }
         XCTAssertNotNil(took, "slow:out was not connected once its client was active: \(vu.stderr)")
         XCTAssertTrue(vu.isRunning)
+
+        // An input port where an output was meant: said so, in one line (and, with
+        // --connect-once, an error, 66).
+        let wrong = try BackgroundProcess(
+            try jackvu(), ["--name", "wrong", "--quiet", "--connect", "system:playback_[12]"], environment: server.environment, label: "wrong")
+        defer { wrong.stop() }
+        try waitForPortsListed(server, ["wrong:in_1"])
+        XCTAssertEqual(wrong.stop(), 0)
+        XCTAssertEqual(wrong.stderr, "jackvu: --connect 'system:playback_[12]' matches only input ports (system:playback_1, system:playback_2): "
+            + "it names the output ports to meter (see jack_lsp -p); matching output ports are connected when they appear\n")
+        let once = try Executables.run(try jackvu(), ["--name", "once", "--connect-once", "--connect", "system:playback_1"], environment: server.environment)
+        XCTAssertEqual(once.status, 66, once.stderr)
+        XCTAssertEqual(once.stderr, "jackvu: --connect 'system:playback_1' matches only input ports (system:playback_1): it names the output ports to meter (see jack_lsp -p)\n")
     }
 
     /// A real client (jacktone's `inject`) sends NaN, +∞, −∞ and subnormal samples: each

@@ -228,6 +228,33 @@ final class MetricsExporterTests: XCTestCase {
         XCTAssertEqual(value(later, "jackvu_alarms_raised_total{alarm=\"phase\",subject=\"pair/1\"}"), 1)
     }
 
+    /// On request (`--send bits`, `--send stereo`): the bit meter per channel and the stereo
+    /// levels per pair, labelled; without it, neither family.
+    func testBitAndStereoSeriesOnRequest() {
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.channels[0].bits.depth = 16
+        s.channels[0].bits.quantised = 16
+        s.channels[0].bits.headroom = 3
+        s.channels[1].bits.constant = true
+        s.channels[1].dcDBFS = -12
+        s.pairLevels[0].balanceDB = 6.02
+        s.pairLevels[0].midDBFS = -20
+        let exporter = MetricsExporter(client: "bus-a", channels: 2, bits: true, stereo: true)
+        exporter.record(s)
+        let text = exporter.exposition(openMetrics: false, at: 1_000_000_000)
+        XCTAssertEqual(value(text, "jackvu_channel_bit_depth_bits{channel=\"1\"}"), 16, text)
+        XCTAssertEqual(value(text, "jackvu_channel_quantised_bits{channel=\"1\"}"), 16)
+        XCTAssertEqual(value(text, "jackvu_channel_headroom_bits{channel=\"1\"}"), 3)
+        XCTAssertEqual(value(text, "jackvu_channel_constant{channel=\"2\"}"), 1)
+        XCTAssertEqual(value(text, "jackvu_channel_dc_offset_dbfs{channel=\"2\"}"), -12)
+        XCTAssertEqual(try XCTUnwrap(value(text, "jackvu_pair_balance_db{pair=\"1-2\"}")), 6.02, accuracy: 1e-5)
+        XCTAssertEqual(value(text, "jackvu_pair_mid_dbfs{pair=\"1-2\"}"), -20)
+        let plain = MetricsExporter(client: "bus-a", channels: 2)
+        plain.record(s)
+        let without = plain.exposition(openMetrics: false, at: 1_000_000_000)
+        XCTAssertFalse(without.contains("bit_depth") || without.contains("jackvu_pair_"), "not asked for")
+    }
+
     private func value(_ text: String, _ series: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }

@@ -44,14 +44,16 @@ function takePictures(buffer) {
       const pairs = v.getUint16(body, true), points = v.getUint16(body + 2, true);
       const g1 = { pairs: pairs, points: points, scale: [], data: [] };
       let p0 = body + 4;
-      g1.names = []; g1.inputs = [];
+      g1.names = []; g1.inputs = []; g1.levels = [];
       for (let p = 0; p < pairs && p0 + 5 <= body + length; p++) {
         const left = v.getUint16(p0, true), right = v.getUint16(p0 + 2, true), nameLength = v.getUint8(p0 + 4);
         p0 += 5;
-        if (p0 + nameLength + 4 + 2 * points > body + length) break;
+        if (p0 + nameLength + 16 + 2 * points > body + length) break;
         g1.names.push(new TextDecoder().decode(new Uint8Array(buffer, p0, nameLength)));
         g1.inputs.push([left, right]);
         p0 += nameLength;
+        g1.levels.push({ balance: v.getFloat32(p0, true), mid: v.getFloat32(p0 + 4, true), side: v.getFloat32(p0 + 8, true) });
+        p0 += 12;
         g1.scale.push(v.getFloat32(p0, true));
         g1.data.push(new Int8Array(buffer, p0 + 4, 2 * points));
         p0 += 4 + 2 * points;
@@ -634,8 +636,15 @@ function drawGoniometer(W, H, u, pad, portrait) {
   g.drawImage(phosphor.canvas, bx, by, size, size);
   const level = scale > 0 ? (20 * Math.log10(scale)).toFixed(1) + " dBFS peak (auto gain)" : "silent";
   const corr = pairCorrelation(name);
-  text(level + (corr === null ? "" : "   correlation " + (corr >= 0 ? "+" : "") + corr.toFixed(2)), pad, H - 0.8 * u, 0.9 * u, scale > 0 ? TEXT : DIM);
-  text("Tab / ← → pair · g meters", W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
+  text(level + (corr === null ? "" : "   correlation " + (corr >= 0 ? "+" : "") + corr.toFixed(2)), pad, H - 2.0 * u, 0.9 * u, scale > 0 ? TEXT : DIM);
+  // The pair's balance and its mid and side levels (over the correlation's 0.3 s window).
+  const lv = count ? gonio.levels[pair] : null;
+  if (lv && scale > 0) {
+    const db = x => x <= -119.5 ? "-inf" : x.toFixed(1);
+    const side = Math.abs(lv.balance) >= 119.5 ? (lv.balance > 0 ? "left only" : "right only") : (lv.balance >= 0 ? "+" : "") + lv.balance.toFixed(1) + " dB";
+    text("balance " + side + "   mid " + db(lv.mid) + "   side " + db(lv.side) + " dBFS", pad, H - 0.8 * u, 0.9 * u, TEXT);
+  }
+  text("Tab / ← → pair · g meters", W - pad, H - 2.0 * u, 0.8 * u, DIM, "right");
   const summary = (!connected ? "Reconnecting to jackvu. " : "") + "Goniometer, pair " + name + ": " + level;
   if (live.textContent !== summary) live.textContent = summary;
 }

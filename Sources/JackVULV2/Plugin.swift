@@ -1,0 +1,224 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Analysis
+import CLV2
+import DSP
+import LV2Description
+import Outputs
+import Realtime
+import Synchronization
+
+/// jackvu as an LV2 plugin (the fourth host of the analysis, after the command, the
+/// in-process client and `jackvu analyze`): `run()` only copies the audio through and into a
+/// preallocated ring, and reads the values the worker last stored; the analysis runs on a
+/// thread of the plugin's own (`jackvu-lv2`), so a host's audio thread never does an FFT, a
+/// true-peak filter bank or a loudness gate. The forms and ports: `LV2Description`.
+final class PluginInstance: @unchecked Sendable {
+    // @unchecked Sendable: the ports' addresses are the host's to set (connect_port, never
+    // during run); `run` is the host's audio thread, the worker its own; they share the ring,
+    // the atomics and the flags only.
+    let form: LV2Description.Form
+    let ports: [LV2Description.Port]
+    /// Where the host connected each port (its buffer).
+    let locations: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// Audio ports and the reading ports, by index.
+    let audioIn: [Int], audioOut: [Int]
+    let readingPorts: [Int]
+    let resetPort: Int, pausePort: Int
+    /// The readings the worker last stored, in `readingPorts`' order.
+    let values: AtomicFloatArray
+    let ring: AudioRing
+    let resetRequests = Atomic<Int>(0)
+    let paused = Atomic<Bool>(false)
+    /// The trigger's last value (the audio thread's own).
+    nonisolated(unsafe) var lastReset: Float = 0
+    private let stopping = Atomic<Bool>(false)
+    private var worker: PosixThread?
+    let sampleRate: Int
+
+    init?(form: LV2Description.Form, sampleRate: Double) {
+        guard sampleRate >= 8000, sampleRate <= 768_000 else { return nil }
+        self.form = form
+        self.sampleRate = Int(sampleRate.rounded())
+        ports = LV2Description.ports(form)
+        locations = .allocate(capacity: ports.count)
+        locations.initialize(repeating: nil, count: ports.count)
+        var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0
+        for p in ports {
+            switch p.kind {
+            case .audioIn: ins.append(p.index)
+            case .audioOut: outs.append(p.index)
+            case .reading: readings.append(p.index)
+            case .reset: reset = p.index
+            case .pause: pause = p.index
+            }
+        }
+        (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
+        values = AtomicFloatArray(count: readings.count)
+        for (k, i) in readings.enumerated() { values[k] = Float(ports[i].defaultValue) }
+        // Two seconds of audio: the worker may fall that far behind before a block is dropped.
+        ring = AudioRing(channels: form.channels, minimumCapacity: 2 * self.sampleRate)
+        var c = Configuration()
+        c.channels = form.channels
+        c.layout = form.layout
+        guard let analyzer = try? Analyzer(configuration: c, sampleRate: self.sampleRate, features: PluginInstance.features) else { return nil }
+        let work = Work(instance: self, analyzer: analyzer)
+        worker = PosixThread(name: "jackvu-lv2") { work.run() }
+    }
+
+    /// What the plugin's readings need: levels, true peak, the ballistic meters, correlation,
+    /// loudness; no spectrum, pitch or 1/3 octaves (no port shows them).
+    static let features: AnalysisFeatures = [.live, .loudness, .truePeak, .vu, .ppm, .k, .dpeak, .correlation]
+
+    deinit { locations.deallocate() }
+
+    /// Ends the worker (cleanup).
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        worker?.join()
+        worker = nil
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// The host's audio thread. Real-time safe: copies, atomics, no allocation, lock or call
+    /// into the system.
+    func run(frames n: Int) {
+        guard n > 0 else { return }
+        for c in 0..<audioIn.count {
+            guard let input = locations[audioIn[c]]?.assumingMemoryBound(to: Float.self),
+                  let output = locations[audioOut[c]]?.assumingMemoryBound(to: Float.self) else { continue }
+            if input != output { output.update(from: input, count: n) }
+        }
+        if ring.reserve(frames: n) {
+            for c in 0..<audioIn.count {
+                if let input = locations[audioIn[c]]?.assumingMemoryBound(to: Float.self) {
+                    ring.copyIn(channel: c, from: input, frames: n)
+                } else {
+                    ring.fill(channel: c, with: 0, frames: n)
+                }
+            }
+            ring.commit(frames: n)
+        }
+        if let reset = locations[resetPort]?.assumingMemoryBound(to: Float.self).pointee {
+            if reset > 0.5 && lastReset <= 0.5 { resetRequests.add(1, ordering: .relaxed) }
+            lastReset = reset
+        }
+        if let pause = locations[pausePort]?.assumingMemoryBound(to: Float.self).pointee {
+            paused.store(pause > 0.5, ordering: .relaxed)
+        }
+        for (k, i) in readingPorts.enumerated() {
+            locations[i]?.assumingMemoryBound(to: Float.self).pointee = values[k]
+        }
+    }
+}
+
+/// The worker: takes the ring's audio every couple of milliseconds (it paces itself: waking it
+/// from the audio thread would be a system call), runs the analysis and stores each reading
+/// port's value from the snapshot, through the reading table's fields.
+private final class Work: @unchecked Sendable {
+    // @unchecked Sendable: used by the worker thread alone after it starts.
+    unowned let instance: PluginInstance
+    let analyzer: Analyzer
+    var snapshot: Snapshot
+    let fields: [(ReadingField, Int)]
+    var resetsSeen = 0
+    var wasPaused = false
+
+    init(instance: PluginInstance, analyzer: Analyzer) {
+        self.instance = instance
+        self.analyzer = analyzer
+        snapshot = analyzer.makeSnapshot()
+        fields = instance.readingPorts.map { i in
+            guard case .reading(let key, let subject) = instance.ports[i].kind else { preconditionFailure("not a reading port") }
+            let scope: Reading.Scope = LV2Description.channelKeys.contains(key) ? .channel : LV2Description.pairKeys.contains(key) ? .pair : .programme
+            guard let (_, field) = LV2Description.field(key, scope: scope) else { preconditionFailure("no reading field \(key)") }
+            return (field, subject)
+        }
+    }
+
+    func run() {
+        let ring = instance.ring
+        while !instance.isStopping {
+            let resets = instance.resetRequests.load(ordering: .relaxed)
+            if resets != resetsSeen {
+                resetsSeen = resets
+                analyzer.resetMeasurements()
+            }
+            let paused = instance.paused.load(ordering: .relaxed)
+            if paused != wasPaused {
+                wasPaused = paused
+                analyzer.setPaused(paused, programme: 0)
+            }
+            let available = ring.readableFrames
+            guard available > 0 else {
+                usleep(2000)
+                continue
+            }
+            let (first, second) = ring.regions(channel: 0, frames: available)
+            analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
+            if second.count > 0 {
+                analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
+            }
+            ring.consume(frames: available)
+        }
+    }
+
+    /// After a hop: the snapshot, then each reading port's value.
+    func publish() {
+        analyzer.write(into: &snapshot)
+        for (k, (field, subject)) in fields.enumerated() {
+            let v: Float
+            switch field.value(snapshot, subject) {
+            case .float(let x): v = x
+            case .double(let x): v = Float(x)
+            case .int(let x), .wrappingInt(let x): v = Float(x)
+            case .bool(let b): v = b ? 1 : 0
+            default: v = .nan
+            }
+            if v.isFinite { instance.values[k] = v }
+        }
+    }
+}
+
+// MARK: The C entry point
+
+/// The descriptors, one per form, made once (their URI strings live as long as the library);
+/// never written after (nonisolated(unsafe): the pointers are read-only data to every thread).
+nonisolated(unsafe) private let descriptors: [UnsafeMutablePointer<LV2_Descriptor>] = LV2Description.forms.map { form in
+    let d = UnsafeMutablePointer<LV2_Descriptor>.allocate(capacity: 1)
+    d.initialize(to: LV2_Descriptor(
+        URI: UnsafePointer(strdup(form.uri)),
+        instantiate: { descriptor, rate, _, _ in
+            guard let descriptor, let uri = descriptor.pointee.URI,
+                  let form = LV2Description.forms.first(where: { $0.uri == String(cString: uri) }),
+                  let instance = PluginInstance(form: form, sampleRate: rate) else { return nil }
+            return LV2_Handle(Unmanaged.passRetained(instance).toOpaque())
+        },
+        connect_port: { handle, port, location in
+            guard let handle else { return }
+            let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
+            if Int(port) < instance.ports.count { instance.locations[Int(port)] = location }
+        },
+        activate: nil,
+        run: { handle, frames in
+            guard let handle else { return }
+            Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue().run(frames: Int(frames))
+        },
+        deactivate: nil,
+        cleanup: { handle in
+            guard let handle else { return }
+            let instance = Unmanaged<PluginInstance>.fromOpaque(handle)
+            instance.takeUnretainedValue().stop()
+            instance.release()
+        },
+        extension_data: { _ in nil }))
+    return d
+}
+
+/// LV2's entry point: the descriptor of form `index`, nil past the last.
+@_cdecl("lv2_descriptor")
+public func lv2Descriptor(_ index: UInt32) -> UnsafePointer<LV2_Descriptor>? {
+    Int(index) < descriptors.count ? UnsafePointer(descriptors[Int(index)]) : nil
+}

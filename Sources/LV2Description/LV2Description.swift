@@ -1,0 +1,217 @@
+import DSP
+import Outputs
+
+/// The LV2 plugin's forms and ports, derived from the reading table (`Readings.table`): each
+/// control output is one field of one reading, for one subject (a channel, a pair, the
+/// programme), its unit and range from the field's unit. The plugin (`JackVULV2`) reads its
+/// values through the same fields; the Turtle (`manifest.ttl`, `jackvu.ttl`) is written from
+/// this description by `jackvu-lv2-ttl`, never by hand.
+public enum LV2Description {
+    /// The plugin's URIs share this prefix; `#mono`, `#stereo`, `#5.1` name the forms.
+    public static let uriBase = "urn:jackvu:lv2"
+
+    /// A form of the plugin: its channels and their loudness weighting.
+    public struct Form: Sendable, Equatable {
+        public let name: String
+        public let channels: Int
+        public let layout: ChannelLayout
+        public var uri: String { LV2Description.uriBase + ":" + name }
+        /// Loudspeaker names for port names (`L`, `R`, `C`, …), or numbers.
+        public var speakers: [String] {
+            switch layout {
+            case .mono, .dualMono: return ["1"]
+            case .stereo: return ["L", "R"]
+            case .surround51: return ["L", "R", "C", "LFE", "Ls", "Rs"]
+            default: return (1...channels).map(String.init)
+            }
+        }
+    }
+
+    public static let forms = [
+        Form(name: "mono", channels: 1, layout: .mono),
+        Form(name: "stereo", channels: 2, layout: .stereo),
+        Form(name: "5.1", channels: 6, layout: .surround51),
+    ]
+
+    /// The readings a plugin form outputs, by JSON key (their fields in `Readings.table`), in
+    /// port order: per channel, per pair, per programme.
+    public static let channelKeys = ["peak_dbfs", "rms_dbfs", "true_peak_dbtp", "max_true_peak_dbtp", "dpeak_dbfs", "vu", "ppm", "k_db"]
+    public static let pairKeys = ["correlation"]
+    public static let programmeKeys = [
+        "momentary_lufs", "short_term_lufs", "integrated_lufs", "range_lu", "max_momentary_lufs", "max_short_term_lufs", "plr_lu",
+        "max_true_peak_dbtp",
+    ]
+
+    /// What a port is.
+    public enum Kind: Sendable, Equatable {
+        case audioIn(channel: Int)
+        case audioOut(channel: Int)
+        /// A reading's field for a subject (a channel, a pair or the programme: 0).
+        case reading(key: String, subject: Int)
+        /// A trigger: the measurements start again (as SIGHUP).
+        case reset
+        /// A toggle: the loudness integration pauses while it is on.
+        case pause
+    }
+
+    public struct Port: Sendable, Equatable {
+        public let index: Int
+        public let symbol: String
+        public let name: String
+        public let kind: Kind
+        public let unit: ReadingUnit?
+        public let minimum: Double, maximum: Double, defaultValue: Double
+    }
+
+    /// The reading field with JSON key `key` (nil: none; the description's tests check each).
+    public static func field(_ key: String, scope: Reading.Scope) -> (Reading, ReadingField)? {
+        for reading in Readings.table where reading.scope == scope {
+            if let field = reading.fields.first(where: { $0.key == key }) { return (reading, field) }
+        }
+        return nil
+    }
+
+    /// A range that shows a unit's readings (hints for hosts' displays).
+    static func range(_ unit: ReadingUnit, key: String) -> (Double, Double) {
+        switch unit {
+        case .dBFS, .dBTP: return (-120, 6)
+        case .LUFS: return (-120, 6)
+        case .LU: return key == "range_lu" ? (0, 60) : (-60, 60)
+        case .VU: return (-60, 6)
+        case .dB: return (-60, 20)
+        case .ppmScale: return (-60, 20)
+        case .correlation: return (-1, 1)
+        default: return (0, 1)
+        }
+    }
+
+    /// A form's ports, in index order: audio in and out, the controls, the readings.
+    public static func ports(_ form: Form) -> [Port] {
+        var ports: [Port] = []
+        func add(_ symbol: String, _ name: String, _ kind: Kind, unit: ReadingUnit? = nil, min: Double = 0, max: Double = 1, def: Double = 0) {
+            ports.append(Port(index: ports.count, symbol: symbol, name: name, kind: kind, unit: unit, minimum: min, maximum: max, defaultValue: def))
+        }
+        let speakers = form.speakers
+        for c in 0..<form.channels { add("in_\(c + 1)", "In \(speakers[c])", .audioIn(channel: c)) }
+        for c in 0..<form.channels { add("out_\(c + 1)", "Out \(speakers[c])", .audioOut(channel: c)) }
+        add("reset", "Reset measurements", .reset)
+        add("pause", "Pause integration", .pause)
+        for key in channelKeys {
+            guard let (reading, field) = field(key, scope: .channel) else { continue }
+            let (lo, hi) = range(field.unit, key: key)
+            for c in 0..<form.channels {
+                add("\(key)_\(c + 1)", "\(label(key, reading)) \(speakers[c])", .reading(key: key, subject: c), unit: field.unit, min: lo, max: hi, def: lo)
+            }
+        }
+        let pairs = pairNames(form)
+        for key in pairKeys {
+            guard let (reading, field) = field(key, scope: .pair) else { continue }
+            let (lo, hi) = range(field.unit, key: key)
+            for (p, pair) in pairs.enumerated() {
+                add("\(key)_\(p + 1)", "\(label(key, reading)) \(pair)", .reading(key: key, subject: p), unit: field.unit, min: lo, max: hi, def: 0)
+            }
+        }
+        for key in programmeKeys {
+            guard let (reading, field) = field(key, scope: .programme) else { continue }
+            let (lo, hi) = range(field.unit, key: key)
+            add(key, label(key, reading), .reading(key: key, subject: 0), unit: field.unit, min: lo, max: hi, def: lo)
+        }
+        return ports
+    }
+
+    /// A form's correlation pairs, named by their loudspeakers (as `Configuration` pairs the
+    /// channels: (1, 2), (3, 4), …).
+    public static func pairNames(_ form: Form) -> [String] {
+        let s = form.speakers
+        return stride(from: 0, to: form.channels - 1, by: 2).map { "\(s[$0])-\(s[$0 + 1])" }
+    }
+
+    /// A port's name from its reading: the field's words ("max true peak"), its unit apart.
+    static func label(_ key: String, _ reading: Reading) -> String {
+        let known = [
+            "peak_dbfs": "Sample peak", "rms_dbfs": "RMS", "true_peak_dbtp": "True peak", "max_true_peak_dbtp": "Max true peak",
+            "dpeak_dbfs": "Digital peak", "vu": "VU", "ppm": "PPM", "k_db": "K meter", "correlation": "Correlation",
+            "momentary_lufs": "Momentary loudness", "short_term_lufs": "Short-term loudness", "integrated_lufs": "Integrated loudness",
+            "range_lu": "Loudness range", "max_momentary_lufs": "Max momentary loudness", "max_short_term_lufs": "Max short-term loudness",
+            "plr_lu": "Peak-to-loudness ratio",
+        ]
+        return known[key] ?? reading.summary
+    }
+
+    // MARK: Turtle
+
+    /// `manifest.ttl`: every form, its binary and its description's file.
+    public static func manifest(binary: String) -> String {
+        var out = "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\n"
+        for form in forms {
+            out += "<\(form.uri)>\n    a lv2:Plugin, lv2:AnalyserPlugin ;\n    lv2:binary <\(binary)> ;\n    rdfs:seeAlso <jackvu.ttl> .\n\n"
+        }
+        return out
+    }
+
+    /// `jackvu.ttl`: each form's name, ports and their properties.
+    public static func description() -> String {
+        var out = """
+            @prefix doap: <http://usefulinc.com/ns/doap#> .
+            @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+            @prefix pprops: <http://lv2plug.in/ns/ext/port-props#> .
+            @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+            @prefix units: <http://lv2plug.in/ns/extensions/units#> .
+            @prefix foaf: <http://xmlns.com/foaf/0.1/> .
+
+
+            """
+        for form in forms {
+            out += "<\(form.uri)>\n    a lv2:Plugin, lv2:AnalyserPlugin, doap:Project ;\n"
+            out += "    doap:name \"jackvu (\(form.name))\" ;\n"
+            out += "    doap:license <https://opensource.org/licenses/MIT> ;\n"
+            out += "    doap:maintainer [ foaf:name \"jackvu\" ] ;\n"
+            out += "    lv2:optionalFeature lv2:hardRTCapable ;\n"
+            out += "    rdfs:comment \"jackvu's meters: levels, true peak, VU, PPM, K, correlation and EBU R 128 loudness, computed on a thread of its own; the audio passes unchanged.\" ;\n"
+            let ports = ports(form)
+            out += "    lv2:port " + ports.map { turtle($0) }.joined(separator: " , ") + " .\n\n"
+        }
+        return out
+    }
+
+    static func turtle(_ p: Port) -> String {
+        var lines: [String] = []
+        switch p.kind {
+        case .audioIn: lines.append("a lv2:AudioPort, lv2:InputPort")
+        case .audioOut: lines.append("a lv2:AudioPort, lv2:OutputPort")
+        case .reset:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:portProperty lv2:toggled, pprops:trigger")
+        case .pause:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:portProperty lv2:toggled")
+        case .reading:
+            lines.append("a lv2:ControlPort, lv2:OutputPort")
+        }
+        lines.append("lv2:index \(p.index)")
+        lines.append("lv2:symbol \"\(p.symbol)\"")
+        lines.append("lv2:name \"\(p.name)\"")
+        switch p.kind {
+        case .audioIn, .audioOut: break
+        default:
+            lines.append("lv2:default \(number(p.defaultValue))")
+            lines.append("lv2:minimum \(number(p.minimum))")
+            lines.append("lv2:maximum \(number(p.maximum))")
+        }
+        if let unit = p.unit, let u = unitTurtle(unit) { lines.append("units:unit \(u)") }
+        return "[\n        " + lines.joined(separator: " ;\n        ") + "\n    ]"
+    }
+
+    static func number(_ x: Double) -> String { x == x.rounded() ? "\(Int(x)).0" : "\(x)" }
+
+    /// LV2's own units where it has one (dB, Hz), else a unit of the reading's own symbol.
+    static func unitTurtle(_ unit: ReadingUnit) -> String? {
+        switch unit {
+        case .dB: return "units:db"
+        case .Hz: return "units:hz"
+        case .dBFS, .dBTP, .LUFS, .LU, .VU, .ppmScale:
+            return "[ a units:Unit ; rdfs:label \"\(unit.rawValue)\" ; units:symbol \"\(unit.rawValue)\" ; units:render \"%.1f \(unit.rawValue)\" ]"
+        default: return nil
+        }
+    }
+}

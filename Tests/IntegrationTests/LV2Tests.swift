@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import LV2Description
+import TestSupport
+import XCTest
+
+/// jackvu as an LV2 plugin, in real hosts: the bundle made as `Tools/lv2.sh` makes it (the
+/// debug library as jackvu.so, the Turtle from `jackvu-lv2-ttl`), checked by `sord_validate`
+/// against LV2's own schemas, read by lilv (`lv2info`), run offline by `lv2apply` and live by
+/// `jalv` on a real JACK server with a real jacktone.
+final class LV2Tests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = NSTemporaryDirectory() + "jackvu-lv2-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        let bundle = folder + "/jackvu.lv2"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Executables.productsDirectory + "/libJackVULV2.so", toPath: bundle + "/jackvu.so")
+        let ttl = try Executables.run(try Executables.product("jackvu-lv2-ttl"), [bundle])
+        XCTAssertEqual(ttl.status, 0, ttl.stderr)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private var environment: [String: String] { ["LV2_PATH": folder] }
+
+    /// The Turtle is valid against LV2's schemas (core, units, port properties), lilv finds the
+    /// three forms, and every port the description makes is there with its symbol — so the
+    /// ports a host shows are the reading table's.
+    func testTheGeneratedTurtleValidatesAndLilvReadsEveryPort() throws {
+        let validate = try Executables.run("lv2_validate", [folder + "/jackvu.lv2/manifest.ttl", folder + "/jackvu.lv2/jackvu.ttl"])
+        XCTAssertEqual(validate.status, 0, validate.stdout + validate.stderr)
+        XCTAssertTrue((validate.stdout + validate.stderr).contains("Found 0 errors"), validate.stdout + validate.stderr)
+        let listed = try Executables.run("lv2ls", [], environment: environment).stdout
+        for form in LV2Description.forms {
+            XCTAssertTrue(listed.contains(form.uri), "\(form.uri) in \(listed)")
+            let info = try Executables.run("lv2info", [form.uri], environment: environment)
+            XCTAssertEqual(info.status, 0, info.stderr)
+            let symbols = info.stdout.split(separator: "\n").compactMap { line -> String? in
+                let t = line.trimmingCharacters(in: .whitespaces)
+                return t.hasPrefix("Symbol:") ? t.dropFirst("Symbol:".count).trimmingCharacters(in: .whitespaces) : nil
+            }
+            XCTAssertEqual(symbols, LV2Description.ports(form).map(\.symbol), "\(form.name): the ports lilv reads")
+            XCTAssertTrue(info.stdout.contains("momentary_lufs"), info.stdout)
+        }
+        print("LV2: \(LV2Description.forms.map { "\($0.name) \(LV2Description.ports($0).count) ports" }.joined(separator: ", "))")
+    }
+
+    /// `lv2apply` runs the stereo form over a file: the audio comes out unchanged, sample for
+    /// sample (the plugin can go anywhere in a chain).
+    func testLV2ApplyPassesTheAudioThroughUnchanged() throws {
+        let input = folder + "/in.wav", output = folder + "/out.wav"
+        let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", input,
+                                               "synth", "2", "sine", "997", "pinknoise", "vol", "0.5"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let applied = try Executables.run("lv2apply", ["-i", input, "-o", output, LV2Description.forms[1].uri], environment: environment, timeout: 60)
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        func samples(_ path: String) throws -> Data {
+            let raw = path + ".f32"
+            XCTAssertEqual(try Executables.run("sox", [path, "-t", "f32", raw]).status, 0)
+            return try Data(contentsOf: URL(fileURLWithPath: raw))
+        }
+        let (a, b) = (try samples(input), try samples(output))
+        XCTAssertEqual(a.count, 2 * 2 * 48000 * 4, "2 s of stereo float")
+        XCTAssertEqual(a, b, "the audio passes unchanged")
+    }
+
+    /// `jalv` hosts the mono form as a JACK client on a real server, a 997 Hz tone at −20 dBFS
+    /// peak into it: the control outputs it prints (its `monitors` command) read the tone
+    /// (sample peak −20 dBFS, RMS −23.01, momentary loudness −23.0 LUFS), computed on the
+    /// plugin's worker; `reset` (its trigger, set from jalv's prompt) starts the maxima again.
+    func testJalvHostsItLiveAndItsMetersReadTheTone() throws {
+        let server = try JackServer(label: "lv2")
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let host = try BackgroundProcess(
+            try Executables.resolve("jalv"), ["-x", "-n", "lv2host", LV2Description.forms[0].uri],
+            environment: server.environment.merging(environment) { a, _ in a }, label: "jalv", stdin: true)
+        defer { host.stop() }
+        try waitForPortsListed(server, ["lv2host:in_1"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "lv2host:in_1"], environment: server.environment).status, 0)
+        // jalv's `monitors` command prints every control output as `symbol = value`.
+        func latest(_ symbol: String) -> Double? {
+            host.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+                let parts = line.split(separator: "=").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) }
+                return parts.count == 2 && parts[0] == symbol ? Double(parts[1]) : nil
+            }.first
+        }
+        let settled = waitFor(timeout: 20) {
+            host.send("monitors")
+            usleep(200_000)
+            guard let m = latest("momentary_lufs"), let p = latest("peak_dbfs_1") else { return false }
+            return abs(m + 23.01) < 0.3 && abs(p + 20) < 0.2
+        }
+        print("jalv: peak \(latest("peak_dbfs_1") ?? .nan) dBFS, RMS \(latest("rms_dbfs_1") ?? .nan) dBFS, momentary \(latest("momentary_lufs") ?? .nan) LUFS")
+        XCTAssertTrue(settled, "the meters in jalv: \(host.stdout.suffix(600)) \(host.stderr.suffix(300))")
+        XCTAssertEqual(try XCTUnwrap(latest("rms_dbfs_1")), -23.01, accuracy: 0.1)
+        // Louder for a moment, then reset: the maximum true peak comes back down to the tone's.
+        tone.send("level -6")
+        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+            host.send("monitors")
+            usleep(200_000)
+            return (latest("max_true_peak_dbtp_1") ?? -200) > -7
+        }, "louder: \(host.stdout.suffix(400))")
+        tone.send("level -20")
+        usleep(500_000)
+        host.send("reset = 1")
+        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+            host.send("monitors")
+            usleep(200_000)
+            return abs((latest("max_true_peak_dbtp_1") ?? 0) + 20) < 0.2
+        }, "after reset: \(host.stdout.suffix(400))")
+        XCTAssertTrue(host.isRunning, host.stderr)
+    }
+
+    private func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(100_000)
+        }
+        return condition()
+    }
+}
