@@ -31,8 +31,12 @@ final class PluginInstance: @unchecked Sendable {
     let ring: AudioRing
     let resetRequests = Atomic<Int>(0)
     let paused = Atomic<Bool>(false)
-    /// The trigger's last value (the audio thread's own).
-    nonisolated(unsafe) var lastReset: Float = 0
+    /// The trigger's last value (the audio thread's own memory: a pointer, so that no
+    /// exclusivity bookkeeping runs on the audio thread).
+    let lastReset: UnsafeMutablePointer<Float>
+    /// Test aid (`JACKVU_LV2_CANARY=1` at instantiation): the first run() allocates once, so a
+    /// test can see that RealtimeSanitizer watches run().
+    let canary: UnsafeMutablePointer<Int>
     private let stopping = Atomic<Bool>(false)
     private var worker: PosixThread?
     let sampleRate: Int
@@ -44,6 +48,11 @@ final class PluginInstance: @unchecked Sendable {
         ports = LV2Description.ports(form)
         locations = .allocate(capacity: ports.count)
         locations.initialize(repeating: nil, count: ports.count)
+        lastReset = .allocate(capacity: 1)
+        lastReset.initialize(to: 0)
+        canary = .allocate(capacity: 1)
+        canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
+        jackvu_lv2_rtsan_init()
         var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0
         for p in ports {
             switch p.kind {
@@ -71,7 +80,11 @@ final class PluginInstance: @unchecked Sendable {
     /// loudness; no spectrum, pitch or 1/3 octaves (no port shows them).
     static let features: AnalysisFeatures = [.live, .loudness, .truePeak, .vu, .ppm, .k, .dpeak, .correlation]
 
-    deinit { locations.deallocate() }
+    deinit {
+        locations.deallocate()
+        lastReset.deallocate()
+        canary.deallocate()
+    }
 
     /// Ends the worker (cleanup).
     func stop() {
@@ -86,6 +99,13 @@ final class PluginInstance: @unchecked Sendable {
     /// into the system.
     func run(frames n: Int) {
         guard n > 0 else { return }
+        jackvu_lv2_rtsan_enter()
+        defer { jackvu_lv2_rtsan_exit() }
+        if canary.pointee == 1 {
+            canary.pointee = 0
+            let bad = UnsafeMutablePointer<Float>.allocate(capacity: 64)  // deliberately: the test's canary
+            bad.deallocate()
+        }
         for c in 0..<audioIn.count {
             guard let input = locations[audioIn[c]]?.assumingMemoryBound(to: Float.self),
                   let output = locations[audioOut[c]]?.assumingMemoryBound(to: Float.self) else { continue }
@@ -102,14 +122,16 @@ final class PluginInstance: @unchecked Sendable {
             ring.commit(frames: n)
         }
         if let reset = locations[resetPort]?.assumingMemoryBound(to: Float.self).pointee {
-            if reset > 0.5 && lastReset <= 0.5 { resetRequests.add(1, ordering: .relaxed) }
-            lastReset = reset
+            if reset > 0.5 && lastReset.pointee <= 0.5 { resetRequests.add(1, ordering: .relaxed) }
+            lastReset.pointee = reset
         }
         if let pause = locations[pausePort]?.assumingMemoryBound(to: Float.self).pointee {
             paused.store(pause > 0.5, ordering: .relaxed)
         }
-        for (k, i) in readingPorts.enumerated() {
-            locations[i]?.assumingMemoryBound(to: Float.self).pointee = values[k]
+        // Index loops only: an iterator over an array is generic code that, unoptimised,
+        // allocates its coroutine frames (RealtimeSanitizer caught `enumerated()` here).
+        for k in 0..<readingPorts.count {
+            locations[readingPorts[k]]?.assumingMemoryBound(to: Float.self).pointee = values[k]
         }
     }
 }

@@ -119,6 +119,59 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue(host.isRunning, host.stderr)
     }
 
+    /// RealtimeSanitizer's runtime as a library to preload into a host (Tools/test.sh builds
+    /// it beside the sanitized binaries).
+    private func rtsanPreload() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dir = ProcessInfo.processInfo.environment["JACKVU_RTSAN_BIN_DIR"] ?? root.path + "/.build-rtsan/debug"
+        let path = dir + "/librtsan-preload.so"
+        guard FileManager.default.fileExists(atPath: path) else { throw skipOrFail("no \(path): Tools/test.sh builds it") }
+        return path
+    }
+
+    /// run() is real-time safe inside a real host: jalv, with RealtimeSanitizer's runtime
+    /// preloaded, hosts the stereo form on a server of 64-frame periods (750 cycles a second)
+    /// with a tone flowing for 8 s; run() marks itself a real-time context, so an allocation, a
+    /// lock or a system call in it would abort jalv with a report: jalv still runs, nothing was
+    /// reported, and the meters read the tone (run() ran). The canary (`JACKVU_LV2_CANARY=1`:
+    /// one allocation in the first run()) is caught: the check is live.
+    func testRunIsRealtimeSafeInJalvUnderRealtimeSanitizer() throws {
+        let preload = try rtsanPreload()
+        let server = try JackServer(sampleRate: 48000, period: 64, label: "lv2rt")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let jalv = try Executables.resolve("jalv")
+        var base = server.environment.merging(environment) { a, _ in a }
+        base["LD_PRELOAD"] = preload
+        let host = try BackgroundProcess(jalv, ["-x", "-n", "lv2rt", LV2Description.forms[1].uri], environment: base, label: "jalv-rtsan", stdin: true)
+        defer { host.stop() }
+        do { try waitForPortsListed(server, ["lv2rt:in_2"]) } catch { XCTFail("jalv: \(host.stdout.suffix(300)) \(host.stderr.suffix(1500))"); throw error }
+        for input in ["lv2rt:in_1", "lv2rt:in_2"] {
+            XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", input], environment: server.environment).status, 0)
+        }
+        usleep(8_000_000)
+        // (jalv's stdout is a pipe, fully buffered: `monitors` until its output shows.)
+        let read = waitFor(timeout: 20) { () -> Bool in
+            host.send("monitors")
+            usleep(200_000)
+            return host.stdout.contains("peak_dbfs_2 = -20.0")
+        }
+        XCTAssertTrue(host.isRunning, "jalv ended: \(host.stderr.suffix(1500))")
+        XCTAssertFalse(host.stderr.contains("RealtimeSanitizer"), host.stderr)
+        XCTAssertTrue(read, "the meters under RTSan: \(host.stdout.suffix(400))")
+
+        var canaryEnvironment = base
+        canaryEnvironment["JACKVU_LV2_CANARY"] = "1"
+        let canary = try BackgroundProcess(jalv, ["-x", "-n", "lv2canary", LV2Description.forms[0].uri], environment: canaryEnvironment,
+                                           label: "jalv-canary", stdin: true)
+        defer { canary.stop() }
+        // RTSan reports (symbolised) and ends the host.
+        XCTAssertTrue(waitFor(timeout: 30) { !canary.isRunning }, "the canary's allocation did not end jalv: \(canary.stderr.suffix(600))")
+        XCTAssertTrue(canary.stderr.contains("unsafe-library-call") && canary.stderr.contains("PluginInstance") && canary.stderr.contains("run"),
+                      canary.stderr.suffix(900).description)
+    }
+
     private func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
