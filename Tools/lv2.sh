@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes jackvu's LV2 bundle, jackvu.lv2/: the plugin library as jackvu.so (the Swift runtime
 # linked in; only lv2_descriptor exported) and its Turtle, written from the reading table by
-# jackvu-lv2-ttl (manifest.ttl, jackvu.ttl). Three plugins: urn:jackvu:lv2:mono, :stereo, :5.1.
+# jackvu-lv2-ttl (manifest.ttl, jackvu.ttl). Four plugins: urn:jackvu:lv2:mono, :stereo, :5.1, :7.1.4.
 #   bash Tools/lv2.sh              makes .build/lv2/jackvu.lv2 (release build)
 #   bash Tools/lv2.sh DIR          makes DIR/jackvu.lv2
 #   bash Tools/lv2.sh --install    makes ~/.lv2/jackvu.lv2 (where hosts look for a user's plugins)
@@ -20,4 +20,4 @@ rm -rf "$bundle"
 mkdir -p "$bundle"
 cp "$bin/libJackVULV2.so" "$bundle/jackvu.so"
 "$bin/jackvu-lv2-ttl" "$bundle" jackvu.so
-echo "lv2: $bundle (urn:jackvu:lv2:mono, urn:jackvu:lv2:stereo, urn:jackvu:lv2:5.1)" >&2
+echo "lv2: $bundle (urn:jackvu:lv2:mono, :stereo, :5.1, :7.1.4)" >&2

@@ -25,12 +25,21 @@ final class PluginInstance: @unchecked Sendable {
     /// Audio ports and the reading ports, by index.
     let audioIn: [Int], audioOut: [Int]
     let readingPorts: [Int]
-    let resetPort: Int, pausePort: Int
+    let resetPort: Int, pausePort: Int, targetPort: Int, tolerancePort: Int, transportPort: Int, followPort: Int
+    /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
+    /// none, and the transport is taken as rolling).
+    let urids: URIDs
+    /// Whether the host's transport rolled at the last position it sent (1 or 0; the audio
+    /// thread's own memory).
+    let rolling: UnsafeMutablePointer<Float>
     /// The readings the worker last stored, in `readingPorts`' order.
     let values: AtomicFloatArray
     let ring: AudioRing
     let resetRequests = Atomic<Int>(0)
     let paused = Atomic<Bool>(false)
+    /// The `target` and `tolerance` controls as run() last read them (the tolerance's bits).
+    let targetChoice = Atomic<Int>(1)
+    let toleranceBits = Atomic<UInt32>(0)
     /// The trigger's last value (the audio thread's own memory: a pointer, so that no
     /// exclusivity bookkeeping runs on the audio thread).
     let lastReset: UnsafeMutablePointer<Float>
@@ -41,7 +50,7 @@ final class PluginInstance: @unchecked Sendable {
     private var worker: PosixThread?
     let sampleRate: Int
 
-    init?(form: LV2Description.Form, sampleRate: Double) {
+    init?(form: LV2Description.Form, sampleRate: Double, features: UnsafePointer<UnsafePointer<LV2_Feature>?>?) {
         guard sampleRate >= 8000, sampleRate <= 768_000 else { return nil }
         self.form = form
         self.sampleRate = Int(sampleRate.rounded())
@@ -50,10 +59,14 @@ final class PluginInstance: @unchecked Sendable {
         locations.initialize(repeating: nil, count: ports.count)
         lastReset = .allocate(capacity: 1)
         lastReset.initialize(to: 0)
+        rolling = .allocate(capacity: 1)
+        rolling.initialize(to: 0)
+        urids = URIDs(features: features)
         canary = .allocate(capacity: 1)
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
-        var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0
+        var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0, target = 0, tolerance = 0
+        var transport = 0, follow = 0
         for p in ports {
             switch p.kind {
             case .audioIn: ins.append(p.index)
@@ -61,16 +74,27 @@ final class PluginInstance: @unchecked Sendable {
             case .reading: readings.append(p.index)
             case .reset: reset = p.index
             case .pause: pause = p.index
+            case .target: target = p.index
+            case .tolerance: tolerance = p.index
+            case .transport: transport = p.index
+            case .followTransport: follow = p.index
             }
         }
+        (transportPort, followPort) = (transport, follow)
         (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
+        (targetPort, tolerancePort) = (target, tolerance)
         values = AtomicFloatArray(count: readings.count)
         for (k, i) in readings.enumerated() { values[k] = Float(ports[i].defaultValue) }
         // Two seconds of audio: the worker may fall that far behind before a block is dropped.
-        ring = AudioRing(channels: form.channels, minimumCapacity: 2 * self.sampleRate)
+        // One channel more: the transport, per frame (1 rolling, 0 standing), as the JACK
+        // client's ring carries it with --follow-transport.
+        ring = AudioRing(channels: form.channels + 1, minimumCapacity: 2 * self.sampleRate)
         var c = Configuration()
+        c.followTransport = true
         c.channels = form.channels
         c.layout = form.layout
+        // One programme of the form's layout: its loudspeaker pairs are the correlation's.
+        if form.channels > 1 { c.programmes = [Programme(name: form.name, channels: Array(0..<form.channels), layout: form.layout)] }
         guard let analyzer = try? Analyzer(configuration: c, sampleRate: self.sampleRate, features: PluginInstance.features) else { return nil }
         let work = Work(instance: self, analyzer: analyzer)
         worker = PosixThread(name: "jackvu-lv2") { work.run() }
@@ -83,6 +107,7 @@ final class PluginInstance: @unchecked Sendable {
     deinit {
         locations.deallocate()
         lastReset.deallocate()
+        rolling.deallocate()
         canary.deallocate()
     }
 
@@ -119,6 +144,11 @@ final class PluginInstance: @unchecked Sendable {
                     ring.fill(channel: c, with: 0, frames: n)
                 }
             }
+            // The transport: rolling unless the integration follows it and it stands (the
+            // state at the last position the host sent, for the whole period).
+            let follow = urids.position != 0 && (locations[followPort]?.assumingMemoryBound(to: Float.self).pointee ?? 0) > 0.5
+            if follow, let events = locations[transportPort] { readPositions(events) }
+            ring.fill(channel: audioIn.count, with: follow ? rolling.pointee : 1, frames: n)
             ring.commit(frames: n)
         }
         if let reset = locations[resetPort]?.assumingMemoryBound(to: Float.self).pointee {
@@ -128,10 +158,74 @@ final class PluginInstance: @unchecked Sendable {
         if let pause = locations[pausePort]?.assumingMemoryBound(to: Float.self).pointee {
             paused.store(pause > 0.5, ordering: .relaxed)
         }
+        if let target = locations[targetPort]?.assumingMemoryBound(to: Float.self).pointee, target.isFinite {
+            targetChoice.store(Int(max(0, min(Float(LV2Description.targetChoices.count - 1), target.rounded()))), ordering: .relaxed)
+        }
+        if let tolerance = locations[tolerancePort]?.assumingMemoryBound(to: Float.self).pointee, tolerance.isFinite {
+            toleranceBits.store(max(0, min(10, tolerance)).bitPattern, ordering: .relaxed)
+        }
         // Index loops only: an iterator over an array is generic code that, unoptimised,
         // allocates its coroutine frames (RealtimeSanitizer caught `enumerated()` here).
         for k in 0..<readingPorts.count {
             locations[readingPorts[k]]?.assumingMemoryBound(to: Float.self).pointee = values[k]
+        }
+    }
+}
+
+extension PluginInstance {
+    /// Reads the `time:Position` objects in an atom sequence (LV2 atom layout: a sequence
+    /// header, then events of a 64-bit time, an atom header and its body, each padded to 8
+    /// bytes; an object's body is its id, its type and properties of a key, a context and an
+    /// atom) and keeps whether the transport rolls (`time:speed` ≠ 0). Real-time safe: pointer
+    /// reads only.
+    func readPositions(_ sequence: UnsafeMutableRawPointer) {
+        let u = urids
+        guard u.position != 0 else { return }
+        let size = Int(sequence.load(as: UInt32.self))  // the sequence body's size
+        var at = 16  // atom header (8) and the sequence body's unit and pad (8)
+        let end = 8 + size
+        while at + 16 <= end {
+            let bodySize = Int(sequence.load(fromByteOffset: at + 8, as: UInt32.self))
+            let type = sequence.load(fromByteOffset: at + 12, as: UInt32.self)
+            let body = at + 16
+            if (type == u.object || type == u.blank) && bodySize >= 8 && sequence.load(fromByteOffset: body + 4, as: UInt32.self) == u.position {
+                var p = body + 8
+                while p + 16 <= body + bodySize {
+                    let key = sequence.load(fromByteOffset: p, as: UInt32.self)
+                    let valueSize = Int(sequence.load(fromByteOffset: p + 8, as: UInt32.self))
+                    let valueType = sequence.load(fromByteOffset: p + 12, as: UInt32.self)
+                    if key == u.speed {
+                        var speed: Double = 1
+                        if valueType == u.float && valueSize >= 4 { speed = Double(sequence.load(fromByteOffset: p + 16, as: Float.self)) }
+                        if valueType == u.double && valueSize >= 8 { speed = sequence.loadUnaligned(fromByteOffset: p + 16, as: Double.self) }
+                        rolling.pointee = speed != 0 ? 1 : 0
+                    }
+                    p += 16 + ((valueSize + 7) & ~7)
+                }
+            }
+            at = body + ((bodySize + 7) & ~7)
+        }
+    }
+}
+
+/// The URIDs the transport's events are read with, mapped at instantiation.
+struct URIDs: Sendable {
+    var object: UInt32 = 0, blank: UInt32 = 0, float: UInt32 = 0, double: UInt32 = 0, position: UInt32 = 0, speed: UInt32 = 0
+
+    init(features: UnsafePointer<UnsafePointer<LV2_Feature>?>?) {
+        guard var f = features else { return }
+        while let feature = f.pointee {
+            if String(cString: feature.pointee.URI) == "http://lv2plug.in/ns/ext/urid#map", let data = feature.pointee.data {
+                let map = data.assumingMemoryBound(to: LV2_URID_Map.self)
+                func id(_ uri: String) -> UInt32 { jackvu_lv2_map(map, uri) }
+                object = id("http://lv2plug.in/ns/ext/atom#Object")
+                blank = id("http://lv2plug.in/ns/ext/atom#Blank")
+                float = id("http://lv2plug.in/ns/ext/atom#Float")
+                double = id("http://lv2plug.in/ns/ext/atom#Double")
+                position = id("http://lv2plug.in/ns/ext/time#Position")
+                speed = id("http://lv2plug.in/ns/ext/time#speed")
+            }
+            f += 1
         }
     }
 }
@@ -145,13 +239,17 @@ private final class Work: @unchecked Sendable {
     let analyzer: Analyzer
     var snapshot: Snapshot
     let fields: [(ReadingField, Int)]
+    let defaults: [Float]
     var resetsSeen = 0
     var wasPaused = false
+    var targetSeen = -1
+    var toleranceSeen: UInt32 = .max
 
     init(instance: PluginInstance, analyzer: Analyzer) {
         self.instance = instance
         self.analyzer = analyzer
         snapshot = analyzer.makeSnapshot()
+        defaults = instance.readingPorts.map { Float(instance.ports[$0].defaultValue) }
         fields = instance.readingPorts.map { i in
             guard case .reading(let key, let subject) = instance.ports[i].kind else { preconditionFailure("not a reading port") }
             let scope: Reading.Scope = LV2Description.channelKeys.contains(key) ? .channel : LV2Description.pairKeys.contains(key) ? .pair : .programme
@@ -172,6 +270,14 @@ private final class Work: @unchecked Sendable {
             if paused != wasPaused {
                 wasPaused = paused
                 analyzer.setPaused(paused, programme: 0)
+            }
+            // The target (the snapshot's: its state and the relative readings come from it).
+            let choice = instance.targetChoice.load(ordering: .relaxed), tolerance = instance.toleranceBits.load(ordering: .relaxed)
+            if choice != targetSeen || tolerance != toleranceSeen {
+                (targetSeen, toleranceSeen) = (choice, tolerance)
+                var target = choice > 0 ? LoudnessTarget.profile(LV2Description.targetChoices[choice]) : nil
+                if Float(bitPattern: tolerance) > 0 { target?.toleranceLU = Double(Float(bitPattern: tolerance)) }
+                snapshot.programmes[0].target = target
             }
             let available = ring.readableFrames
             guard available > 0 else {
@@ -197,6 +303,10 @@ private final class Work: @unchecked Sendable {
             case .double(let x): v = Float(x)
             case .int(let x), .wrappingInt(let x): v = Float(x)
             case .bool(let b): v = b ? 1 : 0
+            // The target state: its place among the states (−1: no target).
+            case .text(let t): v = Float(LV2Description.states.firstIndex(of: t) ?? -1)
+            // No value (no target, no integrated loudness yet): the port's default.
+            case .missing: v = field.unit == .text ? -1 : defaults[k]
             default: v = .nan
             }
             if v.isFinite { instance.values[k] = v }
@@ -212,10 +322,10 @@ nonisolated(unsafe) private let descriptors: [UnsafeMutablePointer<LV2_Descripto
     let d = UnsafeMutablePointer<LV2_Descriptor>.allocate(capacity: 1)
     d.initialize(to: LV2_Descriptor(
         URI: UnsafePointer(strdup(form.uri)),
-        instantiate: { descriptor, rate, _, _ in
+        instantiate: { descriptor, rate, _, features in
             guard let descriptor, let uri = descriptor.pointee.URI,
                   let form = LV2Description.forms.first(where: { $0.uri == String(cString: uri) }),
-                  let instance = PluginInstance(form: form, sampleRate: rate) else { return nil }
+                  let instance = PluginInstance(form: form, sampleRate: rate, features: features) else { return nil }
             return LV2_Handle(Unmanaged.passRetained(instance).toOpaque())
         },
         connect_port: { handle, port, location in

@@ -16,21 +16,15 @@ public enum LV2Description {
         public let channels: Int
         public let layout: ChannelLayout
         public var uri: String { LV2Description.uriBase + ":" + name }
-        /// Loudspeaker names for port names (`L`, `R`, `C`, …), or numbers.
-        public var speakers: [String] {
-            switch layout {
-            case .mono, .dualMono: return ["1"]
-            case .stereo: return ["L", "R"]
-            case .surround51: return ["L", "R", "C", "LFE", "Ls", "Rs"]
-            default: return (1...channels).map(String.init)
-            }
-        }
+        /// Loudspeaker names for port names (`M`, `L`, `R`, `C`, `LFE`, `Ls`, …: BS.2051's).
+        public var speakers: [String] { layout.loudspeakers.map(\.label) }
     }
 
     public static let forms = [
         Form(name: "mono", channels: 1, layout: .mono),
         Form(name: "stereo", channels: 2, layout: .stereo),
         Form(name: "5.1", channels: 6, layout: .surround51),
+        Form(name: "7.1.4", channels: 12, layout: .surround714),
     ]
 
     /// The readings a plugin form outputs, by JSON key (their fields in `Readings.table`), in
@@ -39,8 +33,13 @@ public enum LV2Description {
     public static let pairKeys = ["correlation"]
     public static let programmeKeys = [
         "momentary_lufs", "short_term_lufs", "integrated_lufs", "range_lu", "max_momentary_lufs", "max_short_term_lufs", "plr_lu",
-        "max_true_peak_dbtp",
+        "max_true_peak_dbtp", "duration_s", "paused", "relative_integrated_lu", "relative_short_term_lu", "state",
     ]
+
+    /// The `target` control's choices: 0 none, then the profiles (`LoudnessTarget.profiles`).
+    public static let targetChoices = ["none"] + LoudnessTarget.profiles.map(\.profile)
+    /// The `state` output's values: −1 without a target, then each state's place.
+    public static let states = LoudnessTarget.State.allCases.map(\.rawValue)
 
     /// What a port is.
     public enum Kind: Sendable, Equatable {
@@ -52,6 +51,12 @@ public enum LV2Description {
         case reset
         /// A toggle: the loudness integration pauses while it is on.
         case pause
+        /// The target profile (`targetChoices`' index) and a tolerance that replaces the
+        /// profile's (0: the profile's own), LU.
+        case target, tolerance
+        /// The host's transport (`time:Position` events, an atom sequence) and whether the
+        /// loudness integration follows it (a toggle: while the transport stands, it pauses).
+        case transport, followTransport
     }
 
     public struct Port: Sendable, Equatable {
@@ -81,6 +86,7 @@ public enum LV2Description {
         case .dB: return (-60, 20)
         case .ppmScale: return (-60, 20)
         case .correlation: return (-1, 1)
+        case .seconds: return (0, 1e9)
         default: return (0, 1)
         }
     }
@@ -96,6 +102,10 @@ public enum LV2Description {
         for c in 0..<form.channels { add("out_\(c + 1)", "Out \(speakers[c])", .audioOut(channel: c)) }
         add("reset", "Reset measurements", .reset)
         add("pause", "Pause integration", .pause)
+        add("target", "Loudness target", .target, max: Double(targetChoices.count - 1), def: 1)
+        add("tolerance", "Target tolerance (0: the profile's)", .tolerance, unit: .LU, max: 10, def: 0)
+        add("transport", "Transport", .transport)
+        add("follow_transport", "Integrate only while the transport rolls", .followTransport)
         for key in channelKeys {
             guard let (reading, field) = field(key, scope: .channel) else { continue }
             let (lo, hi) = range(field.unit, key: key)
@@ -113,17 +123,17 @@ public enum LV2Description {
         }
         for key in programmeKeys {
             guard let (reading, field) = field(key, scope: .programme) else { continue }
-            let (lo, hi) = range(field.unit, key: key)
-            add(key, label(key, reading), .reading(key: key, subject: 0), unit: field.unit, min: lo, max: hi, def: lo)
+            let (lo, hi) = key == "state" ? (-1.0, Double(states.count - 1)) : range(field.unit, key: key)
+            add(key, label(key, reading), .reading(key: key, subject: 0), unit: field.unit, min: lo, max: hi, def: key == "state" ? -1 : lo)
         }
         return ports
     }
 
-    /// A form's correlation pairs, named by their loudspeakers (as `Configuration` pairs the
-    /// channels: (1, 2), (3, 4), …).
+    /// A form's correlation pairs: its layout's left/right loudspeaker pairs (L-R, Ls-Rs, …;
+    /// the plugin meters its channels as one programme of that layout).
     public static func pairNames(_ form: Form) -> [String] {
         let s = form.speakers
-        return stride(from: 0, to: form.channels - 1, by: 2).map { "\(s[$0])-\(s[$0 + 1])" }
+        return form.layout.pairs.map { "\(s[$0.left])-\(s[$0.right])" }
     }
 
     /// A port's name from its reading: the field's words ("max true peak"), its unit apart.
@@ -133,7 +143,9 @@ public enum LV2Description {
             "dpeak_dbfs": "Digital peak", "vu": "VU", "ppm": "PPM", "k_db": "K meter", "correlation": "Correlation",
             "momentary_lufs": "Momentary loudness", "short_term_lufs": "Short-term loudness", "integrated_lufs": "Integrated loudness",
             "range_lu": "Loudness range", "max_momentary_lufs": "Max momentary loudness", "max_short_term_lufs": "Max short-term loudness",
-            "plr_lu": "Peak-to-loudness ratio",
+            "plr_lu": "Peak-to-loudness ratio", "relative_integrated_lu": "Integrated loudness against the target",
+            "relative_short_term_lu": "Short-term loudness against the target", "state": "Target state",
+            "duration_s": "Integrated duration", "paused": "Integration paused",
         ]
         return known[key] ?? reading.summary
     }
@@ -152,9 +164,13 @@ public enum LV2Description {
     /// `jackvu.ttl`: each form's name, ports and their properties.
     public static func description() -> String {
         var out = """
+            @prefix atom: <http://lv2plug.in/ns/ext/atom#> .
             @prefix doap: <http://usefulinc.com/ns/doap#> .
+            @prefix time: <http://lv2plug.in/ns/ext/time#> .
+            @prefix urid: <http://lv2plug.in/ns/ext/urid#> .
             @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
             @prefix pprops: <http://lv2plug.in/ns/ext/port-props#> .
+            @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
             @prefix units: <http://lv2plug.in/ns/extensions/units#> .
             @prefix foaf: <http://xmlns.com/foaf/0.1/> .
@@ -166,7 +182,7 @@ public enum LV2Description {
             out += "    doap:name \"jackvu (\(form.name))\" ;\n"
             out += "    doap:license <https://opensource.org/licenses/MIT> ;\n"
             out += "    doap:maintainer [ foaf:name \"jackvu\" ] ;\n"
-            out += "    lv2:optionalFeature lv2:hardRTCapable ;\n"
+            out += "    lv2:optionalFeature lv2:hardRTCapable, urid:map ;\n"
             out += "    rdfs:comment \"jackvu's meters: levels, true peak, VU, PPM, K, correlation and EBU R 128 loudness, computed on a thread of its own; the audio passes unchanged.\" ;\n"
             let ports = ports(form)
             out += "    lv2:port " + ports.map { turtle($0) }.joined(separator: " , ") + " .\n\n"
@@ -185,6 +201,27 @@ public enum LV2Description {
         case .pause:
             lines.append("a lv2:ControlPort, lv2:InputPort")
             lines.append("lv2:portProperty lv2:toggled")
+        case .target:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:portProperty lv2:integer, lv2:enumeration")
+            lines.append("lv2:scalePoint " + targetChoices.enumerated().map { "[ rdfs:label \"\($0.element)\" ; rdf:value \($0.offset) ]" }.joined(separator: ", "))
+        case .tolerance:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+        case .transport:
+            lines.append("a atom:AtomPort, lv2:InputPort")
+            lines.append("atom:bufferType atom:Sequence")
+            lines.append("atom:supports time:Position")
+            lines.append("lv2:designation lv2:control")
+        case .followTransport:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:portProperty lv2:toggled")
+        case .reading(let key, _) where key == "paused":
+            lines.append("a lv2:ControlPort, lv2:OutputPort")
+            lines.append("lv2:portProperty lv2:toggled")
+        case .reading(let key, _) where key == "state":
+            lines.append("a lv2:ControlPort, lv2:OutputPort")
+            lines.append("lv2:portProperty lv2:integer, lv2:enumeration")
+            lines.append("lv2:scalePoint " + (["none"] + states).enumerated().map { "[ rdfs:label \"\($0.element)\" ; rdf:value \($0.offset - 1) ]" }.joined(separator: ", "))
         case .reading:
             lines.append("a lv2:ControlPort, lv2:OutputPort")
         }
@@ -192,7 +229,7 @@ public enum LV2Description {
         lines.append("lv2:symbol \"\(p.symbol)\"")
         lines.append("lv2:name \"\(p.name)\"")
         switch p.kind {
-        case .audioIn, .audioOut: break
+        case .audioIn, .audioOut, .transport: break
         default:
             lines.append("lv2:default \(number(p.defaultValue))")
             lines.append("lv2:minimum \(number(p.minimum))")
@@ -209,6 +246,7 @@ public enum LV2Description {
         switch unit {
         case .dB: return "units:db"
         case .Hz: return "units:hz"
+        case .seconds: return "units:s"
         case .dBFS, .dBTP, .LUFS, .LU, .VU, .ppmScale:
             return "[ a units:Unit ; rdfs:label \"\(unit.rawValue)\" ; units:symbol \"\(unit.rawValue)\" ; units:render \"%.1f \(unit.rawValue)\" ]"
         default: return nil

@@ -72,7 +72,9 @@ final class LV2Tests: XCTestCase {
     /// `jalv` hosts the mono form as a JACK client on a real server, a 997 Hz tone at −20 dBFS
     /// peak into it: the control outputs it prints (its `monitors` command) read the tone
     /// (sample peak −20 dBFS, RMS −23.01, momentary loudness −23.0 LUFS), computed on the
-    /// plugin's worker; `reset` (its trigger, set from jalv's prompt) starts the maxima again.
+    /// plugin's worker; the target state is `within` EBU R 128 (the default) and `below` with
+    /// the `target` control at Spotify's, 9 LU under it; `reset` (its trigger, set from jalv's
+    /// prompt) starts the maxima again.
     func testJalvHostsItLiveAndItsMetersReadTheTone() throws {
         let server = try JackServer(label: "lv2")
         let tone = try BackgroundProcess(
@@ -101,6 +103,22 @@ final class LV2Tests: XCTestCase {
         print("jalv: peak \(latest("peak_dbfs_1") ?? .nan) dBFS, RMS \(latest("rms_dbfs_1") ?? .nan) dBFS, momentary \(latest("momentary_lufs") ?? .nan) LUFS")
         XCTAssertTrue(settled, "the meters in jalv: \(host.stdout.suffix(600)) \(host.stderr.suffix(300))")
         XCTAssertEqual(try XCTUnwrap(latest("rms_dbfs_1")), -23.01, accuracy: 0.1)
+        // The default target, EBU R 128: −23.0 LUFS is within; Spotify's −14 (chosen from jalv's
+        // prompt, as a host's automation would) puts it below, 9 LU under.
+        let within = Double(try XCTUnwrap(LV2Description.states.firstIndex(of: "within")))
+        let below = Double(try XCTUnwrap(LV2Description.states.firstIndex(of: "below")))
+        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+            host.send("monitors")
+            usleep(200_000)
+            return latest("state") == within && abs((latest("relative_integrated_lu") ?? 99) - 0) < 0.3
+        }, "within EBU R 128: \(host.stdout.suffix(500))")
+        let spotify = try XCTUnwrap(LV2Description.targetChoices.firstIndex(of: "spotify"))
+        host.send("target = \(spotify)")
+        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+            host.send("monitors")
+            usleep(200_000)
+            return latest("state") == below && abs((latest("relative_integrated_lu") ?? 99) + 9) < 0.3
+        }, "below Spotify's: \(host.stdout.suffix(500))")
         // Louder for a moment, then reset: the maximum true peak comes back down to the tone's.
         tone.send("level -6")
         XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
@@ -117,6 +135,49 @@ final class LV2Tests: XCTestCase {
             return abs((latest("max_true_peak_dbtp_1") ?? 0) + 20) < 0.2
         }, "after reset: \(host.stdout.suffix(400))")
         XCTAssertTrue(host.isRunning, host.stderr)
+    }
+
+    /// With `follow_transport` on, the integration follows the host's transport (the
+    /// `time:Position` jalv sends from JACK's, moved by a real `jack_transport`): standing,
+    /// nothing is integrated; rolling, the duration grows; stopped again, it holds.
+    func testTheIntegrationFollowsTheHostsTransport() throws {
+        let server = try JackServer(label: "lv2tp")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let host = try BackgroundProcess(
+            try Executables.resolve("jalv"), ["-x", "-n", "lv2tp", "-c", "follow_transport=1", LV2Description.forms[0].uri],
+            environment: server.environment.merging(environment) { a, _ in a }, label: "jalv-transport", stdin: true)
+        defer { host.stop() }
+        try waitForPortsListed(server, ["lv2tp:in_1"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "lv2tp:in_1"], environment: server.environment).status, 0)
+        let transport = try BackgroundProcess("jack_transport", [], environment: server.environment, stdin: true)
+        defer {
+            transport.send("quit")
+            transport.stop()
+        }
+        func latest(_ symbol: String) -> Double? {
+            host.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+                let parts = line.split(separator: "=").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) }
+                return parts.count == 2 && parts[0] == symbol ? Double(parts[1]) : nil
+            }.first
+        }
+        func until(_ what: String, _ condition: @escaping () -> Bool) {
+            XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+                host.send("monitors")
+                usleep(200_000)
+                return condition()
+            }, "\(what): \(host.stdout.suffix(700))")
+        }
+        usleep(2_000_000)
+        until("standing: paused, nothing integrated") { latest("paused") == 1 && latest("duration_s") == 0 && (latest("momentary_lufs") ?? -200) > -24 }
+        transport.send("play")
+        until("rolling: integrating") { latest("paused") == 0 && (latest("duration_s") ?? 0) > 1.5 }
+        transport.send("stop")
+        until("stopped: paused again") { latest("paused") == 1 }
+        let held = try XCTUnwrap(latest("duration_s"))
+        usleep(1_500_000)
+        until("the duration held") { latest("duration_s") == held }
     }
 
     /// RealtimeSanitizer's runtime as a library to preload into a host (Tools/test.sh builds
