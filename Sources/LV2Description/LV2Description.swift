@@ -212,6 +212,7 @@ public enum LV2Description {
             lines.append("atom:bufferType atom:Sequence")
             lines.append("atom:supports time:Position")
             lines.append("lv2:designation lv2:control")
+            lines.append("lv2:portProperty lv2:connectionOptional")
         case .followTransport:
             lines.append("a lv2:ControlPort, lv2:InputPort")
             lines.append("lv2:portProperty lv2:toggled")

@@ -53,7 +53,11 @@ final class LV2Tests: XCTestCase {
     /// `lv2apply` runs the stereo form over a file: the audio comes out unchanged, sample for
     /// sample (the plugin can go anywhere in a chain).
     func testLV2ApplyPassesTheAudioThroughUnchanged() throws {
-        let input = folder + "/in.wav", output = folder + "/out.wav"
+        // (Beside the bundle's folder, not in it: lilv takes every entry of LV2_PATH as a bundle.)
+        let audio = folder + "-audio"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let input = audio + "/in.wav", output = audio + "/out.wav"
         let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", input,
                                                "synth", "2", "sine", "997", "pinknoise", "vol", "0.5"])
         XCTAssertEqual(made.status, 0, made.stderr)
