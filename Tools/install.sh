@@ -10,6 +10,8 @@
 #   PREFIX/lib/systemd/user/jackvu@.service     a user service per bus (jackvu@mixbus)
 #   PREFIX/lib/jack/jackvu.so                   the in-process form for jack_load (for /usr:
 #                                               /usr/lib/<multiarch>/jack, where jackd looks)
+#   PREFIX/lib/lv2/jackvu.lv2/                  the LV2 plugin: jackvu.so and its Turtle (written
+#                                               from the reading table by jackvu-lv2-ttl)
 #   PREFIX/share/doc/jackvu/                    README.md, docs/*.md (outputs, options, tests), jackvu.env.example
 #   PREFIX/share/jackvu/prometheus/             alert rules and their tests, a fleet scrape config
 #   PREFIX/share/jackvu/grafana/                a Grafana dashboard
@@ -82,7 +84,7 @@ echo "install: building release binaries (Swift runtime linked statically)" >&2
 # A build folder of its own: never waits for (or disturbs) a debug build or test run in .build.
 build=(swift build -c release --scratch-path "$root/.build-release${cpu:+-$cpu}")
 [ -n "$cpu" ] && build+=(-Xswiftc -target-cpu -Xswiftc "$cpu")
-for product in jackvu jacktone JackVUInternal generate-manual; do
+for product in jackvu jacktone JackVUInternal JackVULV2 jackvu-lv2-ttl generate-manual; do
   "${build[@]}" --static-swift-stdlib --product "$product" >&2
 done
 bin="$("${build[@]}" --show-bin-path)"
@@ -144,6 +146,11 @@ if [ "$prefix" = /usr ] && command -v dpkg-architecture >/dev/null; then
 fi
 strip --strip-unneeded -o "$stage/jackvu.so" "$bin/libJackVUInternal.so"
 place 644 "$stage/jackvu.so" "$jack_dir/jackvu.so"
+# The LV2 bundle, where hosts look (LV2_PATH's default: ~/.lv2, /usr/local/lib/lv2, /usr/lib/lv2).
+mkdir -p "$stage/jackvu.lv2"
+strip --strip-unneeded -o "$stage/jackvu.lv2/jackvu.so" "$bin/libJackVULV2.so"
+"$bin/jackvu-lv2-ttl" "$stage/jackvu.lv2" jackvu.so
+for f in jackvu.so manifest.ttl jackvu.ttl; do place 644 "$stage/jackvu.lv2/$f" "lib/lv2/jackvu.lv2/$f"; done
 place 644 "$stage/jackvu@.service" "lib/systemd/user/jackvu@.service"
 place 644 Tools/systemd/jackvu.env.example share/doc/jackvu/jackvu.env.example
 place 644 README.md share/doc/jackvu/README.md
@@ -160,4 +167,4 @@ if [ -z "$destdir" ]; then
   make_dirs "$(dirname "$manifest")"
   printf '%s\n' "${records[@]}" "f $manifest" > "$manifest"
 fi
-echo "install: jackvu $("$bin/jackvu" --version) installed in $destdir$prefix (bin, man, completions, systemd user unit)" >&2
+echo "install: jackvu $("$bin/jackvu" --version) installed in $destdir$prefix (bin, man, completions, systemd user unit, the LV2 plugin)" >&2

@@ -46,7 +46,8 @@ EOF
 # dpkg-shlibdeps wants a debian/control beside it; it only reads the binaries' libraries.
 mkdir -p "$work/shlibs/debian"
 touch "$work/shlibs/debian/control"
-depends="$(cd "$work/shlibs" && dpkg-shlibdeps -O "$stage/usr/bin/jackvu" "$stage/usr/bin/jacktone" "$stage"/usr/lib/*/jack/jackvu.so 2>/dev/null \
+depends="$(cd "$work/shlibs" && dpkg-shlibdeps -O "$stage/usr/bin/jackvu" "$stage/usr/bin/jacktone" "$stage"/usr/lib/*/jack/jackvu.so \
+  "$stage"/usr/lib/lv2/jackvu.lv2/jackvu.so 2>/dev/null \
   | sed -n 's/^shlibs:Depends=//p')"
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
 

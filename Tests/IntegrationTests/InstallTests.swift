@@ -144,7 +144,8 @@ final class InstallTests: XCTestCase {
                      "./usr/share/bash-completion/completions/jackvu", "./usr/lib/systemd/user/jackvu@.service",
                      "./usr/share/doc/jackvu/copyright", "./usr/lib/x86_64-linux-gnu/jack/jackvu.so",
                      "./usr/share/jackvu/prometheus/jackvu-alerts.yml", "./usr/share/jackvu/prometheus/prometheus-fleet.yml",
-                     "./usr/share/jackvu/grafana/jackvu-dashboard.json"] {
+                     "./usr/share/jackvu/grafana/jackvu-dashboard.json", "./usr/lib/lv2/jackvu.lv2/jackvu.so",
+                     "./usr/lib/lv2/jackvu.lv2/manifest.ttl", "./usr/lib/lv2/jackvu.lv2/jackvu.ttl"] {
             XCTAssertTrue(contents.contains(path), "the package holds \(path)")
         }
         XCTAssertFalse(contents.contains("install-manifest"), "dpkg keeps the package's file list, not install.sh")
@@ -163,6 +164,9 @@ final class InstallTests: XCTestCase {
         let version = try clean(["/usr/bin/jackvu", "--version"])
         XCTAssertEqual(version.status, 0, version.stderr)
         XCTAssertTrue(deb.contains("jackvu_\(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines))_"), deb)
+        // The LV2 plugin where hosts look by default: lilv lists it.
+        let plugins = try clean(["lv2ls"])
+        XCTAssertTrue(plugins.stdout.contains("urn:jackvu:lv2:stereo"), "lv2ls finds the installed plugin: \(plugins.stdout)")
         let page = try clean(["man", "jackvu"], ["MANWIDTH": "100"])
         XCTAssertTrue(page.stdout.contains("--fft-size"), "man jackvu finds the installed page: \(page.stderr)")
 
