@@ -391,18 +391,23 @@ final class PicturesTests: XCTestCase {
             try session.tmux(["send-keys", "-t", "jv", "Tab", "Tab"])
         }
         // Now input 1 again (8 Tabs): the spectrogram of the tone, then of silent input 8.
-        try session.tmux(["send-keys", "-t", "jv", "w"])
+        // The shortest span (5 s: a column every 2 updates), so that the newest columns are
+        // the tone's alone (the first ones hold the start: the onset and the analysis block
+        // filling up spread over every band).
+        try session.tmux(["send-keys", "-t", "jv", "w", "-", "-"])
         func blockRows(_ screen: String) -> (blocks: Set<Int>, label: Int?) {
             let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             var rows = Set<Int>()
             for (y, line) in lines.enumerated() where y >= 2 && y < lines.count - 2 {
-                // The newest ten columns (the first ones hold the start: the tone's onset and the
-                // analysis block filling up spread over every band).
-                if line.unicodeScalars.dropFirst(70).contains(where: { "▀▄█".unicodeScalars.contains($0) }) { rows.insert(y) }
+                // The newest five columns.
+                if line.unicodeScalars.dropFirst(75).contains(where: { "▀▄█".unicodeScalars.contains($0) }) { rows.insert(y) }
             }
             return (rows, lines.firstIndex { $0.hasPrefix("  1k") })
         }
-        let tone1 = session.waitForPane(timeout: 20) { $0.contains("Spectrogram, input 1") && !blockRows($0).blocks.isEmpty }
+        let tone1 = session.waitForPane(timeout: 20) { screen in
+            let (rows, label) = blockRows(screen)
+            return screen.contains("Spectrogram, input 1, last 5 s") && !rows.isEmpty && label.map { k in rows.allSatisfy { abs($0 - k) <= 1 } } == true
+        }
         XCTAssertNotNil(tone1, session.capture())
         let coloured = session.capture(escapes: true)
         XCTAssertNotNil(coloured.range(of: "\u{1B}\\[(3[1-7];)?3[1-7]m[▀▄█]", options: .regularExpression), "coloured blocks: \(coloured.debugDescription)")
