@@ -196,7 +196,7 @@ final class LV2Tests: XCTestCase {
 
     /// run() is real-time safe inside a real host: jalv, with RealtimeSanitizer's runtime
     /// preloaded, hosts the stereo form on a server of 64-frame periods (750 cycles a second)
-    /// with a tone flowing for 8 s; run() marks itself a real-time context, so an allocation, a
+    /// with a tone flowing for 14 s (10,500 calls); run() marks itself a real-time context, so an allocation, a
     /// lock or a system call in it would abort jalv with a report: jalv still runs, nothing was
     /// reported, and the meters read the tone (run() ran). The canary (`JACKVU_LV2_CANARY=1`:
     /// one allocation in the first run()) is caught: the check is live.
@@ -215,7 +215,8 @@ final class LV2Tests: XCTestCase {
         for input in ["lv2rt:in_1", "lv2rt:in_2"] {
             XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", input], environment: server.environment).status, 0)
         }
-        usleep(8_000_000)
+        // 14 s at 750 cycles a second: 10,500 run() calls.
+        usleep(14_000_000)
         // (jalv's stdout is a pipe, fully buffered: `monitors` until its output shows.)
         let read = waitFor(timeout: 20) { () -> Bool in
             host.send("monitors")

@@ -565,7 +565,8 @@ function bitsVerdict(b, c) {
 // (green within 16 bits, cyan to 24, yellow beyond: a float's finer bits), with 16 and 24
 // marked; the verdict on the right.
 function drawBits(W, H, u, pad, portrait) {
-  text("Bit meter: bits in use over the analysis block (full scale at the left)", pad, 3.3 * u, 0.9 * u, DIM);
+  text(W > 700 ? "Bit meter: bits in use over the analysis block (full scale at the left)" : "Bit meter (full scale at the left)",
+    pad, 3.3 * u, 0.9 * u, DIM);
   const n = bitmeter.length, labelW = 2.5 * u, verdictW = portrait ? 0 : 16 * u;
   const x0 = pad + labelW, cellsW = W - 2 * pad - labelW - verdictW, cell = cellsW / 32;
   const top = 5.5 * u, rowH = Math.max(0.9 * u, Math.min(2.4 * u, (H - top - 3 * u) / Math.max(1, n) / (portrait ? 2 : 1)));
@@ -644,7 +645,11 @@ function drawGoniometer(W, H, u, pad, portrait) {
     const side = Math.abs(lv.balance) >= 119.5 ? (lv.balance > 0 ? "left only" : "right only") : (lv.balance >= 0 ? "+" : "") + lv.balance.toFixed(1) + " dB";
     text("balance " + side + "   mid " + db(lv.mid) + "   side " + db(lv.side) + " dBFS", pad, H - 0.8 * u, 0.9 * u, TEXT);
   }
-  text("Tab / ← → pair · g meters", W - pad, H - 2.0 * u, 0.8 * u, DIM, "right");
+  // The keys at the top right, where the title line leaves room (a phone has none).
+  const keys = "Tab / ← → pair · g meters";
+  g.font = 0.8 * u + 'px "DejaVu Sans", system-ui, sans-serif';
+  const titleW = g.measureText("Goniometer, pair " + name + "  (00/00)").width * 0.9 / 0.8;
+  if (pad + titleW + g.measureText(keys).width + 2 * u < W) text(keys, W - pad, 3.3 * u, 0.8 * u, DIM, "right");
   const summary = (!connected ? "Reconnecting to jackvu. " : "") + "Goniometer, pair " + name + ": " + level;
   if (live.textContent !== summary) live.textContent = summary;
 }
