@@ -39,6 +39,26 @@ public final class Analyzer: @unchecked Sendable {
     public var isBlockFull: Bool { blockHops * hopSize >= configuration.fftSize }
     /// Hops analysed since the block (re)started.
     private var blockHops = 0
+    /// How many spectra and pitch estimates a second the outputs read: the outputs' rate
+    /// (`--rate`, or the control input's `rate`). Snapshots are written every hop (the meter
+    /// ports, the alarms and the log want every one), but the outputs take only the newest at
+    /// their rate, so a hop's FFT bars and YIN estimate are computed only when one is due:
+    /// every `spectrumPace` hops, the channels taking turns (channel c at the hops where
+    /// (hop + c) is a multiple of it), each estimate at most 1 / rate old when an output reads
+    /// it. At the defaults (4096-point blocks, 75 % overlap, 20 updates a second) that is every
+    /// second hop at 44.1 and 48 kHz: half the FFTs. With `.everyHop` (the MIDI `notes` port),
+    /// every hop.
+    public var readingsPerSecond: Double {
+        didSet { spectrumPace = Analyzer.pace(readingsPerSecond, sampleRate: sampleRate, hopSize: hopSize, features: features) }
+    }
+    /// Hops from one spectrum and pitch estimate of a channel to its next (1: every hop).
+    public private(set) var spectrumPace: Int
+
+    static func pace(_ perSecond: Double, sampleRate: Int, hopSize: Int, features: Features) -> Int {
+        guard !features.contains(.everyHop), perSecond > 0 else { return 1 }
+        let hopsPerSecond = Double(sampleRate) / Double(hopSize)
+        return max(1, min(1 << 20, Int(hopsPerSecond / perSecond)))
+    }
     /// Number of 1/3-octave bands reported (0 without `.thirds`).
     public let bandCount: Int
 
@@ -78,6 +98,8 @@ public final class Analyzer: @unchecked Sendable {
         self.features = features
         self.sampleRate = sampleRate
         hopSize = min(configuration.hopSize, configuration.fftSize)
+        readingsPerSecond = configuration.rate
+        spectrumPace = Analyzer.pace(configuration.rate, sampleRate: sampleRate, hopSize: hopSize, features: features)
         transportRolling = !configuration.followTransport
         let spectrum = configuration.spectrum(sampleRate: Double(sampleRate))
         var made: [ChannelAnalysis] = []
@@ -203,8 +225,13 @@ public final class Analyzer: @unchecked Sendable {
             }
             while filled >= hopSize {
                 if live {
+                    // The spectrum and the pitch when due (`readingsPerSecond`), and always at
+                    // the hop that fills the block: the first snapshot published has them.
+                    let pace = spectrumPace, hop = blockHops + 1
+                    let filling = hop * hopSize >= configuration.fftSize && (hop - 1) * hopSize < configuration.fftSize
                     pool.forEach(channels.count) { c in
-                        channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c))
+                        channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c),
+                                            spectra: filling || (hop + c) % pace == 0)
                     }
                     if features.contains(.thirds) {
                         for group in laneGroups {
@@ -544,12 +571,15 @@ final class ChannelAnalysis {
         }
     }
 
-    /// Analyses the block, then shifts it by one hop to make room for the next.
-    func analyze(hopSize: Int, truePeak: Float) {
+    /// Analyses the block (its spectrum and pitch only with `spectra`), then shifts it by one
+    /// hop to make room for the next.
+    func analyze(hopSize: Int, truePeak: Float, spectra: Bool) {
         let samples = UnsafeBufferPointer(block)
         level = BlockLevel(samples)
-        spectrum?.analyze(samples)
-        pitch = yin?.estimate(samples)
+        if spectra {
+            spectrum?.analyze(samples)
+            pitch = yin?.estimate(samples)
+        }
         if features.contains(.bits) {
             // The new hop's tally into the ring; the block's usage from the ring.
             let hop = min(hopSize, samples.count)
@@ -670,7 +700,7 @@ extension AnalysisFeatures {
     public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
         var f: AnalysisFeatures = [.live]
         for kind in c.send.kinds { f.formUnion(kind.reading.features) }
-        if midiNotes { f.insert(.yin) }
+        if midiNotes { f.formUnion([.yin, .everyHop]) }
         // The alarms judge levels, clips, true peaks, loudness and correlation; the log keeps
         // loudness blocks and peaks: whatever --send says.
         if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }

@@ -66,7 +66,7 @@ public final class Engine {
         let wake = WakeSignal()
         let events = self.events
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
-        let shared = SharedState(neededFeatures: features)
+        let shared = SharedState(neededFeatures: features, outputRate: c.rate)
         let notifications = Notifications(shared: shared, events: events)
 
         // The log's file, before anything else: a link, a device, another application's
@@ -294,6 +294,7 @@ public final class Engine {
             if let bits = programmes(name) { shared.programmeResumes.bitwiseOr(bits, ordering: .relaxed) }
         case .rate(let r):
             control.rate = r
+            shared.outputRate.store(r.bitPattern, ordering: .relaxed)
         case .send(let kinds):
             var needed = c
             needed.send = kinds

@@ -40,9 +40,14 @@ final class SharedState: @unchecked Sendable {
     /// What the outputs need computed now (`Analyzer.Features` raw value); the control
     /// input's `send` may widen it.
     let neededFeatures: Atomic<Int>
+    /// The outputs' rate now (`--rate`, or the control input's `rate`), updates per second, as
+    /// a `Double`'s bit pattern: how often the worker computes the spectrum and the pitch
+    /// (`Analyzer.readingsPerSecond`).
+    let outputRate: Atomic<UInt64>
 
-    init(neededFeatures: Analyzer.Features) {
+    init(neededFeatures: Analyzer.Features, outputRate: Double) {
         self.neededFeatures = Atomic(neededFeatures.rawValue)
+        self.outputRate = Atomic(outputRate.bitPattern)
     }
 }
 
@@ -236,6 +241,8 @@ final class Worker: @unchecked Sendable {
     /// from a clean start (frames already in the ring were captured at the old one). A
     /// selection that needs more than is computed starts the analysis again with it.
     private func followConfiguration() {
+        let outputRate = Double(bitPattern: shared.outputRate.load(ordering: .relaxed))
+        if outputRate != analyzer.readingsPerSecond { analyzer.readingsPerSecond = outputRate }
         let rate = shared.serverSampleRate.count
         let needed = Analyzer.Features(rawValue: shared.neededFeatures.load(ordering: .relaxed))
         let rateChanged = rate > 0 && rate != analyzer.sampleRate
@@ -258,6 +265,7 @@ final class Worker: @unchecked Sendable {
         // The running measurements (integrated loudness, range, maxima, clips) go on.
         replacement.continueMeasurements(from: analyzer)
         replacement.pool = pool
+        replacement.readingsPerSecond = outputRate
         analyzer = replacement
         if rateChanged {
             ring.discardReadable()

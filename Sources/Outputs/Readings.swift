@@ -44,6 +44,9 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     public static let goniometer = AnalysisFeatures(rawValue: 4096)
     /// Each programme's short-term loudness distribution (`ProgrammeSnapshot.histogram`).
     public static let histogram = AnalysisFeatures(rawValue: 8192)
+    /// The spectrum and the pitch at every hop, not paced to the outputs' rate
+    /// (`Analyzer.readingsPerSecond`): the MIDI `notes` port follows every hop.
+    public static let everyHop = AnalysisFeatures(rawValue: 16384)
     /// VU, PPM, K, digital peak, correlation.
     public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
     /// What a file summary needs: loudness and true peak over the whole file.
