@@ -14,8 +14,10 @@
 # thread CPU clock) of jack_meter and of jackvu with 1, 8, 64 and 256 channels, and of jackd's
 # process thread with jackvu loaded in process, on one real-time dummy server, with jackvu's
 # own wall-time figures for its callback beside them.
-# `bash Tools/bench.sh capacity`: jackvu with every meter on at 64 … 256 channels for
-# BENCH_SECONDS each, on one worker thread (--workers 1) and on all cores: overruns, xruns.
+# `bash Tools/bench.sh capacity`: jackvu with every meter on (the default --send) for
+# BENCH_SECONDS each at CAPACITY's channels:workers pairs (default 256:1 512:1 1024:2, issue
+# 33's counts: 512 on one worker core, 1,024 on two): overruns, xruns (jackvu's and, for the
+# server's own, a one-channel observer's), cycles, and the callback's mean and maximum per cycle.
 # `bash Tools/bench.sh metrics`: Prometheus scrapes (bytes, latency, CPU per scrape) for 2, 64
 # and 256 channels with 1 and 8 programmes, and K scraped 64-channel instances on one server.
 # `bash Tools/bench.sh watch`: the alarms and the log: the time from a silence starting to the
@@ -206,25 +208,37 @@ if [ "$only" = rt ]; then
 fi
 
 if [ "$only" = capacity ]; then
-  start_server capacity
+  # Room for 1,024 channels' 2,049 ports.
+  server="jackvu-bench-$$-capacity"
+  jackd -n "$server" -p 4096 -R -d dummy -r 48000 -p 256 >"$work/capacity-jackd.log" 2>&1 &
+  jackd_pid=$!
+  pids+=($jackd_pid)
+  export JACK_DEFAULT_SERVER="$server"
+  for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
   start_chord
-  echo "Every meter on, a chord on every input, jackd -R -d dummy -r 48000 -p 256, ${seconds} s each ($(nproc) cores)"
-  echo "channels  workers  overruns  xruns  cycles"
-  for workers in 1 "$(nproc)"; do
-    for channels in 64 128 192 256; do
-      args=()
-      for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
-      "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >$work/capacity.out 2>&1 &
-      vu=$!
-      pids+=($vu)
-      for _ in $(seq 100); do grep -aq '/status ' $work/capacity.out && break; sleep 0.3; done
-      sleep 2
-      first=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
-      sleep "$seconds"
-      last=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
-      kill -INT "$vu"; wait "$vu" || true
-      echo "$first" "$last" | awk -v c="$channels" -v w="$workers" '{printf "%-9s %-8s %-9d %-6d %d\n", c, w, $19 - $5, $18 - $4, $21 - $7}'
-    done
+  # The server's own xruns over each run: a one-channel observer that only reports status.
+  "$bin/jackvu" --name observer --channels 1 --text --send status --rate 1 >$work/observer.out 2>&1 &
+  pids+=($!)
+  echo "Every meter on (the default --send), a chord on every input, jackd -R -d dummy -r 48000 -p 256, ${seconds} s each ($(nproc) cores)"
+  echo "channels  workers  overruns  xruns  server xruns  cycles  callback mean µs  max µs"
+  for pair in ${CAPACITY:-256:1 512:1 1024:2}; do
+    channels=${pair%%:*} workers=${pair##*:}
+    args=()
+    for _ in $(seq "$channels"); do args+=(--connect jacktone:out); done
+    "$bin/jackvu" --name "cap$channels" --channels "$channels" --workers "$workers" --text --rate 1 "${args[@]}" >$work/capacity.out 2>&1 &
+    vu=$!
+    pids+=($vu)
+    for _ in $(seq 100); do grep -aq '/status ' $work/capacity.out && break; sleep 0.3; done
+    sleep 2
+    first=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
+    observed=$(grep -a '/status ' $work/observer.out | tail -1 | awk '{print $4}')
+    sleep "$seconds"
+    last=$(grep -a '/status ' $work/capacity.out | tail -1 || true)
+    observed=$(( $(grep -a '/status ' $work/observer.out | tail -1 | awk '{print $4}') - observed ))
+    cb=$(grep -a '/callback ' $work/capacity.out | tail -1 || true)
+    kill -INT "$vu"; wait "$vu" || true
+    echo "$first" "$last" | awk -v c="$channels" -v w="$workers" -v o="$observed" -v m="$(echo "$cb" | awk '{print $3}')" -v x="$(echo "$cb" | awk '{print $5}')" \
+      '{printf "%-9s %-8s %-9d %-6d %-13d %-7d %-17s %s\n", c, w, $19 - $5, $18 - $4, o, $21 - $7, m, x}'
   done
   exit 0
 fi

@@ -112,6 +112,44 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(s.loudness.maxShortTerm, s.loudness.shortTerm, accuracy: 0.01)
     }
 
+    /// The spectrum and the pitch are computed when an output can read them: at 20 updates a
+    /// second and 47 hops a second (48 kHz, 1,024-frame hops) every second hop, the channels
+    /// taking turns, all of them at the hop that fills the block; every hop at a rate above
+    /// the hops' and with `.everyHop` (the MIDI notes port). A level that grows every hop
+    /// changes the bars at each hop they are computed.
+    func testSpectraAndPitchPacedToTheOutputRate() throws {
+        let hop = 1024, hops = 12
+        let growing: [Float] = (0..<(hop * hops)).map { i in Float(0.02 * Double(i / hop + 1) * sin(2 * Double.pi * 1000 * Double(i) / 48000)) }
+        func changes(_ analyzer: Analyzer) -> [[Bool]] {
+            var s = Snapshot(channels: 2, barCount: 48, bandCount: analyzer.bandCount)
+            var previous = [Array(s.channels[0].bars), Array(s.channels[1].bars)]
+            var changed: [[Bool]] = [[], []]
+            withPointers([growing, growing], 0) { p in
+                analyzer.append(frames: growing.count, from: { p[$0] }) {
+                    analyzer.write(into: &s)
+                    for c in 0..<2 {
+                        changed[c].append(Array(s.channels[c].bars) != previous[c])
+                        previous[c] = Array(s.channels[c].bars)
+                    }
+                }
+            }
+            return changed
+        }
+        let paced = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+        XCTAssertEqual(paced.spectrumPace, 2)
+        let even = (1...hops).map { $0 % 2 == 0 }, odd = (1...hops).map { $0 % 2 == 1 }
+        // Hop 4 fills the block: both channels then.
+        XCTAssertEqual(changes(paced), [even, odd.enumerated().map { $0.element || $0.offset == 3 }])
+        let fast = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+        fast.readingsPerSecond = 100
+        XCTAssertEqual(fast.spectrumPace, 1)
+        XCTAssertEqual(changes(fast), [[Bool]](repeating: [Bool](repeating: true, count: hops), count: 2))
+        let notes = try Analyzer(configuration: Configuration(), sampleRate: 48000, features: Analyzer.Features.all.union(.everyHop))
+        XCTAssertEqual(notes.spectrumPace, 1)
+        XCTAssertTrue(Analyzer.Features.needed(for: Configuration(), midiNotes: true).contains(.everyHop))
+        XCTAssertFalse(Analyzer.Features.needed(for: Configuration()).contains(.everyHop))
+    }
+
     /// What a connection change leaves out (`heldMaxima`, `restore`): a full-scale step and
     /// clipping samples fed between the two (with the filter's ringing after them) count for
     /// no true-peak maximum, sample peak or clip, while the frames before and after do; the
