@@ -169,8 +169,111 @@ enum Bench {
         let lists = ["rms", "rms,bars", "rms,pitch", "rms,thirds", "rms,truepeak", "rms,loudness", "rms,vu", "rms,ppm", "rms,k", "rms,dpeak",
                      "rms,correlation", "rms,bits", "rms,stereo", "rms,histogram", "all", "all+displays"]
         let best = bestOfThree(lists, seconds: seconds, channels: channels)
-        print("--send              ms CPU per s per channel")
-        for (i, list) in lists.enumerated() { print(pad(list, 20), fmt(best[i])) }
+        // Cycles per sample at the measured clock (`measuredMegahertz`), and the share of this
+        // build's measured single-precision peak (`peakFlopsPerSecond`) that a meter's
+        // arithmetic reaches: its floating-point operations per sample, counted from the code
+        // (below), over its cycles per sample less the block levels' (`rms`, in every list).
+        let megahertz = measuredMegahertz()
+        let peak = peakFlopsPerSecond()
+        let peakPerCycle = peak / (megahertz * 1e6)
+        let counted = flopsPerSample(sampleRate: 48000)
+        print("--send              ms CPU per s per channel   cycles/sample (less rms)   flops/sample   share of peak")
+        for (i, list) in lists.enumerated() {
+            let cycles = (best[i] - (i == 0 ? 0 : best[0])) * 1e-3 * megahertz * 1e6 / 48000
+            var line = pad(list, 20) + pad(fmt(best[i]), 27) + pad(String(Int(cycles.rounded())), 27)
+            if let flops = counted[list] {
+                line += pad(String(Int(flops.rounded())), 15) + fmt(100 * flops / (cycles * peakPerCycle)) + " %"
+            }
+            print(line)
+        }
+        print("peak of this build: \(fmt(peak / 1e9)) GFLOP/s on one core (twelve independent SIMD4 multiply-add chains), \(fmt(peakPerCycle)) flops a cycle at the measured \(Int(megahertz)) MHz (\(Int(cpuMegahertz())) MHz stated)")
+    }
+
+    /// The clock /proc/cpuinfo states for the first CPU, MHz.
+    static func cpuMegahertz() -> Double {
+        guard let f = fopen("/proc/cpuinfo", "r") else { return 0 }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 512)
+        while fgets(&line, 512, f) != nil {
+            let text = String(cString: line)
+            if text.hasPrefix("cpu MHz"), let colon = text.firstIndex(of: ":") {
+                return Double(String(text[text.index(after: colon)...].filter { !$0.isWhitespace })) ?? 0
+            }
+        }
+        return 0
+    }
+
+    /// Single-precision multiplies and adds per second on this thread, as this build compiles
+    /// them (no FMA in the default x86-64 target): twelve independent chains of
+    /// a = a·m + c on SIMD4 vectors, enough to cover the multiply and add latencies; best of 3.
+    static func peakFlopsPerSecond() -> Double {
+        (0..<3).map { _ in multiplyAddRate(iterations: 20_000_000) }.max()!
+    }
+
+    @inline(never)
+    static func multiplyAddRate(iterations: Int) -> Double {
+        let m = SIMD4<Float>(repeating: 0.9999999), c = SIMD4<Float>(repeating: 1e-7)
+        var a0 = SIMD4<Float>(repeating: 1), a1 = a0 + c, a2 = a1 + c, a3 = a2 + c, a4 = a3 + c, a5 = a4 + c
+        var a6 = a5 + c, a7 = a6 + c, a8 = a7 + c, a9 = a8 + c, a10 = a9 + c, a11 = a10 + c
+        let t0 = threadCPU()
+        for _ in 0..<iterations {
+            a0 = a0 * m + c; a1 = a1 * m + c; a2 = a2 * m + c; a3 = a3 * m + c
+            a4 = a4 * m + c; a5 = a5 * m + c; a6 = a6 * m + c; a7 = a7 * m + c
+            a8 = a8 * m + c; a9 = a9 * m + c; a10 = a10 * m + c; a11 = a11 * m + c
+        }
+        let t = threadCPU() - t0
+        sink((a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11).sum())
+        return Double(iterations * 12 * 8) / t
+    }
+
+    /// The core's clock as it runs now: one chain of dependent single-precision adds, each
+    /// waiting for the one before, runs at one add per `addLatency` cycles (2 on AMD's Zen 5,
+    /// this machine's CPU family 26; 3 on Zen 2–4; 4 on Intel's recent cores: set
+    /// JACKVU_ADD_LATENCY); the clock /proc/cpuinfo states is the base clock, not the boost.
+    @inline(never)
+    static func measuredMegahertz() -> Double {
+        let latency = Double(getenv("JACKVU_ADD_LATENCY").flatMap { Int(String(cString: $0)) } ?? 2)
+        let c = SIMD4<Float>(repeating: 1e-7)
+        var best = 0.0
+        for _ in 0..<3 {
+            var a = SIMD4<Float>(repeating: 1)
+            let iterations = 100_000_000
+            let t0 = threadCPU()
+            for _ in 0..<iterations { a = a + c }
+            best = max(best, Double(iterations) / (threadCPU() - t0))
+            sink(a.sum())
+        }
+        return best * latency / 1e6
+    }
+
+    /// Floating-point operations per sample per channel of each meter's arithmetic, counted from
+    /// the code (multiplies, adds, subtracts; not compares, absolute values or moves):
+    /// - true peak: the 4× values of every frame (`TruePeakMeter`, folded): 12 sums, 12
+    ///   differences, 3 × 12 multiplies, 3 × 11 adds, c4 and c12: 95 (crests' sixteen phases
+    ///   not counted: they are few);
+    /// - 1/3 octaves (`ThirdOctaveLanes`): per band per sample at its stage's rate three
+    ///   sections of 5 and one of 4, the square and the sum: 21; per stage sample the shared
+    ///   numerator 1 and, but in the last stage, the low-pass's 28.5 (numerator 3, three sections
+    ///   of 7 and one of 4, the gain on every second sample);
+    /// - the FFT bars and YIN, per hop computed (23.4 a second at the defaults): a real FFT of
+    ///   4,096 points counted as FFTW counts it, 2.5·N·log₂N; the bars add the window (N), the
+    ///   magnitudes (3 a bin) and the sums (2 a bin); YIN three FFTs, the cross spectrum (6 a
+    ///   bin) and its 2N prefix sums and N/2 normalised differences (about 6 each).
+    static func flopsPerSample(sampleRate: Int) -> [String: Double] {
+        let fs = Double(sampleRate)
+        let rates = ThirdOctaveBank(sampleRate: fs).bandRates
+        var thirds = 0.0
+        let stages = Set(rates)
+        for rate in stages {
+            let bands = Double(rates.filter { $0 == rate }.count)
+            let last = rate == stages.min()
+            thirds += (bands * 21 + 1 + (last ? 0 : 28.5)) * rate / fs
+        }
+        let n = Double(FFTSize.default), fft = 2.5 * n * log2(n)
+        let computedHopsPerSample = 1 / 2048.0  // every second hop of 1,024 frames
+        let bars = (fft + n + 3 * n / 2 + 2 * n / 2) * computedHopsPerSample
+        let yin = (3 * fft + 6 * n / 2 + 2 * n + 6 * n / 2) * computedHopsPerSample
+        return ["rms,truepeak": 95, "rms,thirds": thirds, "rms,bars": bars, "rms,pitch": yin]
     }
 
     /// `--send peak,rms` against every message, alternating, best of 3 each.
