@@ -424,11 +424,17 @@ public final class TruePeakMeter: @unchecked Sendable {
         high.replace(with: -high, where: high .< 0)
         low.replace(with: -low, where: low .< 0)
         high.replace(with: low, where: low .> high)
-        var half = high.lowHalf
-        half.replace(with: high.highHalf, where: high.highHalf .> half)
+        return max(abs(back(n / 2)), TruePeakMeter.largestLane(high))
+    }
+
+    /// The largest of `v`'s lanes, halving (the generic `max()` is a call per vector here).
+    @inline(__always)
+    static func largestLane(_ v: SIMD8<Float>) -> Float {
+        var half = v.lowHalf
+        half.replace(with: v.highHalf, where: v.highHalf .> half)
         var quarter = half.lowHalf
         quarter.replace(with: half.highHalf, where: half.highHalf .> quarter)
-        return max(abs(back(n / 2)), max(quarter[0], quarter[1]))
+        return max(quarter[0], quarter[1])
     }
 
     /// Σ|h_p[k]| of the largest phase: no interpolated value can exceed this times the largest
@@ -506,7 +512,7 @@ public final class TruePeakMeter: @unchecked Sendable {
                     best.replace(with: c12, where: c12 .> best)
                     i += 8
                 }
-                peak = max(peak, best.max())
+                peak = max(peak, TruePeakMeter.largestLane(best))
             } else {
                 // Nothing here can beat the peak: no crest either.
                 (v0 + start).update(repeating: 0, count: length)
@@ -518,22 +524,44 @@ public final class TruePeakMeter: @unchecked Sendable {
             start += length
         }
         // Then all sixteen phases of the frames with a crest that can reach the peak (and of
-        // the frame before, for a crest at phase 0).
-        for i in 0..<count {
-            let c0 = v0[i], c4 = v4[i], c8 = v8[i], c12 = v12[i]
-            guard max(max(c0, c4), max(c8, c12)) * ratio > peak else { continue }
-            let newest = buffer + history + i
-            let next = abs(newest[-(TruePeakMeter.taps / 2 - 1)])
-            // A crest at phase 0: its left neighbour is phase 12 of the frame before (−1 where
-            // that frame's block was skipped: then any value within `refineRatio` of the peak).
-            let left = i > 0 ? v12[i - 1] : lastC12[c]
-            let crest0: Float = c0 < c4 ? 0 : left < 0 ? c0 * ratio : c0 >= left ? TruePeakMeter.reach(left, c0, c4) : 0
-            var crest = crest0
-            if c4 >= c8 && c4 >= c0 { crest = max(crest, TruePeakMeter.reach(c0, c4, c8)) }
-            if c8 >= c12 && c8 >= c4 { crest = max(crest, TruePeakMeter.reach(c4, c8, c12)) }
-            if c12 >= next && c12 >= c8 { crest = max(crest, TruePeakMeter.reach(c8, c12, next)) }
-            if crest > peak { peak = max(peak, allPhases(newest)) }
-            if crest0 > peak { peak = max(peak, allPhases(newest - 1)) }
+        // the frame before, for a crest at phase 0). Eight frames at a time are passed over
+        // when none comes within `refineRatio` of the peak (the peak only grows: the same
+        // frames are looked at as one by one).
+        var group = 0
+        while group < count {
+            if group + 8 <= count {
+                let a = UnsafeRawPointer(v0 + group).loadUnaligned(as: SIMD8<Float>.self)
+                let b = UnsafeRawPointer(v4 + group).loadUnaligned(as: SIMD8<Float>.self)
+                let d = UnsafeRawPointer(v8 + group).loadUnaligned(as: SIMD8<Float>.self)
+                let e = UnsafeRawPointer(v12 + group).loadUnaligned(as: SIMD8<Float>.self)
+                var largest = a
+                largest.replace(with: b, where: b .> largest)
+                largest.replace(with: d, where: d .> largest)
+                largest.replace(with: e, where: e .> largest)
+                if TruePeakMeter.largestLane(largest) * ratio <= peak {
+                    group += 8
+                    continue
+                }
+            }
+            let end = min(group + 8, count)
+            for i in group..<end {
+                let c0 = v0[i], c4 = v4[i], c8 = v8[i], c12 = v12[i]
+                guard max(max(c0, c4), max(c8, c12)) * ratio > peak else { continue }
+                let newest = buffer + history + i
+                let next = abs(newest[-(TruePeakMeter.taps / 2 - 1)])
+                // A crest at phase 0: its left neighbour is phase 12 of the frame before (−1
+                // where that frame's block was skipped: then any value within `refineRatio` of
+                // the peak).
+                let left = i > 0 ? v12[i - 1] : lastC12[c]
+                let crest0: Float = c0 < c4 ? 0 : left < 0 ? c0 * ratio : c0 >= left ? TruePeakMeter.reach(left, c0, c4) : 0
+                var crest = crest0
+                if c4 >= c8 && c4 >= c0 { crest = max(crest, TruePeakMeter.reach(c0, c4, c8)) }
+                if c8 >= c12 && c8 >= c4 { crest = max(crest, TruePeakMeter.reach(c4, c8, c12)) }
+                if c12 >= next && c12 >= c8 { crest = max(crest, TruePeakMeter.reach(c8, c12, next)) }
+                if crest > peak { peak = max(peak, allPhases(newest)) }
+                if crest0 > peak { peak = max(peak, allPhases(newest - 1)) }
+            }
+            group = end
         }
         if count > 0 { lastC12[c] = v12[count - 1] }
         return peak
