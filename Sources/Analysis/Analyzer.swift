@@ -306,6 +306,12 @@ public final class Analyzer: @unchecked Sendable {
         truePeak.process(frames: frames, from: source)
     }
 
+    /// `appendTruePeak` for `channels` alone: the rest are fed the same frames by another
+    /// call, possibly on another thread at the same time (each channel's state is its own).
+    public func appendTruePeak(frames: Int, channels: Range<Int>, from source: (Int) -> UnsafePointer<Float>) {
+        for c in channels { truePeak.process(frames: frames, from: source(c), channel: c) }
+    }
+
     /// Recomputes each programme's integrated loudness and range once per second of audio
     /// (or when forced).
     private func updateGatedReadings(force: Bool) {

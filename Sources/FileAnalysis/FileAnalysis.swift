@@ -146,6 +146,9 @@ final class AudioFile: @unchecked Sendable {
     {
         let n = read(planar: planar, stride: stride, count: count, scratch: scratch)
         guard n > 0 else { return (n, 0) }
+        // Integer PCM read directly decodes to k / 2^(bits−1): finite, within ±1, never
+        // subnormal (the smallest, 2^−31, is far above them): nothing to replace.
+        if let plain, plain.bits > 0 { return (n, 0) }
         var replaced = 0
         for c in 0..<channels { replaced += Vector.sanitize(UnsafeMutableBufferPointer(start: planar + c * stride, count: n)) }
         return (n, replaced)
@@ -382,10 +385,13 @@ public struct FileAnalysis {
         // threads is a futex wake, tens of microseconds here, so fewer of them matter (a
         // 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now).
         let chunk = max(4096, (1 << 18) / file.channels)
-        // A summary needs no per-hop true peaks, so the true-peak meter can run on the reader's
-        // thread while this one does the rest: the two cores share the work.
+        // A summary needs no per-hop true peaks, so the true-peak meter runs beside the rest:
+        // the reader's thread takes the first half of the channels' (after decoding them),
+        // this one the others' (after the loudness), so that the two cores share the work
+        // about evenly (each channel's true-peak state is its own).
+        let readerTruePeaks = (file.channels + 1) / 2
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
-            analyzer.appendTruePeak(frames: n, from: { UnsafePointer(planar + $0 * chunk) })
+            analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
         }
         let reader = ChunkReader(file: file, chunk: chunk, alongside: stream || watching ? nil : feedTruePeak)
         let alarms = watching ? AlarmEngine(rules: rules) : nil
@@ -438,6 +444,9 @@ public struct FileAnalysis {
                     output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
                     for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
                 }
+            }
+            if !(stream || watching) {
+                analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
             }
             reader.release()
             if keepBlocks {

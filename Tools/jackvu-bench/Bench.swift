@@ -195,7 +195,7 @@ enum Bench {
         defer { fclose(f) }
         var line = [CChar](repeating: 0, count: 512)
         while fgets(&line, 512, f) != nil {
-            let text = String(cString: line)
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if text.hasPrefix("cpu MHz"), let colon = text.firstIndex(of: ":") {
                 return Double(String(text[text.index(after: colon)...].filter { !$0.isWhitespace })) ?? 0
             }
