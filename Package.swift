@@ -137,6 +137,9 @@ let package = Package(
                 "-Xlinker", "--version-script=Sources/JackVULV2/exports.map",
             ])]),
         .executableTarget(name: "jackvu-lv2-ttl", dependencies: ["LV2Description"], path: "Tools/jackvu-lv2-ttl"),
+        // A small LV2 host of the tests: plugin libraries loaded as hosts load them, files run
+        // through instances side by side offline, the control outputs printed (LV2Tests).
+        .executableTarget(name: "jackvu-lv2-host", dependencies: ["CLV2", "CSndfile", "LV2Description"], path: "Tools/jackvu-lv2-host"),
         .executableTarget(
             name: "jackvu",
             dependencies: [

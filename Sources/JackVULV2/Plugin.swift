@@ -26,6 +26,7 @@ final class PluginInstance: @unchecked Sendable {
     let audioIn: [Int], audioOut: [Int]
     let readingPorts: [Int]
     let resetPort: Int, pausePort: Int, targetPort: Int, tolerancePort: Int, transportPort: Int, followPort: Int
+    let freeWheelingPort: Int
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -66,7 +67,7 @@ final class PluginInstance: @unchecked Sendable {
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
         var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0, target = 0, tolerance = 0
-        var transport = 0, follow = 0
+        var transport = 0, follow = 0, freeWheeling = 0
         for p in ports {
             switch p.kind {
             case .audioIn: ins.append(p.index)
@@ -78,9 +79,10 @@ final class PluginInstance: @unchecked Sendable {
             case .tolerance: tolerance = p.index
             case .transport: transport = p.index
             case .followTransport: follow = p.index
+            case .freeWheeling: freeWheeling = p.index
             }
         }
-        (transportPort, followPort) = (transport, follow)
+        (transportPort, followPort, freeWheelingPort) = (transport, follow, freeWheeling)
         (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
         (targetPort, tolerancePort) = (target, tolerance)
         values = AtomicFloatArray(count: readings.count)
@@ -121,11 +123,14 @@ final class PluginInstance: @unchecked Sendable {
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     /// The host's audio thread. Real-time safe: copies, atomics, no allocation, lock or call
-    /// into the system.
+    /// into the system — unless the host free-wheels (`free_wheeling`, an offline render):
+    /// then no real-time deadline holds, and a full ring is waited for (the worker makes room
+    /// within milliseconds) rather than a block left unmeasured. A run of 0 frames only
+    /// updates the controls and the reading ports.
     func run(frames n: Int) {
-        guard n > 0 else { return }
-        jackvu_lv2_rtsan_enter()
-        defer { jackvu_lv2_rtsan_exit() }
+        let freeWheeling = (locations[freeWheelingPort]?.assumingMemoryBound(to: Float.self).pointee ?? 0) > 0.5
+        if !freeWheeling { jackvu_lv2_rtsan_enter() }
+        defer { if !freeWheeling { jackvu_lv2_rtsan_exit() } }
         if canary.pointee == 1 {
             canary.pointee = 0
             let bad = UnsafeMutablePointer<Float>.allocate(capacity: 64)  // deliberately: the test's canary
@@ -136,20 +141,31 @@ final class PluginInstance: @unchecked Sendable {
                   let output = locations[audioOut[c]]?.assumingMemoryBound(to: Float.self) else { continue }
             if input != output { output.update(from: input, count: n) }
         }
-        if ring.reserve(frames: n) {
+        // The transport: rolling unless the integration follows it and it stands (the state
+        // at the last position the host sent, for the whole period).
+        let follow = urids.position != 0 && (locations[followPort]?.assumingMemoryBound(to: Float.self).pointee ?? 0) > 0.5
+        if follow, let events = locations[transportPort] { readPositions(events) }
+        let gate: Float = follow ? rolling.pointee : 1
+        // Into the ring; free-wheeling, in pieces of at most a quarter of it, each waited for.
+        var done = 0
+        while done < n {
+            let m = freeWheeling ? min(n - done, ring.capacity / 4) : n
+            var reserved = ring.reserve(frames: m)
+            while freeWheeling && !reserved && !isStopping {
+                sched_yield()
+                reserved = ring.reserve(frames: m)
+            }
+            guard reserved else { break }
             for c in 0..<audioIn.count {
                 if let input = locations[audioIn[c]]?.assumingMemoryBound(to: Float.self) {
-                    ring.copyIn(channel: c, from: input, frames: n)
+                    ring.copyIn(channel: c, from: input + done, frames: m)
                 } else {
-                    ring.fill(channel: c, with: 0, frames: n)
+                    ring.fill(channel: c, with: 0, frames: m)
                 }
             }
-            // The transport: rolling unless the integration follows it and it stands (the
-            // state at the last position the host sent, for the whole period).
-            let follow = urids.position != 0 && (locations[followPort]?.assumingMemoryBound(to: Float.self).pointee ?? 0) > 0.5
-            if follow, let events = locations[transportPort] { readPositions(events) }
-            ring.fill(channel: audioIn.count, with: follow ? rolling.pointee : 1, frames: n)
-            ring.commit(frames: n)
+            ring.fill(channel: audioIn.count, with: gate, frames: m)
+            ring.commit(frames: m)
+            done += m
         }
         if let reset = locations[resetPort]?.assumingMemoryBound(to: Float.self).pointee {
             if reset > 0.5 && lastReset.pointee <= 0.5 { resetRequests.add(1, ordering: .relaxed) }

@@ -49,6 +49,10 @@ public enum LV2Description {
         case reading(key: String, subject: Int)
         /// A trigger: the measurements start again (as SIGHUP).
         case reset
+        /// Set by the host (`lv2:designation lv2:freeWheeling`) while it runs the plugin
+        /// faster than real time (an export, an offline render): `run()` then waits for the
+        /// analysis to make room rather than leave audio unmeasured.
+        case freeWheeling
         /// A toggle: the loudness integration pauses while it is on.
         case pause
         /// The target profile (`targetChoices`' index) and a tolerance that replaces the
@@ -106,6 +110,7 @@ public enum LV2Description {
         add("tolerance", "Target tolerance (0: the profile's)", .tolerance, unit: .LU, max: 10, def: 0)
         add("transport", "Transport", .transport)
         add("follow_transport", "Integrate only while the transport rolls", .followTransport)
+        add("free_wheeling", "Free-wheeling (set by the host offline)", .freeWheeling)
         for key in channelKeys {
             guard let (reading, field) = field(key, scope: .channel) else { continue }
             let (lo, hi) = range(field.unit, key: key)
@@ -216,6 +221,10 @@ public enum LV2Description {
         case .followTransport:
             lines.append("a lv2:ControlPort, lv2:InputPort")
             lines.append("lv2:portProperty lv2:toggled")
+        case .freeWheeling:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:designation lv2:freeWheeling")
+            lines.append("lv2:portProperty lv2:toggled, pprops:notOnGUI")
         case .reading(let key, _) where key == "paused":
             lines.append("a lv2:ControlPort, lv2:OutputPort")
             lines.append("lv2:portProperty lv2:toggled")

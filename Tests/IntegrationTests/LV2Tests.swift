@@ -73,6 +73,79 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual(a, b, "the audio passes unchanged")
     }
 
+    /// The control outputs a host reads (jackvu-lv2-host's JSON line per instance), by symbol.
+    private func hostReadings(_ args: [String]) throws -> [[String: Any]] {
+        let run = try Executables.run(try Executables.product("jackvu-lv2-host"), args, timeout: 120)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return run.stdout.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }.compactMap { $0["ports"] as? [String: Any] }
+    }
+
+    /// An offline host — jackvu-lv2-host loads the library as hosts do and runs files through
+    /// it as fast as it can — that says it free-wheels (the `free_wheeling` port,
+    /// `lv2:freeWheeling`) reads from the control outputs what `jackvu analyze` reads of the
+    /// same files, within 0.1 LU / 0.1 dB, every frame measured: EBU Tech 3341's case 1 (a
+    /// 1 kHz tone at −23 dBFS on both channels: −23.0 LUFS), a three-level sequence (the
+    /// gates of integrated loudness and the loudness range) and pink noise with inter-sample
+    /// peaks (the true peak). Free-wheeling, `run()` waits for the analysis to make room in
+    /// its ring instead of leaving audio unmeasured.
+    func testAnOfflineHostReadsWhatAnalyzeReads() throws {
+        let audio = folder + "-audio"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let tone = audio + "/case1.wav", levels = audio + "/levels.wav", noise = audio + "/noise.wav"
+        try writeWAV(tone, EBUSignals.tones([.init(seconds: 20, dBFS: -23)]))
+        try writeWAV(levels, EBUSignals.tones([.init(seconds: 10, dBFS: -20), .init(seconds: 10, dBFS: -30), .init(seconds: 10, dBFS: -26)]))
+        // Two minutes, fed 32,768 frames a run: without free-wheeling the worker falls behind
+        // here and the ring drops about a quarter of it (91 of 120 s measured, debug build).
+        let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "24", noise, "synth", "120", "pinknoise", "vol", "0.3"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let library = folder + "/jackvu.lv2/jackvu.so", stereo = LV2Description.forms[1].uri
+        let files = [tone, levels, noise]
+        let readings = try hostReadings(["--block", "32768", "--set", "free_wheeling=1"] + files.flatMap { [library, stereo, $0] })
+        XCTAssertEqual(readings.count, 3)
+        let analysed = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files)
+        XCTAssertEqual(analysed.status, 0, analysed.stderr)
+        let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(analysed.stdout.utf8)) as? [[String: Any]])
+        for (file, (plugin, summary)) in zip(files, zip(readings, summaries)) {
+            func value(_ d: [String: Any], _ key: String) -> Double { (d[key] as? NSNumber)?.doubleValue ?? .nan }
+            for (port, key, tolerance) in [("integrated_lufs", "integrated_lufs", 0.1), ("range_lu", "loudness_range_lu", 0.1),
+                                           ("max_momentary_lufs", "max_momentary_lufs", 0.1), ("max_short_term_lufs", "max_short_term_lufs", 0.1),
+                                           ("max_true_peak_dbtp", "true_peak_dbtp", 0.1), ("plr_lu", "plr_lu", 0.1)] {
+                XCTAssertEqual(value(plugin, port), value(summary, key), accuracy: tolerance, "\(port) of \((file as NSString).lastPathComponent)")
+            }
+            // Every frame but the last part-hop's (a 100 ms step): nothing left unmeasured.
+            XCTAssertEqual(value(plugin, "duration_s"), value(summary, "duration_s"), accuracy: 0.1, (file as NSString).lastPathComponent)
+        }
+        XCTAssertEqual((readings[0]["integrated_lufs"] as? NSNumber)?.doubleValue ?? 0, -23, accuracy: 0.1, "EBU Tech 3341 case 1")
+    }
+
+    /// Two instances of one library and one of a second bundle's copy, side by side in one
+    /// host process — a Swift program, with the Swift runtime of its own beside the plugins'
+    /// static copies — keep their own readings: a 1 kHz tone at −20 dBFS (peak −20, −23.0
+    /// LUFS) in the first, one at −30 dBFS in the other two (−30, −33.0 LUFS).
+    func testTwoInstancesAndTwoBundlesInOneHostKeepTheirOwnReadings() throws {
+        let audio = folder + "-audio", second = folder + "-second"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(atPath: audio)
+            try? FileManager.default.removeItem(atPath: second)
+        }
+        try FileManager.default.copyItem(atPath: folder, toPath: second)
+        let loud = audio + "/loud.wav", quiet = audio + "/quiet.wav"
+        try writeWAV(loud, [EBUSignals.tones([.init(seconds: 6, dBFS: -20)])[0]])
+        try writeWAV(quiet, [EBUSignals.tones([.init(seconds: 6, dBFS: -30)])[0]])
+        let mono = LV2Description.forms[0].uri
+        let first = folder + "/jackvu.lv2/jackvu.so", copy = second + "/jackvu.lv2/jackvu.so"
+        let readings = try hostReadings(["--set", "free_wheeling=1", first, mono, loud, first, mono, quiet, copy, mono, quiet])
+        XCTAssertEqual(readings.count, 3)
+        for (r, (peak, loudness)) in zip(readings, [(-20.0, -23.0), (-30.0, -33.0), (-30.0, -33.0)]) {
+            XCTAssertEqual((r["peak_dbfs_1"] as? NSNumber)?.doubleValue ?? 0, peak, accuracy: 0.05, "\(r)")
+            XCTAssertEqual((r["integrated_lufs"] as? NSNumber)?.doubleValue ?? 0, loudness, accuracy: 0.05, "\(r)")
+        }
+    }
+
     /// `jalv` hosts the mono form as a JACK client on a real server, a 997 Hz tone at −20 dBFS
     /// peak into it: the control outputs it prints (its `monitors` command) read the tone
     /// (sample peak −20 dBFS, RMS −23.01, momentary loudness −23.0 LUFS), computed on the

@@ -1,0 +1,184 @@
+// jackvu-lv2-host: a small LV2 host of the tests. It loads plugin libraries as every host
+// does (dlopen, `lv2_descriptor`, `instantiate` with the urid:map feature, `connect_port`,
+// `run`), runs audio files through instances side by side in one process, block by block and
+// as fast as it can (offline), and prints each instance's control outputs as a JSON line. Two
+// instances of one library, or of two bundles' libraries, can run together; it is itself a
+// Swift program (the Swift runtime loaded dynamically), so the plugin's own runtime (linked
+// statically inside it) is tried beside another.
+//
+//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...
+//
+// The ports are jackvu's (`LV2Description`, from which the plugin's Turtle is written): this
+// host runs jackvu's plugin only. Exit 64 for a usage error, 66 for a file or library it
+// cannot open, 65 for a file whose channels do not fit the form.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLV2
+import CSndfile
+import LV2Description
+
+func fail(_ message: String, _ status: Int32) -> Never {
+    let line = "jackvu-lv2-host: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+    exit(status)
+}
+
+// MARK: urid:map, the one feature the plugin asks for
+
+/// The URIs mapped so far (URID k + 1 is `mapped[k]`); only `instantiate` maps, on this thread.
+nonisolated(unsafe) var mapped: [String] = []
+
+let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_URID = { _, uri in
+    guard let uri else { return 0 }
+    let s = String(cString: uri)
+    if let k = mapped.firstIndex(of: s) { return LV2_URID(k + 1) }
+    mapped.append(s)
+    return LV2_URID(mapped.count)
+}
+
+// MARK: The command line
+
+var settings: [(String, Float)] = []
+var block = 1024
+var triples: [(library: String, uri: String, file: String)] = []
+var args = Array(CommandLine.arguments.dropFirst())
+var positional: [String] = []
+while !args.isEmpty {
+    let a = args.removeFirst()
+    switch a {
+    case "--set":
+        guard let s = args.first, let eq = s.firstIndex(of: "="), let v = Float(s[s.index(after: eq)...]) else {
+            fail("--set takes SYMBOL=VALUE", 64)
+        }
+        args.removeFirst()
+        settings.append((String(s[..<eq]), v))
+    case "--block":
+        guard let s = args.first, let n = Int(s), (1...65536).contains(n) else { fail("--block takes 1 to 65536 frames", 64) }
+        args.removeFirst()
+        block = n
+    case "-h", "--help":
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        exit(0)
+    default:
+        positional.append(a)
+    }
+}
+guard !positional.isEmpty, positional.count % 3 == 0 else {
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+}
+for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
+
+// MARK: The instances
+
+typealias DescriptorFunction = @convention(c) (UInt32) -> UnsafePointer<LV2_Descriptor>?
+
+/// One plugin instance, its file and its port buffers.
+final class Instance {
+    let library: String, uri: String, path: String
+    let descriptor: UnsafePointer<LV2_Descriptor>
+    let handle: LV2_Handle
+    let ports: [LV2Description.Port]
+    let file: OpaquePointer
+    let channels: Int
+    let rate: Int
+    var frames = 0
+    var ended = false
+    let interleaved: UnsafeMutablePointer<Float>
+    let audio: [UnsafeMutablePointer<Float>]
+    let controls: UnsafeMutablePointer<Float>
+
+    init(library: String, uri: String, path: String, features: UnsafePointer<UnsafePointer<LV2_Feature>?>, block: Int,
+         settings: [(String, Float)]) {
+        (self.library, self.uri, self.path) = (library, uri, path)
+        guard let form = LV2Description.forms.first(where: { $0.uri == uri }) else { fail("\(uri) is not a jackvu plugin URI", 64) }
+        ports = LV2Description.ports(form)
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else { fail("cannot open '\(path)': \(String(cString: sf_strerror(nil)))", 66) }
+        self.file = file
+        channels = Int(info.channels)
+        rate = Int(info.samplerate)
+        guard channels == form.channels else { fail("'\(path)' has \(channels) channels; \(form.name) takes \(form.channels)", 65) }
+        // RTLD_LOCAL: each library's symbols stay its own (two bundles' copies side by side).
+        guard let lib = dlopen(library, RTLD_NOW | RTLD_LOCAL) else { fail("cannot load '\(library)': \(String(cString: dlerror()))", 66) }
+        guard let symbol = dlsym(lib, "lv2_descriptor") else { fail("'\(library)' has no lv2_descriptor", 66) }
+        let entry = unsafeBitCast(symbol, to: DescriptorFunction.self)
+        var found: UnsafePointer<LV2_Descriptor>?
+        var index: UInt32 = 0
+        while let d = entry(index) {
+            if String(cString: d.pointee.URI) == uri { found = d }
+            index += 1
+        }
+        guard let descriptor = found else { fail("'\(library)' has no plugin \(uri)", 66) }
+        self.descriptor = descriptor
+        let bundle = String(library[..<(library.lastIndex(of: "/") ?? library.endIndex)]) + "/"
+        guard let handle = descriptor.pointee.instantiate(descriptor, Double(rate), bundle, features) else {
+            fail("\(uri) refused to instantiate at \(rate) Hz", 65)
+        }
+        self.handle = handle
+        interleaved = .allocate(capacity: block * channels)
+        audio = (0..<(2 * channels)).map { _ in .allocate(capacity: block) }
+        controls = .allocate(capacity: ports.count)
+        for p in ports {
+            controls[p.index] = Float(p.defaultValue)
+            for (symbol, value) in settings where symbol == p.symbol { controls[p.index] = value }
+            switch p.kind {
+            case .audioIn(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[c])
+            case .audioOut(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[channels + c])
+            case .transport: descriptor.pointee.connect_port(handle, UInt32(p.index), nil)  // connection-optional
+            default: descriptor.pointee.connect_port(handle, UInt32(p.index), controls + p.index)
+            }
+        }
+        for (symbol, _) in settings where !ports.contains(where: { $0.symbol == symbol }) { fail("\(uri) has no port '\(symbol)'", 64) }
+        descriptor.pointee.activate?(handle)
+    }
+
+    /// Reads and runs the next block; false at the file's end.
+    func step(_ block: Int) -> Bool {
+        guard !ended else { return false }
+        let n = Int(sf_readf_float(file, interleaved, sf_count_t(block)))
+        guard n > 0 else {
+            ended = true
+            return false
+        }
+        for i in 0..<n { for c in 0..<channels { audio[c][i] = interleaved[i * channels + c] } }
+        descriptor.pointee.run(handle, UInt32(n))
+        frames += n
+        return true
+    }
+
+    /// The control outputs as a JSON line, after a run of 0 frames that only updates them.
+    func report() -> String {
+        descriptor.pointee.run(handle, 0)
+        var fields: [String] = []
+        for p in ports {
+            if case .reading = p.kind {
+                let v = controls[p.index]
+                fields.append("\"\(p.symbol)\": " + (v.isFinite ? "\(v)" : "null"))
+            }
+        }
+        return "{\"library\": \"\(library)\", \"uri\": \"\(uri)\", \"file\": \"\(path)\", \"frames\": \(frames), \"ports\": {" + fields.joined(separator: ", ") + "}}"
+    }
+
+    func close() {
+        descriptor.pointee.deactivate?(handle)
+        descriptor.pointee.cleanup(handle)
+        sf_close(file)
+    }
+}
+
+let mapHandle = UnsafeMutablePointer<LV2_URID_Map>.allocate(capacity: 1)
+mapHandle.initialize(to: LV2_URID_Map(handle: nil, map: mapURI))
+let mapFeature = UnsafeMutablePointer<LV2_Feature>.allocate(capacity: 1)
+mapFeature.initialize(to: LV2_Feature(URI: strdup("http://lv2plug.in/ns/ext/urid#map"), data: UnsafeMutableRawPointer(mapHandle)))
+let features = UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>.allocate(capacity: 2)
+features[0] = UnsafePointer(mapFeature)
+features[1] = nil
+
+let instances = triples.map { Instance(library: $0.library, uri: $0.uri, path: $0.file, features: features, block: block, settings: settings) }
+// Side by side, block by block, until every file has ended.
+while instances.map({ $0.step(block) }).contains(true) {}
+// The plugins' workers analyse what is still in their rings (milliseconds): then the readings.
+usleep(500_000)
+for instance in instances { print(instance.report()) }
+for instance in instances { instance.close() }
