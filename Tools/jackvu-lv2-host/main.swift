@@ -6,7 +6,13 @@
 // Swift program (the Swift runtime loaded dynamically), so the plugin's own runtime (linked
 // statically inside it) is tried beside another.
 //
-//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...
+//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...
+//
+// With --times each JSON line also carries what the host measured (BENCHMARKS.md): the wall
+// time `instantiate` took, and `run()`'s own cost on the host's thread (its thread CPU clock
+// around each call) per call and per second of audio per channel; and the CPU of the
+// process's other threads (the plugins' workers: one instance, alone, is its worker's)
+// per second of audio per channel.
 //
 // The ports are jackvu's (`LV2Description`, from which the plugin's Turtle is written): this
 // host runs jackvu's plugin only. Exit 64 for a usage error, 66 for a file or library it
@@ -41,6 +47,7 @@ let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_
 
 var settings: [(String, Float)] = []
 var block = 1024
+var times = false
 var triples: [(library: String, uri: String, file: String)] = []
 var args = Array(CommandLine.arguments.dropFirst())
 var positional: [String] = []
@@ -57,21 +64,30 @@ while !args.isEmpty {
         guard let s = args.first, let n = Int(s), (1...65536).contains(n) else { fail("--block takes 1 to 65536 frames", 64) }
         args.removeFirst()
         block = n
+    case "--times":
+        times = true
     case "-h", "--help":
-        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...")
         exit(0)
     default:
         positional.append(a)
     }
 }
 guard !positional.isEmpty, positional.count % 3 == 0 else {
-    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
 }
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
 // MARK: The instances
 
 typealias DescriptorFunction = @convention(c) (UInt32) -> UnsafePointer<LV2_Descriptor>?
+
+/// Seconds on `clock`.
+func seconds(_ clock: clockid_t) -> Double {
+    var ts = timespec()
+    clock_gettime(clock, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
 
 /// One plugin instance, its file and its port buffers.
 final class Instance {
@@ -84,6 +100,10 @@ final class Instance {
     let rate: Int
     var frames = 0
     var ended = false
+    /// `instantiate`'s wall time, and `run()`'s calls and thread CPU time (s).
+    var instantiateSeconds = 0.0
+    var runCalls = 0
+    var runSeconds = 0.0
     let interleaved: UnsafeMutablePointer<Float>
     let audio: [UnsafeMutablePointer<Float>]
     let controls: UnsafeMutablePointer<Float>
@@ -112,9 +132,11 @@ final class Instance {
         guard let descriptor = found else { fail("'\(library)' has no plugin \(uri)", 66) }
         self.descriptor = descriptor
         let bundle = String(library[..<(library.lastIndex(of: "/") ?? library.endIndex)]) + "/"
+        let started = seconds(CLOCK_MONOTONIC)
         guard let handle = descriptor.pointee.instantiate(descriptor, Double(rate), bundle, features) else {
             fail("\(uri) refused to instantiate at \(rate) Hz", 65)
         }
+        instantiateSeconds = seconds(CLOCK_MONOTONIC) - started
         self.handle = handle
         interleaved = .allocate(capacity: block * channels)
         audio = (0..<(2 * channels)).map { _ in .allocate(capacity: block) }
@@ -142,13 +164,16 @@ final class Instance {
             return false
         }
         for i in 0..<n { for c in 0..<channels { audio[c][i] = interleaved[i * channels + c] } }
+        let before = seconds(CLOCK_THREAD_CPUTIME_ID)
         descriptor.pointee.run(handle, UInt32(n))
+        runSeconds += seconds(CLOCK_THREAD_CPUTIME_ID) - before
+        runCalls += 1
         frames += n
         return true
     }
 
     /// The control outputs as a JSON line, after a run of 0 frames that only updates them.
-    func report() -> String {
+    func report(times: Bool) -> String {
         descriptor.pointee.run(handle, 0)
         var fields: [String] = []
         for p in ports {
@@ -157,7 +182,15 @@ final class Instance {
                 fields.append("\"\(p.symbol)\": " + (v.isFinite ? "\(v)" : "null"))
             }
         }
-        return "{\"library\": \"\(library)\", \"uri\": \"\(uri)\", \"file\": \"\(path)\", \"frames\": \(frames), \"ports\": {" + fields.joined(separator: ", ") + "}}"
+        var measured = ""
+        if times {
+            let audioSeconds = Double(frames) / Double(rate)
+            measured = ", \"instantiate_ms\": \(instantiateSeconds * 1000), \"run_calls\": \(runCalls)"
+                + ", \"run_us_per_call\": \(runSeconds / Double(max(1, runCalls)) * 1e6)"
+                + ", \"run_ms_per_second_per_channel\": \(runSeconds / max(1e-9, audioSeconds) / Double(channels) * 1000)"
+        }
+        return "{\"library\": \"\(library)\", \"uri\": \"\(uri)\", \"file\": \"\(path)\", \"frames\": \(frames)" + measured
+            + ", \"ports\": {" + fields.joined(separator: ", ") + "}}"
     }
 
     func close() {
@@ -180,5 +213,13 @@ let instances = triples.map { Instance(library: $0.library, uri: $0.uri, path: $
 while instances.map({ $0.step(block) }).contains(true) {}
 // The plugins' workers analyse what is still in their rings (milliseconds): then the readings.
 usleep(500_000)
-for instance in instances { print(instance.report()) }
+let workers = seconds(CLOCK_PROCESS_CPUTIME_ID) - seconds(CLOCK_THREAD_CPUTIME_ID)
+for instance in instances {
+    var line = instance.report(times: times)
+    if times {
+        let channelSeconds = instances.reduce(0.0) { $0 + Double($1.frames) / Double($1.rate) * Double($1.channels) }
+        line.insert(contentsOf: ", \"other_threads_ms_per_second_per_channel\": \(workers / max(1e-9, channelSeconds) * 1000)", at: line.index(line.endIndex, offsetBy: -1))
+    }
+    print(line)
+}
 for instance in instances { instance.close() }
