@@ -230,7 +230,6 @@ public final class TruePeakMeter: @unchecked Sendable {
             let p = raw.baseAddress!.assumingMemoryBound(to: UnsafePointer<Float>.self)
             for l in 1..<count { p[l] = source(l) }
         }
-        let sums = TruePeakMeter.foldedSums, differences = TruePeakMeter.foldedDifferences
         var latest = SIMD8<Float>(), sample = SIMD8<Float>()
         let lanesUsed = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .< Int32(count)
         let n = TruePeakMeter.taps
@@ -271,21 +270,8 @@ public final class TruePeakMeter: @unchecked Sendable {
                 for i in history..<(history + m) {
                     // Phase 0 is the sample 12 frames back, exactly (its taps are 0 and 1).
                     var c0 = x[i - n / 2]
-                    var a = SIMD8<Float>(repeating: sums[0][3]) * (x[i] + x[i - (n - 1)])
-                    var b = SIMD8<Float>(repeating: differences[0][3]) * (x[i] - x[i - (n - 1)])
-                    var c8 = SIMD8<Float>(repeating: sums[0][7]) * (x[i] + x[i - (n - 1)])
-                    for k in 1..<(n / 2) {
-                        let u = x[i - k], v = x[i - (n - 1) + k]
-                        let sk = u + v, dk = u - v
-                        a += SIMD8<Float>(repeating: sums[k][3]) * sk
-                        b += SIMD8<Float>(repeating: differences[k][3]) * dk
-                        c8 += SIMD8<Float>(repeating: sums[k][7]) * sk
-                    }
-                    var c4 = a + b, c12 = a - b
                     c0.replace(with: -c0, where: c0 .< 0)
-                    c4.replace(with: -c4, where: c4 .< 0)
-                    c8.replace(with: -c8, where: c8 .< 0)
-                    c12.replace(with: -c12, where: c12 .< 0)
+                    var (c4, c8, c12) = TruePeakMeter.coarse { x[i - $0] }
                     c0.replace(with: 0, where: .!lanesUsed)
                     c4.replace(with: 0, where: .!lanesUsed)
                     c8.replace(with: 0, where: .!lanesUsed)
@@ -340,6 +326,30 @@ public final class TruePeakMeter: @unchecked Sendable {
             maxPeaks[c] = max(maxPeaks[c], latest[l])
             samplePeaks[c] = max(samplePeaks[c], sample[l])
         }
+    }
+
+    /// |phase 4|, |phase 8| and |phase 12| of eight frames or eight channels at once, whose
+    /// samples x[n − k] are `back(k)` (k = 0 … 23): the one sequence of operations both paths
+    /// share, so that they read the same values.
+    @inline(__always)
+    static func coarse(_ back: (Int) -> SIMD8<Float>) -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
+        let sums = foldedSums, differences = foldedDifferences, n = taps
+        let newest = back(0), oldest = back(n - 1)
+        var a = SIMD8<Float>(repeating: sums[0][3]) * (newest + oldest)
+        var b = SIMD8<Float>(repeating: differences[0][3]) * (newest - oldest)
+        var c8 = SIMD8<Float>(repeating: sums[0][7]) * (newest + oldest)
+        for k in 1..<(n / 2) {
+            let u = back(k), v = back(n - 1 - k)
+            let sk = u + v, dk = u - v
+            a += SIMD8<Float>(repeating: sums[k][3]) * sk
+            b += SIMD8<Float>(repeating: differences[k][3]) * dk
+            c8 += SIMD8<Float>(repeating: sums[k][7]) * sk
+        }
+        var c4 = a + b, c12 = a - b
+        c4.replace(with: -c4, where: c4 .< 0)
+        c8.replace(with: -c8, where: c8 .< 0)
+        c12.replace(with: -c12, where: c12 .< 0)
+        return (c4, c8, c12)
     }
 
     /// Rows `at ..< at + 8` of the eight columns `p[0] … p[7]` into `out[0] … out[7]` (out[r]
@@ -457,7 +467,6 @@ public final class TruePeakMeter: @unchecked Sendable {
         let chunk = TruePeakMeter.chunk
         let values = coarseValues + c * 4 * chunk
         let (v0, v4, v8, v12) = (values, values + chunk, values + 2 * chunk, values + 3 * chunk)
-        let sums = TruePeakMeter.foldedSums, differences = TruePeakMeter.foldedDifferences
         let history = TruePeakMeter.history, n = TruePeakMeter.taps
         let block = 64
         let gain = TruePeakMeter.maxAbsGain, ratio = TruePeakMeter.refineRatio
@@ -478,22 +487,8 @@ public final class TruePeakMeter: @unchecked Sendable {
                 while i < start + length {
                     // Frames i … i + 7 (past the count: left out below; the scratch has room).
                     var c0 = load(i - n / 2)
-                    let newest = load(i), oldest = load(i - (n - 1))
-                    var a = SIMD8<Float>(repeating: sums[0][3]) * (newest + oldest)
-                    var b = SIMD8<Float>(repeating: differences[0][3]) * (newest - oldest)
-                    var m8 = SIMD8<Float>(repeating: sums[0][7]) * (newest + oldest)
-                    for k in 1..<(n / 2) {
-                        let u = load(i - k), v = load(i - (n - 1) + k)
-                        let sk = u + v, dk = u - v
-                        a += SIMD8<Float>(repeating: sums[k][3]) * sk
-                        b += SIMD8<Float>(repeating: differences[k][3]) * dk
-                        m8 += SIMD8<Float>(repeating: sums[k][7]) * sk
-                    }
-                    var c4 = a + b, c12 = a - b
                     c0.replace(with: -c0, where: c0 .< 0)
-                    c4.replace(with: -c4, where: c4 .< 0)
-                    m8.replace(with: -m8, where: m8 .< 0)
-                    c12.replace(with: -c12, where: c12 .< 0)
+                    var (c4, m8, c12) = TruePeakMeter.coarse { load(i - $0) }
                     let left = start + length - i
                     if left < 8 {
                         let valid = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .< Int32(left)
