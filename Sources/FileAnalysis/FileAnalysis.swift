@@ -370,7 +370,9 @@ public struct FileAnalysis {
         let analyzer: Analyzer
         do {
             // Alarms (`--alarm`) judge every hop, as live: they need the live readings.
-            var features: Analyzer.Features = stream ? Analyzer.Features.needed(for: c) : .summary
+            // A stream prints every hop: its spectrum and pitch are computed at every hop too
+            // (live, they are paced to what the outputs read).
+            var features: Analyzer.Features = stream ? Analyzer.Features.needed(for: c).union(.everyHop) : .summary
             if watching { features.formUnion(Analyzer.Features.needed(for: c).union([.live, .loudness, .truePeak, .dpeak, .correlation])) }
             analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: features)
         } catch {

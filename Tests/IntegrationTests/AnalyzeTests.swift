@@ -48,6 +48,24 @@ final class AnalyzeTests: XCTestCase {
         ((update["loudness"] as? [String: Any])?[key] as? Double) ?? .nan
     }
 
+    /// `analyze --stream` prints every hop, and every hop's spectrum and pitch are its own
+    /// (live, they are computed only as often as the outputs read them): a tone whose
+    /// frequency steps up every hop reads a new peak frequency and pitch on every line.
+    func testAStreamComputesTheSpectrumAndPitchAtEveryHop() throws {
+        var phase = 0.0
+        let steps = (0..<(48 * 1024)).map { i -> Float in
+            phase += 2 * Double.pi * (300 + 15 * Double(i / 1024)) / 48000
+            return Float(0.5 * sin(phase))
+        }
+        let updates = try stream(try file("steps.wav", [steps]), ["--send", "peakfreq,pitch"])
+        XCTAssertGreaterThan(updates.count, 30)
+        func reading(_ u: [String: Any], _ key: String) -> Double { ((u["channels"] as? [[String: Any]])?.first?[key] as? Double) ?? .nan }
+        for (a, b) in zip(updates, updates.dropFirst()) {
+            XCTAssertNotEqual(reading(a, "peakfreq_hz"), reading(b, "peakfreq_hz"), "at \(b["time_s"] ?? "?") s")
+            XCTAssertNotEqual(reading(a, "pitch_hz"), reading(b, "pitch_hz"), "at \(b["time_s"] ?? "?") s")
+        }
+    }
+
     /// The scale and analysis options end to end, on a 1 kHz sine at −18 dBFS (with noise
     /// 26 dB below it, so that YIN's confidence is under 1): each reading moves as the option
     /// and the standard say. `--layout` must match the file (5.1 leaves the LFE out).
