@@ -301,13 +301,9 @@ public final class Analyzer: @unchecked Sendable {
         channels[c].held = m.channel
     }
 
-    /// Feeds the true-peak meter alone (see `append(frames:from:truePeak:hop:)`).
-    public func appendTruePeak(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
-        truePeak.process(frames: frames, from: source)
-    }
-
-    /// `appendTruePeak` for `channels` alone: the rest are fed the same frames by another
-    /// call, possibly on another thread at the same time (each channel's state is its own).
+    /// Feeds the true-peak meter alone, for `channels` (see `append(frames:from:truePeak:hop:)`):
+    /// the other channels may be fed the same frames by another call, possibly on another
+    /// thread at the same time (each channel's state is its own).
     public func appendTruePeak(frames: Int, channels: Range<Int>, from source: (Int) -> UnsafePointer<Float>) {
         for c in channels { truePeak.process(frames: frames, from: source(c), channel: c) }
     }
