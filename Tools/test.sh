@@ -59,14 +59,29 @@ fi
 private=(unshare --mount --pid --fork --mount-proc --propagation private)
 if [ "$(id -u)" = 0 ] && [ -z "${JACKVU_PRIVATE_SHM:-}" ] && "${private[@]}" true 2>/dev/null; then
   echo "== test (private /dev/shm and process namespace)" >&2
-  JACKVU_PRIVATE_SHM=1 exec "${private[@]}" bash -c \
-    'mount -t tmpfs -o mode=1777,size=2g jackvu-test-shm /dev/shm && "$@"; exit $?' bash "${tests[@]}"
+  runner=(env JACKVU_PRIVATE_SHM=1 "${private[@]}" bash -c
+    'mount -t tmpfs -o mode=1777,size=2g jackvu-test-shm /dev/shm && "$@"; exit $?' bash)
+else
+  # Otherwise: with no jackd running at all, nothing uses the registry: clear it, so stale
+  # entries left by anything else cannot fill it.
+  if ! pgrep -x jackd >/dev/null 2>&1; then
+    rm -rf /dev/shm/jack-shm-registry /dev/shm/jack-[0-9]*-[0-9]* /dev/shm/jack_sem.* /dev/shm/jack_db-* 2>/dev/null || true
+  fi
+  echo "== test" >&2
+  runner=()
 fi
 
-# Otherwise: with no jackd running at all, nothing uses the registry: clear it, so stale
-# entries left by anything else cannot fill it.
-if ! pgrep -x jackd >/dev/null 2>&1; then
-  rm -rf /dev/shm/jack-shm-registry /dev/shm/jack-[0-9]*-[0-9]* /dev/shm/jack_sem.* /dev/shm/jack_db-* 2>/dev/null || true
+# The whole output is kept in a file, and the failures' own messages are repeated at the end,
+# where a CI log that shows only its last part still has them.
+output="$(mktemp "${TMPDIR:-/tmp}/jackvu-test-output.XXXXXX")"
+set +e
+"${runner[@]}" "${tests[@]}" 2>&1 | tee "$output"
+status=${PIPESTATUS[0]}
+set -e
+if grep -q ': error: ' "$output"; then
+  echo "== the failures' messages (the whole output: $output)"
+  grep -E ': error: ' "$output" | cut -c1-700 | head -n 40
+else
+  rm -f "$output"
 fi
-echo "== test" >&2
-"${tests[@]}"
+exit "$status"

@@ -14,6 +14,11 @@ import Outputs
 /// faulty update it is labelled with the cause; the clean maximum then is the largest of the
 /// per-update values of the clean updates, and the label goes once the clean maximum is within
 /// 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
+/// An xrun is noticed after the fact (the server's notification reaches jackvu's threads
+/// later, by up to `xrunLateness` on a busy machine): its fault reaches back that far, and
+/// a maximum that rose in an update already published within it is labelled then, and those
+/// updates leave the clean maximum (which counts an update for good only once no late xrun
+/// can reach it).
 /// jackvu's own overruns are no fault here: the worker leaves that audio out of every maximum.
 /// Pure logic, the worker's thread.
 public struct FaultLabels: Sendable {
@@ -32,11 +37,29 @@ public struct FaultLabels: Sendable {
     private var shortTerm: [Tracked]
     /// The ring index the previous update ended at.
     private var lastEnd: Int?
+    /// How far back a late-noticed xrun reaches, frames; the start of the latest one's reach
+    /// while the next update has yet to take it.
+    private let lateFrames: Int
+    private var lateFrom: Int?
+
+    /// How late an xrun's notification may come, seconds: the server's notification thread,
+    /// then jackvu's, both ordinary threads that a loaded machine delays (the audio has gone
+    /// on to the ring meanwhile).
+    public static let xrunLateness = 0.5
 
     struct Tracked: Sendable {
         var held = -Double.infinity
-        var clean = -Double.infinity
+        /// The clean maximum over the updates no late xrun can reach any more, and the
+        /// clean updates since (ring end index, value), oldest first.
+        var settled = -Double.infinity
+        var recent: [(end: Int, value: Double)] = []
         var fault: FaultCause?
+        /// The ring end index of the update the held maximum last rose in.
+        var riseEnd = Int.min
+
+        var clean: Double { recent.reduce(settled) { max($0, $1.value) } }
+
+        init() { recent.reserveCapacity(64) }
     }
 
     /// `periodFrames`: the server's period; `blockFrames`: the analysis block.
@@ -45,6 +68,7 @@ public struct FaultLabels: Sendable {
         peakAfter = blockFrames + 2 * max(1, periodFrames)
         momentaryAfter = Int(0.4 * Double(sampleRate)) + 2 * max(1, periodFrames)
         shortTermAfter = 3 * sampleRate + 2 * max(1, periodFrames)
+        lateFrames = Int(FaultLabels.xrunLateness * Double(sampleRate))
         peaks = Array(repeating: Tracked(), count: channels)
         momentary = Array(repeating: Tracked(), count: programmes)
         shortTerm = Array(repeating: Tracked(), count: programmes)
@@ -60,12 +84,16 @@ public struct FaultLabels: Sendable {
         blockUntil = index + peakAfter
         momentaryUntil = index + momentaryAfter
         shortTermUntil = index + shortTermAfter
+        if cause == .xrun { lateFrom = min(lateFrom ?? .max, start - lateFrames) }
     }
 
     /// Labels `s`, the update whose audio ends at ring index `end`.
     public mutating func label(_ s: inout Snapshot, through end: Int) {
         let from = lastEnd ?? end
         lastEnd = end
+        let late = lateFrom.map { (from: $0, cause: FaultCause.xrun) }
+        lateFrom = nil
+        let settledBefore = end - before - lateFrames
         func faulty(_ until: Int) -> Bool { end >= start && from <= until }
         let peakFaulty = faulty(peakUntil)
         s.peakFault = peakFaulty ? cause : nil
@@ -73,14 +101,17 @@ public struct FaultLabels: Sendable {
         for c in 0..<min(peaks.count, s.channels.count) {
             let ch = s.channels[c]
             s.channels[c].maxTruePeakFault = FaultLabels.track(
-                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), faulty: peakFaulty, cause: cause)
+                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), faulty: peakFaulty, cause: cause,
+                end: end, late: late, settledBefore: settledBefore)
         }
         for p in 0..<min(momentary.count, s.programmes.count) {
             let l = s.programmes[p].loudness
             s.programmes[p].loudness.maxMomentaryFault = FaultLabels.track(
-                &momentary[p], held: l.maxMomentary, latest: l.momentary, faulty: faulty(momentaryUntil), cause: cause)
+                &momentary[p], held: l.maxMomentary, latest: l.momentary, faulty: faulty(momentaryUntil), cause: cause,
+                end: end, late: late, settledBefore: settledBefore)
             s.programmes[p].loudness.maxShortTermFault = FaultLabels.track(
-                &shortTerm[p], held: l.maxShortTerm, latest: l.shortTerm, faulty: faulty(shortTermUntil), cause: cause)
+                &shortTerm[p], held: l.maxShortTerm, latest: l.shortTerm, faulty: faulty(shortTermUntil), cause: cause,
+                end: end, late: late, settledBefore: settledBefore)
         }
     }
 
@@ -89,18 +120,42 @@ public struct FaultLabels: Sendable {
     /// is for what a fault added, not for rounding.
     static let sameWithin = 0.05
 
-    /// One held maximum: its label, and the clean maximum beside it (nil when clean).
-    static func track(_ t: inout Tracked, held: Double, latest: Double, faulty: Bool, cause: FaultCause) -> MaximumFault? {
+    /// One held maximum: its label, and the clean maximum beside it (nil when clean). `end`:
+    /// the update's ring end index; `late`: a late-noticed fault's reach, when one came since
+    /// the last update; updates that ended before `settledBefore` count for good.
+    static func track(
+        _ t: inout Tracked, held: Double, latest: Double, faulty: Bool, cause: FaultCause,
+        end: Int = 0, late: (from: Int, cause: FaultCause)? = nil, settledBefore: Int = .min
+    ) -> MaximumFault? {
         if held < t.held - 1e-6 {
             // A reset: both start again.
             t = Tracked()
         }
-        if held > t.held + 1e-6 { t.fault = faulty ? cause : nil }
+        if let late {
+            // The updates it reaches were not clean after all; a maximum one of them set is
+            // the fault's.
+            t.recent.removeAll { $0.end >= late.from }
+            if t.fault == nil && t.riseEnd >= late.from { t.fault = late.cause }
+        }
+        let rose = held > t.held + 1e-6
+        if rose {
+            t.fault = faulty ? cause : nil
+            t.riseEnd = end
+        }
         t.held = held
-        if !faulty { t.clean = max(t.clean, min(latest, held)) }
+        // A clean update's value; the held maximum itself while it is unlabelled (it rose in a
+        // clean update, or reached one).
+        if !faulty { t.recent.append((end, t.fault == nil ? held : min(latest, held))) }
+        while let first = t.recent.first, first.end < settledBefore {
+            t.settled = max(t.settled, first.value)
+            t.recent.removeFirst()
+        }
         // Reached in a clean period too (within `sameWithin`): the programme's own after all.
-        if t.clean >= t.held - sameWithin { t.fault = nil }
-        if t.fault == nil { t.clean = max(t.clean, held) }
-        return t.fault.map { MaximumFault(cause: $0, clean: t.clean.isFinite ? t.clean : Double(Decibels.floor)) }
+        let clean = t.clean
+        if clean >= t.held - sameWithin && t.fault != nil {
+            t.fault = nil
+            t.recent.append((end, held))
+        }
+        return t.fault.map { MaximumFault(cause: $0, clean: clean.isFinite ? clean : Double(Decibels.floor)) }
     }
 }

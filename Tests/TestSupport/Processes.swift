@@ -138,7 +138,11 @@ public final class TestLogs: NSObject, XCTestObservation, @unchecked Sendable {
         if testCase.testRun?.hasSucceeded ?? false {
             for url in done { try? FileManager.default.removeItem(at: url) }
         } else if !done.isEmpty {
-            print("logs of \(testCase.name): \(done.map(\.path).joined(separator: " "))")
+            // A few names, not hundreds: CI shows a part of the output, and a long list
+            // crowded out the failure's own message there.
+            let names = done.prefix(6).map(\.lastPathComponent).joined(separator: " ")
+            let more = done.count > 6 ? " and \(done.count - 6) more" : ""
+            print("logs of \(testCase.name) in \(done[0].deletingLastPathComponent().path): \(names)\(more)")
         }
     }
 
