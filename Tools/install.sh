@@ -15,6 +15,7 @@
 #   PREFIX/share/doc/jackvu/                    README.md, docs/*.md (outputs, options, tests), jackvu.env.example
 #   PREFIX/share/jackvu/prometheus/             alert rules and their tests, a fleet scrape config
 #   PREFIX/share/jackvu/grafana/                a Grafana dashboard
+#   PREFIX/share/jackvu/pipewire/               a filter-chain with the LV2 plugin (jackvu-meter.conf)
 #   PREFIX/share/jackvu/install-manifest        what was installed, for --uninstall
 #
 # Usage: bash Tools/install.sh [--prefix DIR] [--destdir DIR] [--no-setup] [--cpu native|NAME]
@@ -151,6 +152,7 @@ mkdir -p "$stage/jackvu.lv2"
 strip --strip-unneeded -o "$stage/jackvu.lv2/jackvu.so" "$bin/libJackVULV2.so"
 "$bin/jackvu-lv2-ttl" "$stage/jackvu.lv2" jackvu.so
 for f in jackvu.so manifest.ttl jackvu.ttl; do place 644 "$stage/jackvu.lv2/$f" "lib/lv2/jackvu.lv2/$f"; done
+place 644 Tools/pipewire/jackvu-meter.conf share/jackvu/pipewire/jackvu-meter.conf
 place 644 "$stage/jackvu@.service" "lib/systemd/user/jackvu@.service"
 place 644 Tools/systemd/jackvu.env.example share/doc/jackvu/jackvu.env.example
 place 644 README.md share/doc/jackvu/README.md

@@ -26,7 +26,9 @@ final class PluginInstance: @unchecked Sendable {
     let audioIn: [Int], audioOut: [Int]
     let readingPorts: [Int]
     let resetPort: Int, pausePort: Int, targetPort: Int, tolerancePort: Int, transportPort: Int, followPort: Int
-    let freeWheelingPort: Int
+    let freeWheelingPort: Int, oscPortPort: Int
+    /// The `osc_port` control as run() last read it.
+    let oscPort = Atomic<Int>(0)
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -67,7 +69,7 @@ final class PluginInstance: @unchecked Sendable {
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
         var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0, target = 0, tolerance = 0
-        var transport = 0, follow = 0, freeWheeling = 0
+        var transport = 0, follow = 0, freeWheeling = 0, osc = 0
         for p in ports {
             switch p.kind {
             case .audioIn: ins.append(p.index)
@@ -80,9 +82,10 @@ final class PluginInstance: @unchecked Sendable {
             case .transport: transport = p.index
             case .followTransport: follow = p.index
             case .freeWheeling: freeWheeling = p.index
+            case .oscPort: osc = p.index
             }
         }
-        (transportPort, followPort, freeWheelingPort) = (transport, follow, freeWheeling)
+        (transportPort, followPort, freeWheelingPort, oscPortPort) = (transport, follow, freeWheeling, osc)
         (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
         (targetPort, tolerancePort) = (target, tolerance)
         values = AtomicFloatArray(count: readings.count)
@@ -180,6 +183,9 @@ final class PluginInstance: @unchecked Sendable {
         if let tolerance = locations[tolerancePort]?.assumingMemoryBound(to: Float.self).pointee, tolerance.isFinite {
             toleranceBits.store(max(0, min(10, tolerance)).bitPattern, ordering: .relaxed)
         }
+        if let port = locations[oscPortPort]?.assumingMemoryBound(to: Float.self).pointee, port.isFinite {
+            oscPort.store(Int(max(0, min(65535, port.rounded()))), ordering: .relaxed)
+        }
         // Index loops only: an iterator over an array is generic code that, unoptimised,
         // allocates its coroutine frames (RealtimeSanitizer caught `enumerated()` here).
         for k in 0..<readingPorts.count {
@@ -260,11 +266,20 @@ private final class Work: @unchecked Sendable {
     var wasPaused = false
     var targetSeen = -1
     var toleranceSeen: UInt32 = .max
+    /// The OSC output (`osc_port`): its port, the socket to it and when it last sent.
+    var oscPortSeen = 0
+    var osc: OSCSender?
+    var lastSent = 0
+    let addressSpace: AddressSpace
+    let json: JSONLines
 
     init(instance: PluginInstance, analyzer: Analyzer) {
         self.instance = instance
         self.analyzer = analyzer
         snapshot = analyzer.makeSnapshot()
+        let kinds = MessageKinds(LV2Description.oscKinds.compactMap(MessageKind.init(rawValue:)))
+        addressSpace = AddressSpace(prefix: "/jackvu", kinds: kinds)
+        json = JSONLines(kinds: kinds)
         defaults = instance.readingPorts.map { Float(instance.ports[$0].defaultValue) }
         fields = instance.readingPorts.map { i in
             guard case .reading(let key, let subject) = instance.ports[i].kind else { preconditionFailure("not a reading port") }
@@ -295,6 +310,7 @@ private final class Work: @unchecked Sendable {
                 if Float(bitPattern: tolerance) > 0 { target?.toleranceLU = Double(Float(bitPattern: tolerance)) }
                 snapshot.programmes[0].target = target
             }
+            sendOSC()
             let available = ring.readableFrames
             guard available > 0 else {
                 usleep(2000)
@@ -307,6 +323,22 @@ private final class Work: @unchecked Sendable {
             }
             ring.consume(frames: available)
         }
+    }
+
+    /// The readings as OSC bundles to `osc_port` on 127.0.0.1, `LV2Description.oscRate` a
+    /// second (the worker's thread: a socket's send never waits, and a refused one is
+    /// dropped: the next comes a tenth of a second later).
+    func sendOSC() {
+        let port = instance.oscPort.load(ordering: .relaxed)
+        if port != oscPortSeen {
+            oscPortSeen = port
+            osc = port > 0 ? (try? OSCEndpoint(url: "osc.udp://127.0.0.1:\(port)")).flatMap { try? OSCSender(endpoint: $0) } : nil
+        }
+        guard let osc else { return }
+        let now = monotonicNanoseconds()
+        guard now - lastSent >= 1_000_000_000 / LV2Description.oscRate else { return }
+        lastSent = now
+        for bundle in OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json).bundles() { _ = osc.send(bundle) }
     }
 
     /// After a hop: the snapshot, then each reading port's value.

@@ -61,7 +61,16 @@ public enum LV2Description {
         /// The host's transport (`time:Position` events, an atom sequence) and whether the
         /// loudness integration follows it (a toggle: while the transport stands, it pauses).
         case transport, followTransport
+        /// The UDP port on this machine (127.0.0.1) the readings go to as OSC bundles, ten a
+        /// second (0: none). A number, so that every host can set it, PipeWire's filter-chain
+        /// configuration included.
+        case oscPort
     }
+
+    /// The readings the `osc_port` output sends (`--send`'s names): what the plugin computes.
+    public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target"]
+    /// OSC bundles a second on `osc_port`.
+    public static let oscRate = 10
 
     public struct Port: Sendable, Equatable {
         public let index: Int
@@ -111,6 +120,7 @@ public enum LV2Description {
         add("transport", "Transport", .transport)
         add("follow_transport", "Integrate only while the transport rolls", .followTransport)
         add("free_wheeling", "Free-wheeling (set by the host offline)", .freeWheeling)
+        add("osc_port", "OSC readings to UDP port on 127.0.0.1 (0: off)", .oscPort, max: 65535, def: 0)
         for key in channelKeys {
             guard let (reading, field) = field(key, scope: .channel) else { continue }
             let (lo, hi) = range(field.unit, key: key)
@@ -212,6 +222,10 @@ public enum LV2Description {
             lines.append("lv2:scalePoint " + targetChoices.enumerated().map { "[ rdfs:label \"\($0.element)\" ; rdf:value \($0.offset) ]" }.joined(separator: ", "))
         case .tolerance:
             lines.append("a lv2:ControlPort, lv2:InputPort")
+        case .oscPort:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:portProperty lv2:integer")
+            lines.append("rdfs:comment \"OSC bundles of the readings (jackvu's --send \(oscKinds.joined(separator: ",")), /jackvu/...), \(oscRate) a second, to this UDP port on 127.0.0.1; 0: none\"")
         case .transport:
             lines.append("a atom:AtomPort, lv2:InputPort")
             lines.append("atom:bufferType atom:Sequence")

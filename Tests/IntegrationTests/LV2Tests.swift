@@ -27,6 +27,7 @@ final class LV2Tests: XCTestCase {
     }
 
     private var environment: [String: String] { ["LV2_PATH": folder] }
+    private var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
 
     /// The Turtle is valid against LV2's schemas (core, units, port properties), lilv finds the
     /// three forms, and every port the description makes is there with its symbol — so the
@@ -212,6 +213,86 @@ final class LV2Tests: XCTestCase {
             return abs((latest("max_true_peak_dbtp_1") ?? 0) + 20) < 0.2
         }, "after reset: \(host.stdout.suffix(400))")
         XCTAssertTrue(host.isRunning, host.stderr)
+    }
+
+    /// PipeWire's own graph, with no JACK server: on a PipeWire the test starts, a filter-chain
+    /// node (`libpipewire-module-filter-chain`, `Tools/pipewire/jackvu-meter.conf` as shipped
+    /// but for the port) runs the stereo form with `osc_port` set in its `control` block; `pw-cat` plays a file into it and
+    /// `pw-record` takes its output (linked by hand with `pw-link`, as a session manager would).
+    /// The readings come out as OSC (`oscdump`) and match `jackvu analyze` of the same file,
+    /// and the audio came through sample for sample. (Pink noise: where a live graph's 100 ms
+    /// grid falls is chance, and a steady signal's integrated loudness and true peak do not
+    /// depend on it; the loudness range of level steps does, by tenths of a LU.)
+    func testAPipeWireFilterChainMetersAStreamAndSendsItsReadings() throws {
+        let audio = folder + "-pipewire"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let file = audio + "/noise.wav", recorded = audio + "/recorded.wav"
+        // A second of silence first: pw-cat may play a little before it is linked, and silence
+        // lost changes no reading compared here (the gates leave it out).
+        let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", file,
+                                               "synth", "14", "pinknoise", "vol", "0.25", "pad", "1", "0"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let port = freeUDPPort()
+        let dump = try BackgroundProcess(try Executables.resolve("oscdump"), [String(port)], label: "oscdump")
+        defer { dump.stop() }
+        // The README's configuration, as shipped, on a port of the test's own.
+        let shipped = try String(contentsOfFile: repository + "/Tools/pipewire/jackvu-meter.conf", encoding: .utf8)
+        XCTAssertTrue(shipped.contains("osc_port = 9000"), shipped)
+        let pipewire = try PipeWireServer(configuration: shipped.replacingOccurrences(of: "osc_port = 9000", with: "osc_port = \(port)"),
+                                          environment: environment)
+        defer { pipewire.stop() }
+        let stereo = ["FL", "FR"]
+        try pipewire.configurePorts(of: "jackvu_meter_in", direction: "Input", position: stereo)
+        try pipewire.configurePorts(of: "jackvu_meter_out", direction: "Output", position: stereo)
+        let record = try BackgroundProcess(
+            "pw-record", ["--rate", "48000", "--channels", "2", "--format", "f32", recorded], environment: pipewire.environment, label: "pw-record")
+        defer { record.stop() }
+        try pipewire.configurePorts(of: "pw-record", direction: "Input", position: stereo)
+        for c in stereo { try pipewire.link("jackvu_meter_out:output_\(c)", "pw-record:input_\(c)") }
+        let play = try BackgroundProcess("pw-cat", ["--playback", file], environment: pipewire.environment, label: "pw-cat")
+        defer { play.stop() }
+        try pipewire.configurePorts(of: "pw-cat", direction: "Output", position: stereo)
+        for c in stereo { try pipewire.link("pw-cat:output_\(c)", "jackvu_meter_in:playback_\(c)") }
+        XCTAssertTrue(waitFor(timeout: 60) { !play.isRunning }, "pw-cat played the file: \(play.stderr)")
+        usleep(1_500_000)
+        record.stop(signal: SIGINT, timeout: 5)
+        // oscdump prints each message as `TIMETAG ADDRESS TYPES VALUES…`: the latest of each.
+        func latest(_ address: String, _ index: Int = 0) -> Double? {
+            dump.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+                let parts = line.split(separator: " ")
+                return parts.count >= 4 + index && parts[1] == address ? Double(parts[3 + index]) : nil
+            }.first
+        }
+        // The file, and the recording: the same audio (below), and where it starts in the
+        // graph's time is where the plugin's started, so its 100 ms grid is the plugin's.
+        let analysed = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json", file, recorded])
+        XCTAssertEqual(analysed.status, 0, analysed.stderr)
+        let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(analysed.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(summaries.count, 2)
+        func value(_ s: [String: Any], _ key: String) -> Double { (s[key] as? NSNumber)?.doubleValue ?? .nan }
+        print("filter-chain: integrated \(latest("/jackvu/programme/stereo/integrated") ?? .nan) LUFS, max true peak "
+              + "\(latest("/jackvu/programme/stereo/max_truepeak") ?? .nan) dBTP; analyze, the file: \(value(summaries[0], "integrated_lufs")) LUFS, "
+              + "\(value(summaries[0], "true_peak_dbtp")) dBTP; the recording: \(value(summaries[1], "integrated_lufs")) LUFS")
+        for (address, index, key) in [("/jackvu/programme/stereo/integrated", 0, "integrated_lufs"), ("/jackvu/programme/stereo/max_truepeak", 0, "true_peak_dbtp"),
+                                      ("/jackvu/ch/1/truepeak", 1, "true_peak_dbtp")] {
+            let sent = try XCTUnwrap(latest(address, index), "\(address) from the filter-chain: \(dump.stdout.suffix(800)) \(pipewire.log.suffix(800))")
+            XCTAssertEqual(sent, value(summaries[0], key), accuracy: 0.1, "\(address) against the file's")
+            XCTAssertEqual(sent, value(summaries[1], key), accuracy: 0.03, "\(address) against the recording's (the same grid)")
+        }
+        // The audio passed through unchanged: the recording holds the file's samples (from its
+        // first sound on; the last period may be cut when pw-cat ends).
+        func samples(_ path: String) throws -> [Float] {
+            let raw = path + ".f32"
+            XCTAssertEqual(try Executables.run("sox", [path, "-t", "f32", raw]).status, 0)
+            let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+            return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        }
+        let (played, through) = (try samples(file), try samples(recorded))
+        let a = try XCTUnwrap(played.firstIndex { $0 != 0 }), b = try XCTUnwrap(through.firstIndex { $0 != 0 }, "the recording is silent")
+        let compared = played.count - a - 4096  // all but the last 85 ms
+        XCTAssertGreaterThan(through.count - b, compared, "the recording holds the whole sound")
+        XCTAssertTrue(through[b..<(b + compared)].elementsEqual(played[a..<(a + compared)]), "the audio passes unchanged")
     }
 
     /// With `follow_transport` on, the integration follows the host's transport (the

@@ -18,7 +18,9 @@ public final class PipeWireServer: @unchecked Sendable {
         ["XDG_RUNTIME_DIR": folder + "/run", "XDG_CONFIG_HOME": folder + "/config", "PIPEWIRE_REMOTE": "pipewire-0"]
     }
 
-    public init() throws {
+    /// `configuration`: more of pipewire.conf (a filter-chain's module, say), in a fragment of
+    /// its own; `environment`: more for the server (`LV2_PATH` for a filter-chain's plugins).
+    public init(configuration: String? = nil, environment more: [String: String] = [:]) throws {
         folder = NSTemporaryDirectory() + "jackvu-pipewire-\(getpid())-\(UUID().uuidString.prefix(8))"
         let fm = FileManager.default
         try fm.createDirectory(atPath: folder + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -31,7 +33,10 @@ public final class PipeWireServer: @unchecked Sendable {
                 }
             ]
             """.write(toFile: folder + "/config/pipewire/pipewire.conf.d/jackvu-test.conf", atomically: true, encoding: .utf8)
-        var env = ["XDG_RUNTIME_DIR": folder + "/run", "XDG_CONFIG_HOME": folder + "/config"]
+        if let configuration {
+            try configuration.write(toFile: folder + "/config/pipewire/pipewire.conf.d/jackvu-test-more.conf", atomically: true, encoding: .utf8)
+        }
+        var env = ["XDG_RUNTIME_DIR": folder + "/run", "XDG_CONFIG_HOME": folder + "/config"].merging(more) { $1 }
         env["DBUS_SESSION_BUS_ADDRESS"] = "disabled:"
         process = try BackgroundProcess("pipewire", [], environment: env, label: "pipewire")
         // Ready when a JACK client can list ports.
@@ -48,9 +53,51 @@ public final class PipeWireServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// What the server printed (its stderr).
+    public var log: String { process.stderr }
+
     public func stop() {
         process.stop(signal: SIGTERM, timeout: 5)
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The id of the node named `name` (`pw-dump`), nil while there is none.
+    public func node(_ name: String) -> Int? {
+        guard let r = try? Executables.run("pw-dump", [], environment: environment, timeout: 10), r.status == 0,
+              let objects = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else { return nil }
+        return objects.last { o in
+            ((o["info"] as? [String: Any])?["props"] as? [String: Any])?["node.name"] as? String == name
+        }?["id"] as? Int
+    }
+
+    /// What a session manager (WirePlumber) would do, done by hand: gives node `name` its
+    /// ports, one float channel a port at `rate` (`position`: the channels' names), and waits
+    /// for it to have them.
+    public func configurePorts(of name: String, direction: String, rate: Int = 48000, position: [String] = ["MONO"]) throws {
+        let deadline = Date().addingTimeInterval(10)
+        var id = node(name)
+        while id == nil && Date() < deadline {
+            usleep(100_000)
+            id = node(name)
+        }
+        guard let id else { throw FixtureError("no PipeWire node \(name)") }
+        let config = "{ direction: \(direction), mode: dsp, format: { mediaType: audio, mediaSubtype: raw, format: F32P, "
+            + "rate: \(rate), channels: \(position.count), position: [ \(position.joined(separator: " ")) ] } }"
+        let r = try Executables.run("pw-cli", ["set-param", String(id), "PortConfig", config], environment: environment, timeout: 10)
+        guard r.status == 0 else { throw FixtureError("pw-cli set-param \(id) PortConfig: \(r.stderr)") }
+    }
+
+    /// Links output port `from` to input port `to` (`pw-link`), once both exist.
+    public func link(_ from: String, _ to: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        var last = ""
+        while Date() < deadline {
+            let r = try Executables.run("pw-link", [from, to], environment: environment, timeout: 10)
+            if r.status == 0 { return }
+            last = r.stderr
+            usleep(100_000)
+        }
+        throw FixtureError("pw-link \(from) \(to): \(last)")
     }
 
     /// `pw-jack EXECUTABLE ARGUMENTS`: the arguments for a process run under PipeWire's JACK.
