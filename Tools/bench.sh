@@ -30,6 +30,11 @@
 # the bytes per second that reader receives.
 # `bash Tools/bench.sh pictures`: the bytes per second one browser receives with 2 and 8
 # channels (the JSON updates and the pictures' binary frames).
+# `bash Tools/bench.sh lv2host`: the LV2 plugin (stereo) and x42's EBU R128 meter (Debian's
+# x42-plugins) side by side in jalv on one real-time dummy server, the same two noises into
+# both, BENCH_SECONDS: each thread's CPU per second of audio per channel (schedstat: the
+# thread CPU clock) — jalv's process thread, which calls run(), and jackvu's worker — and, with
+# perf, the share of each process thread spent in the plugin's own library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . Tools/stop.sh
@@ -240,6 +245,50 @@ if [ "$only" = capacity ]; then
     echo "$first" "$last" | awk -v c="$channels" -v w="$workers" -v o="$observed" -v m="$(echo "$cb" | awk '{print $3}')" -v x="$(echo "$cb" | awk '{print $5}')" \
       '{printf "%-9s %-8s %-9d %-6d %-13d %-7d %-17s %s\n", c, w, $19 - $5, $18 - $4, o, $21 - $7, m, x}'
   done
+  exit 0
+fi
+
+if [ "$only" = lv2host ]; then
+  dpkg -s x42-plugins >/dev/null 2>&1 || {
+    echo "bench: installing x42-plugins and jalv for the comparison" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends x42-plugins jalv >/dev/null
+  }
+  mkdir -p "$work/lv2/jackvu.lv2"
+  cp "$bin/libJackVULV2.so" "$work/lv2/jackvu.lv2/jackvu.so"
+  "$bin/jackvu-lv2-ttl" "$work/lv2/jackvu.lv2" jackvu.so
+  export LV2_PATH="$work/lv2:/usr/lib/lv2"
+  start_server lv2host
+  "$bin/jacktone" --noise --level -20 >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jacktone:noise_2$' && break; sleep 0.1; done
+  # jalv reads commands on stdin: a pipe that stays open (and idle) for the run.
+  sleep 100000 | jalv -x -n jv urn:jackvu:lv2:stereo >"$work/jv.log" 2>&1 &
+  pids+=($!)
+  sleep 100000 | jalv -x -n x42 "http://gareus.org/oss/lv2/meters#EBUr128" >"$work/x42.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do jack_lsp 2>/dev/null | grep -q '^x42:inR$' && jack_lsp 2>/dev/null | grep -q '^jv:in_2$' && break; sleep 0.1; done
+  jack_connect jacktone:noise_1 jv:in_1; jack_connect jacktone:noise_2 jv:in_2
+  jack_connect jacktone:noise_1 x42:inL; jack_connect jacktone:noise_2 x42:inR
+  sleep 3
+  # Every thread of both jalvs: pid tid name CPU-ns.
+  threads() { for p in $(pgrep -x jalv); do for t in /proc/$p/task/*; do
+    echo "$(tr '\0' ' ' </proc/$p/cmdline | awk '{print $NF}') ${t##*/} $(cat $t/comm) $(awk '{print $1}' $t/schedstat)"; done; done; }
+  threads >"$work/t0"
+  sleep "$seconds"
+  threads >"$work/t1"
+  echo "jalv hosting urn:jackvu:lv2:stereo and x42's EBUr128 on jackd -R -d dummy -r 48000 -p 256, white noise -20 dBFS on both channels, ${seconds} s"
+  echo "plugin                    thread        ms CPU per s of audio   per channel"
+  paste "$work/t0" "$work/t1" | awk -v s="$seconds" '{d=($8-$4)/1e6/s; if (d > 0.05) printf "%-25s %-13s %-23.3f %.3f\n", $1, $3, d, d/2}'
+  if perf stat -e instructions true >/dev/null 2>&1; then
+    for name in jv x42; do
+      # The process thread: the busiest thread named jalv.
+      pid=$(pgrep -f "jalv -x -n $name " | head -1)
+      tid=$(for t in /proc/$pid/task/*; do [ "$(cat $t/comm)" = jalv ] && echo "$(awk '{print $1}' $t/schedstat) ${t##*/}"; done | sort -n | tail -1 | awk '{print $2}')
+      perf record -q -F 10000 -o "$work/$name.perf" -t "$tid" -- sleep 10 >/dev/null 2>&1 || true
+      echo "perf, $name's process thread, share by library:"
+      perf report -i "$work/$name.perf" --no-children --stdio --sort dso 2>/dev/null | grep '%' | grep -v '^#' | head -6
+    done
+  fi
   exit 0
 fi
 

@@ -252,11 +252,15 @@ struct URIDs: Sendable {
     }
 }
 
-/// The worker: takes the ring's audio every couple of milliseconds (it paces itself: waking it
+/// The worker: takes the ring's audio every `pollMicroseconds` (it paces itself: waking it
 /// from the audio thread would be a system call), runs the analysis and stores each reading
 /// port's value from the snapshot, through the reading table's fields.
 private final class Work: @unchecked Sendable {
     // @unchecked Sendable: used by the worker thread alone after it starts.
+    /// How long the worker sleeps when the ring is empty: half a hop (1024 frames, 21 ms at
+    /// 48 kHz), so a reading is at most 10 ms later than its hop; every 2 ms, the wake-ups
+    /// cost more than the analysis of a stereo bus (in jalv: half the worker's 10 ms a second).
+    static let pollMicroseconds: useconds_t = 10_000
     unowned let instance: PluginInstance
     let analyzer: Analyzer
     var snapshot: Snapshot
@@ -313,7 +317,7 @@ private final class Work: @unchecked Sendable {
             sendOSC()
             let available = ring.readableFrames
             guard available > 0 else {
-                usleep(2000)
+                usleep(Work.pollMicroseconds)
                 continue
             }
             let (first, second) = ring.regions(channel: 0, frames: available)
