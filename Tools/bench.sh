@@ -279,14 +279,20 @@ if [ "$only" = lv2host ]; then
   echo "jalv hosting urn:jackvu:lv2:stereo and x42's EBUr128 on jackd -R -d dummy -r 48000 -p 256, white noise -20 dBFS on both channels, ${seconds} s"
   echo "plugin                    thread        ms CPU per s of audio   per channel"
   paste "$work/t0" "$work/t1" | awk -v s="$seconds" '{d=($8-$4)/1e6/s; if (d > 0.05) printf "%-25s %-13s %-23.3f %.3f\n", $1, $3, d, d/2}'
-  if perf stat -e instructions true >/dev/null 2>&1; then
+  # The plugins' own code in each process thread (jalv's own work there, and JACK's wake-up,
+  # are not the plugin's): perf's share of the thread's samples in the plugin's library, times
+  # the thread's CPU over the same 10 s.
+  if command -v perf >/dev/null && perf record -q -o "$work/probe.perf" true >/dev/null 2>&1; then
+    echo "run() alone (perf: the plugin library's share of its process thread, 10 s):"
     for name in jv x42; do
-      # The process thread: the busiest thread named jalv.
       pid=$(pgrep -f "jalv -x -n $name " | head -1)
       tid=$(for t in /proc/$pid/task/*; do [ "$(cat $t/comm)" = jalv ] && echo "$(awk '{print $1}' $t/schedstat) ${t##*/}"; done | sort -n | tail -1 | awk '{print $2}')
+      before=$(awk '{print $1}' /proc/$pid/task/$tid/schedstat)
       perf record -q -F 10000 -o "$work/$name.perf" -t "$tid" -- sleep 10 >/dev/null 2>&1 || true
-      echo "perf, $name's process thread, share by library:"
-      perf report -i "$work/$name.perf" --no-children --stdio --sort dso 2>/dev/null | grep '%' | grep -v '^#' | head -6
+      after=$(awk '{print $1}' /proc/$pid/task/$tid/schedstat)
+      library=$([ "$name" = jv ] && echo jackvu.so || echo meters.so)
+      share=$(perf report -i "$work/$name.perf" --no-children --stdio --sort dso 2>/dev/null | awk -v l="$library" '$2 == l {gsub("%", "", $1); print $1}')
+      echo "$name $library ${share:-0} $before $after" | awk '{cpu = ($5 - $4) / 1e6 / 10; printf "  %-4s %-10s %5.1f %% of %.3f ms/s = %.3f ms per s of audio, %.3f per channel\n", $1, $2, $3, cpu, cpu * $3 / 100, cpu * $3 / 200}'
     done
   fi
   exit 0

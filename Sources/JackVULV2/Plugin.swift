@@ -35,7 +35,7 @@ final class PluginInstance: @unchecked Sendable {
     /// Whether the host's transport rolled at the last position it sent (1 or 0; the audio
     /// thread's own memory).
     let rolling: UnsafeMutablePointer<Float>
-    /// The readings the worker last stored, in `readingPorts`' order.
+    /// The readings (and alarm states) the worker last stored, in `readingPorts`' order.
     let values: AtomicFloatArray
     let ring: AudioRing
     let resetRequests = Atomic<Int>(0)
@@ -74,7 +74,7 @@ final class PluginInstance: @unchecked Sendable {
             switch p.kind {
             case .audioIn: ins.append(p.index)
             case .audioOut: outs.append(p.index)
-            case .reading: readings.append(p.index)
+            case .reading, .alarm, .alarmsActive: readings.append(p.index)
             case .reset: reset = p.index
             case .pause: pause = p.index
             case .target: target = p.index
@@ -264,8 +264,17 @@ private final class Work: @unchecked Sendable {
     unowned let instance: PluginInstance
     let analyzer: Analyzer
     var snapshot: Snapshot
-    let fields: [(ReadingField, Int)]
+    /// What each output port shows: a reading's field for a subject, or the alarms.
+    enum Output {
+        case field(ReadingField, Int)
+        case alarm(AlarmKind)
+        case alarmsActive
+    }
+    let outputs: [Output]
     let defaults: [Float]
+    /// jackvu's alarms of the audio (`LV2Description.alarmKinds`), judged at every hop on the
+    /// audio's own time.
+    let alarms: AlarmEngine
     var resetsSeen = 0
     var wasPaused = false
     var targetSeen = -1
@@ -285,12 +294,18 @@ private final class Work: @unchecked Sendable {
         addressSpace = AddressSpace(prefix: "/jackvu", kinds: kinds)
         json = JSONLines(kinds: kinds)
         defaults = instance.readingPorts.map { Float(instance.ports[$0].defaultValue) }
-        fields = instance.readingPorts.map { i in
-            guard case .reading(let key, let subject) = instance.ports[i].kind else { preconditionFailure("not a reading port") }
-            let scope: Reading.Scope = LV2Description.channelKeys.contains(key) ? .channel : LV2Description.pairKeys.contains(key) ? .pair : .programme
-            guard let (_, field) = LV2Description.field(key, scope: scope) else { preconditionFailure("no reading field \(key)") }
-            return (field, subject)
+        outputs = instance.readingPorts.map { i in
+            switch instance.ports[i].kind {
+            case .alarm(let kind): return .alarm(kind)
+            case .alarmsActive: return .alarmsActive
+            case .reading(let key, let subject):
+                let scope: Reading.Scope = LV2Description.channelKeys.contains(key) ? .channel : LV2Description.pairKeys.contains(key) ? .pair : .programme
+                guard let (_, field) = LV2Description.field(key, scope: scope) else { preconditionFailure("no reading field \(key)") }
+                return .field(field, subject)
+            default: preconditionFailure("not an output port")
+            }
         }
+        alarms = AlarmEngine(rules: LV2Description.alarmKinds(instance.form).map { AlarmRule(kind: $0) })
     }
 
     func run() {
@@ -348,7 +363,20 @@ private final class Work: @unchecked Sendable {
     /// After a hop: the snapshot, then each reading port's value.
     func publish() {
         analyzer.write(into: &snapshot)
-        for (k, (field, subject)) in fields.enumerated() {
+        let seconds = Double(snapshot.framesAnalysed) / Double(instance.sampleRate)
+        _ = alarms.evaluate(snapshot, monotonic: seconds, unix: Double(time(nil)))
+        snapshot.alarms = alarms.board
+        for (k, output) in outputs.enumerated() {
+            let field: ReadingField, subject: Int
+            switch output {
+            case .alarm(let kind):
+                instance.values[k] = snapshot.alarms.states.contains { $0.kind == kind && $0.active } ? 1 : 0
+                continue
+            case .alarmsActive:
+                instance.values[k] = Float(snapshot.alarms.activeCount)
+                continue
+            case .field(let f, let s): (field, subject) = (f, s)
+            }
             let v: Float
             switch field.value(snapshot, subject) {
             case .float(let x): v = x

@@ -65,10 +65,22 @@ public enum LV2Description {
         /// second (0: none). A number, so that every host can set it, PipeWire's filter-chain
         /// configuration included.
         case oscPort
+        /// An output: 1 while an alarm of this kind is raised (on any channel, pair or the
+        /// programme), with `--alarm KIND`'s defaults; 0 otherwise.
+        case alarm(AlarmKind)
+        /// An output: how many alarms are raised.
+        case alarmsActive
+    }
+
+    /// The alarms a plugin raises (jackvu's own, with their defaults): those of the audio;
+    /// the JACK server's, xruns, overruns and connections are the JACK client's. Pairs' only
+    /// where the form has pairs.
+    public static func alarmKinds(_ form: Form) -> [AlarmKind] {
+        [.silence, .stuck, .clip, .truepeak, .loudness, .integrated] + (form.layout.pairs.isEmpty ? [] : [.phase, .leg])
     }
 
     /// The readings the `osc_port` output sends (`--send`'s names): what the plugin computes.
-    public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target"]
+    public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target", "alarms"]
     /// OSC bundles a second on `osc_port`.
     public static let oscRate = 10
 
@@ -141,6 +153,9 @@ public enum LV2Description {
             let (lo, hi) = key == "state" ? (-1.0, Double(states.count - 1)) : range(field.unit, key: key)
             add(key, label(key, reading), .reading(key: key, subject: 0), unit: field.unit, min: lo, max: hi, def: key == "state" ? -1 : lo)
         }
+        let alarms = alarmKinds(form)
+        for kind in alarms { add("alarm_\(kind.rawValue)", "Alarm: \(kind.rawValue)", .alarm(kind)) }
+        add("alarms_active", "Alarms raised", .alarmsActive, max: Double(alarms.count * max(form.channels, 1)))
         return ports
     }
 
@@ -239,6 +254,13 @@ public enum LV2Description {
             lines.append("a lv2:ControlPort, lv2:InputPort")
             lines.append("lv2:designation lv2:freeWheeling")
             lines.append("lv2:portProperty lv2:toggled, pprops:notOnGUI")
+        case .alarm(let kind):
+            lines.append("a lv2:ControlPort, lv2:OutputPort")
+            lines.append("lv2:portProperty lv2:toggled")
+            lines.append("rdfs:comment \"1 while jackvu's \(kind.rawValue) alarm is raised (its --alarm defaults: \(kind.levelMeaning))\"")
+        case .alarmsActive:
+            lines.append("a lv2:ControlPort, lv2:OutputPort")
+            lines.append("lv2:portProperty lv2:integer")
         case .reading(let key, _) where key == "paused":
             lines.append("a lv2:ControlPort, lv2:OutputPort")
             lines.append("lv2:portProperty lv2:toggled")

@@ -122,6 +122,31 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual((readings[0]["integrated_lufs"] as? NSNumber)?.doubleValue ?? 0, -23, accuracy: 0.1, "EBU Tech 3341 case 1")
     }
 
+    /// The alarm outputs, judged on the audio's own time (an offline host runs minutes in
+    /// seconds): a tone at −0.5 dBFS on the left and its inverse on the right raises `truepeak`
+    /// (above EBU R 128's −1 dBTP, the default target's) and `phase` (correlation −1 for longer
+    /// than its 3 s), nothing else; 12 s of silence raises `silence` (after its 10 s) only.
+    func testTheAlarmOutputsRaiseWhatTheAudioDoes() throws {
+        let audio = folder + "-alarms"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let inverted = audio + "/inverted.wav", silent = audio + "/silent.wav"
+        let tone = EBUSignals.tones([.init(seconds: 6, dBFS: -0.5)], channelGains: [0])[0]
+        try writeWAV(inverted, [tone, tone.map { -$0 }])
+        try writeWAV(silent, [[Float](repeating: 0, count: 12 * 48000), [Float](repeating: 0, count: 12 * 48000)])
+        let library = folder + "/jackvu.lv2/jackvu.so", stereo = LV2Description.forms[1].uri
+        let readings = try hostReadings(["--block", "4096", "--set", "free_wheeling=1", library, stereo, inverted, library, stereo, silent])
+        XCTAssertEqual(readings.count, 2)
+        let kinds = LV2Description.alarmKinds(LV2Description.forms[1]).map(\.rawValue)
+        func raised(_ r: [String: Any]) -> Set<String> {
+            Set(kinds.filter { ((r["alarm_\($0)"] as? NSNumber)?.doubleValue ?? -1) == 1 })
+        }
+        XCTAssertEqual(raised(readings[0]), ["truepeak", "phase"], "\(readings[0])")
+        XCTAssertEqual((readings[0]["alarms_active"] as? NSNumber)?.intValue, 2)
+        XCTAssertEqual(raised(readings[1]), ["silence"], "\(readings[1])")
+        XCTAssertEqual((readings[1]["alarms_active"] as? NSNumber)?.intValue, 1)
+    }
+
     /// Two instances of one library and one of a second bundle's copy, side by side in one
     /// host process — a Swift program, with the Swift runtime of its own beside the plugins'
     /// static copies — keep their own readings: a 1 kHz tone at −20 dBFS (peak −20, −23.0

@@ -177,9 +177,11 @@ final class Instance {
         descriptor.pointee.run(handle, 0)
         var fields: [String] = []
         for p in ports {
-            if case .reading = p.kind {
+            switch p.kind {
+            case .reading, .alarm, .alarmsActive:
                 let v = controls[p.index]
                 fields.append("\"\(p.symbol)\": " + (v.isFinite ? "\(v)" : "null"))
+            default: break
             }
         }
         var measured = ""
