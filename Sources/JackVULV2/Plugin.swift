@@ -29,6 +29,9 @@ final class PluginInstance: @unchecked Sendable {
     let freeWheelingPort: Int, oscPortPort: Int
     /// The `osc_port` control as run() last read it.
     let oscPort = Atomic<Int>(0)
+    /// The JSON lines file (`LV2Description.jsonParameter`): set by a `patch:Set` on the
+    /// control port (run()) or by the host's state (restore); the worker opens it.
+    let jsonPath = PathSlot()
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -147,7 +150,7 @@ final class PluginInstance: @unchecked Sendable {
         // The transport: rolling unless the integration follows it and it stands (the state
         // at the last position the host sent, for the whole period).
         let follow = urids.position != 0 && (locations[followPort]?.assumingMemoryBound(to: Float.self).pointee ?? 0) > 0.5
-        if follow, let events = locations[transportPort] { readPositions(events) }
+        if let events = locations[transportPort] { readEvents(events, positions: follow) }
         let gate: Float = follow ? rolling.pointee : 1
         // Into the ring; free-wheeling, in pieces of at most a quarter of it, each waited for.
         var done = 0
@@ -195,14 +198,15 @@ final class PluginInstance: @unchecked Sendable {
 }
 
 extension PluginInstance {
-    /// Reads the `time:Position` objects in an atom sequence (LV2 atom layout: a sequence
+    /// Reads the events of the control port's atom sequence (LV2 atom layout: a sequence
     /// header, then events of a 64-bit time, an atom header and its body, each padded to 8
     /// bytes; an object's body is its id, its type and properties of a key, a context and an
-    /// atom) and keeps whether the transport rolls (`time:speed` ≠ 0). Real-time safe: pointer
-    /// reads only.
-    func readPositions(_ sequence: UnsafeMutableRawPointer) {
+    /// atom): `time:Position` objects, whether the transport rolls (`time:speed` ≠ 0), when
+    /// `positions`; `patch:Set` of the JSON lines file (an `atom:Path`) always. Real-time safe:
+    /// pointer reads, and a copy of a path into its preallocated slot.
+    func readEvents(_ sequence: UnsafeMutableRawPointer, positions: Bool) {
         let u = urids
-        guard u.position != 0 else { return }
+        guard u.object != 0 else { return }
         let size = Int(sequence.load(as: UInt32.self))  // the sequence body's size
         var at = 16  // atom header (8) and the sequence body's unit and pad (8)
         let end = 8 + size
@@ -210,29 +214,84 @@ extension PluginInstance {
             let bodySize = Int(sequence.load(fromByteOffset: at + 8, as: UInt32.self))
             let type = sequence.load(fromByteOffset: at + 12, as: UInt32.self)
             let body = at + 16
-            if (type == u.object || type == u.blank) && bodySize >= 8 && sequence.load(fromByteOffset: body + 4, as: UInt32.self) == u.position {
+            guard body + bodySize <= end else { break }
+            if (type == u.object || type == u.blank) && bodySize >= 8 {
+                let otype = sequence.load(fromByteOffset: body + 4, as: UInt32.self)
+                var property: UInt32 = 0
+                var path: (UnsafeRawPointer, Int)?
                 var p = body + 8
                 while p + 16 <= body + bodySize {
                     let key = sequence.load(fromByteOffset: p, as: UInt32.self)
                     let valueSize = Int(sequence.load(fromByteOffset: p + 8, as: UInt32.self))
                     let valueType = sequence.load(fromByteOffset: p + 12, as: UInt32.self)
-                    if key == u.speed {
+                    guard p + 16 + valueSize <= body + bodySize else { break }
+                    if otype == u.position && positions && key == u.speed {
                         var speed: Double = 1
                         if valueType == u.float && valueSize >= 4 { speed = Double(sequence.load(fromByteOffset: p + 16, as: Float.self)) }
                         if valueType == u.double && valueSize >= 8 { speed = sequence.loadUnaligned(fromByteOffset: p + 16, as: Double.self) }
                         rolling.pointee = speed != 0 ? 1 : 0
                     }
+                    if otype == u.patchSet && key == u.patchProperty && valueType == u.urid && valueSize >= 4 {
+                        property = sequence.load(fromByteOffset: p + 16, as: UInt32.self)
+                    }
+                    if otype == u.patchSet && key == u.patchValue && valueType == u.path {
+                        path = (UnsafeRawPointer(sequence + p + 16), valueSize)
+                    }
                     p += 16 + ((valueSize + 7) & ~7)
                 }
+                if property == u.json, let (bytes, count) = path { jsonPath.store(bytes, count: count) }
             }
             at = body + ((bodySize + 7) & ~7)
         }
     }
 }
 
+/// A file path handed from the host's threads (run(), or a state restore) to the worker,
+/// without a lock or an allocation: a preallocated buffer under a sequence count (odd while
+/// it is written); the worker copies it out and takes it if the count held still. One writer
+/// at a time: LV2 never runs `run()` and a state restore together.
+final class PathSlot: @unchecked Sendable {
+    // @unchecked Sendable: the buffer is guarded by `sequence` (a seqlock).
+    static let capacity = 4096
+    private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: PathSlot.capacity)
+    private let length = Atomic<Int>(0)
+    private let sequence = Atomic<Int>(0)
+
+    deinit { bytes.deallocate() }
+
+    /// Stores `count` bytes (a NUL and what follows it left out); a path longer than the
+    /// slot is refused (left as it was).
+    func store(_ source: UnsafeRawPointer, count: Int) {
+        var n = 0
+        let s = source.assumingMemoryBound(to: UInt8.self)
+        while n < count && s[n] != 0 { n += 1 }
+        guard n < PathSlot.capacity else { return }
+        sequence.add(1, ordering: .sequentiallyConsistent)
+        bytes.update(from: s, count: n)
+        length.store(n, ordering: .sequentiallyConsistent)
+        sequence.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The count of stores so far (even when none is under way).
+    var generation: Int { sequence.load(ordering: .sequentiallyConsistent) }
+
+    /// The path (empty: none) and the generation it belongs to, nil while a store is under way.
+    func load() -> (path: String, generation: Int)? {
+        let before = sequence.load(ordering: .sequentiallyConsistent)
+        guard before % 2 == 0 else { return nil }
+        let n = length.load(ordering: .sequentiallyConsistent)
+        let copy = Array(UnsafeBufferPointer(start: bytes, count: min(n, PathSlot.capacity)))
+        guard sequence.load(ordering: .sequentiallyConsistent) == before else { return nil }
+        return (String(decoding: copy, as: UTF8.self), before)
+    }
+}
+
 /// The URIDs the transport's events are read with, mapped at instantiation.
 struct URIDs: Sendable {
     var object: UInt32 = 0, blank: UInt32 = 0, float: UInt32 = 0, double: UInt32 = 0, position: UInt32 = 0, speed: UInt32 = 0
+    /// `patch:Set`, its `patch:property` (an `atom:URID`) and `patch:value` (an `atom:Path`),
+    /// and the JSON lines file's parameter.
+    var patchSet: UInt32 = 0, patchProperty: UInt32 = 0, patchValue: UInt32 = 0, urid: UInt32 = 0, path: UInt32 = 0, json: UInt32 = 0
 
     init(features: UnsafePointer<UnsafePointer<LV2_Feature>?>?) {
         guard var f = features else { return }
@@ -246,6 +305,12 @@ struct URIDs: Sendable {
                 double = id("http://lv2plug.in/ns/ext/atom#Double")
                 position = id("http://lv2plug.in/ns/ext/time#Position")
                 speed = id("http://lv2plug.in/ns/ext/time#speed")
+                patchSet = id("http://lv2plug.in/ns/ext/patch#Set")
+                patchProperty = id("http://lv2plug.in/ns/ext/patch#property")
+                patchValue = id("http://lv2plug.in/ns/ext/patch#value")
+                urid = id("http://lv2plug.in/ns/ext/atom#URID")
+                path = id("http://lv2plug.in/ns/ext/atom#Path")
+                json = id(LV2Description.jsonParameter)
             }
             f += 1
         }
@@ -285,6 +350,11 @@ private final class Work: @unchecked Sendable {
     var lastSent = 0
     let addressSpace: AddressSpace
     let json: JSONLines
+    /// The JSON lines file (`jsonPath`): its generation, descriptor, and the audio frame
+    /// after which it gets its next line.
+    var jsonGeneration = 0
+    var jsonFile: Int32 = -1
+    var nextLine = 0
 
     init(instance: PluginInstance, analyzer: Analyzer) {
         self.instance = instance
@@ -353,12 +423,36 @@ private final class Work: @unchecked Sendable {
             oscPortSeen = port
             osc = port > 0 ? (try? OSCEndpoint(url: "osc.udp://127.0.0.1:\(port)")).flatMap { try? OSCSender(endpoint: $0) } : nil
         }
-        guard let osc else { return }
+        guard let osc, snapshot.sampleRate > 0 else { return }
         let now = monotonicNanoseconds()
         guard now - lastSent >= 1_000_000_000 / LV2Description.oscRate else { return }
         lastSent = now
         for bundle in OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json).bundles() { _ = osc.send(bundle) }
     }
+
+    /// A JSON line of the readings (jackvu's `--format json`, the OSC output's selection)
+    /// appended to the JSON lines file after each second of audio (live, a second; a host
+    /// rendering offline gets as many lines as the audio has seconds); the file opened
+    /// (created, appended to) when its path changes, and one line on stderr — the host's log
+    /// — when it cannot be. After each hop.
+    func writeJSON() {
+        let slot = instance.jsonPath
+        if slot.generation != jsonGeneration, let (path, generation) = slot.load() {
+            jsonGeneration = generation
+            if jsonFile >= 0 { close(jsonFile) }
+            jsonFile = path.isEmpty ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            if jsonFile < 0 && !path.isEmpty {
+                let line = "jackvu (LV2): cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
+            }
+        }
+        guard jsonFile >= 0, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
+        nextLine = (snapshot.framesAnalysed / snapshot.sampleRate + 1) * snapshot.sampleRate
+        let line = json.line(for: snapshot)  // (newline-terminated)
+        _ = line.withCString { write(jsonFile, $0, strlen($0)) }
+    }
+
+    deinit { if jsonFile >= 0 { close(jsonFile) } }
 
     /// After a hop: the snapshot, then each reading port's value.
     func publish() {
@@ -391,6 +485,7 @@ private final class Work: @unchecked Sendable {
             }
             if v.isFinite { instance.values[k] = v }
         }
+        writeJSON()
     }
 }
 
@@ -425,9 +520,38 @@ nonisolated(unsafe) private let descriptors: [UnsafeMutablePointer<LV2_Descripto
             instance.takeUnretainedValue().stop()
             instance.release()
         },
-        extension_data: { _ in nil }))
+        extension_data: { uri in
+            guard let uri, String(cString: uri) == "http://lv2plug.in/ns/ext/state#interface" else { return nil }
+            return UnsafeRawPointer(stateInterface)
+        }))
     return d
 }
+
+/// LV2 state: what a host saves with its session beside the control ports' values — the JSON
+/// lines file's path (abstract when the host maps paths, so a session can move).
+nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_Interface> = {
+    let i = UnsafeMutablePointer<LV2_State_Interface>.allocate(capacity: 1)
+    i.initialize(to: LV2_State_Interface(
+        save: { handle, store, storeHandle, _, features in
+            guard let handle, let store else { return LV2_STATE_ERR_UNKNOWN }
+            let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
+            let u = instance.urids
+            guard u.json != 0, let (path, _) = instance.jsonPath.load(), !path.isEmpty else { return LV2_STATE_SUCCESS }
+            return jackvu_lv2_store_path(store, storeHandle, u.json, u.path, path, features)
+        },
+        restore: { handle, retrieve, retrieveHandle, _, features in
+            guard let handle, let retrieve else { return LV2_STATE_ERR_UNKNOWN }
+            let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
+            let u = instance.urids
+            guard u.json != 0 else { return LV2_STATE_SUCCESS }
+            var buffer = [CChar](repeating: 0, count: PathSlot.capacity)
+            let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, u.json, u.path, features, &buffer, buffer.count)
+            guard length >= 0 else { return LV2_STATE_ERR_UNKNOWN }
+            buffer.withUnsafeBytes { instance.jsonPath.store($0.baseAddress!, count: length) }
+            return LV2_STATE_SUCCESS
+        }))
+    return i
+}()
 
 /// LV2's entry point: the descriptor of form `index`, nil past the last.
 @_cdecl("lv2_descriptor")

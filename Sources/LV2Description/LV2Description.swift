@@ -79,6 +79,10 @@ public enum LV2Description {
         [.silence, .stuck, .clip, .truepeak, .loudness, .integrated] + (form.layout.pairs.isEmpty ? [] : [.phase, .leg])
     }
 
+    /// The JSON lines file: an `lv2:Parameter` (`atom:Path`) a host sets with `patch:Set` on
+    /// the control port and saves with its session (LV2 state).
+    public static let jsonParameter = "urn:jackvu:lv2#json"
+
     /// The readings the `osc_port` output sends (`--send`'s names): what the plugin computes.
     public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target", "alarms"]
     /// OSC bundles a second on `osc_port`.
@@ -204,6 +208,14 @@ public enum LV2Description {
             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
             @prefix units: <http://lv2plug.in/ns/extensions/units#> .
             @prefix foaf: <http://xmlns.com/foaf/0.1/> .
+            @prefix patch: <http://lv2plug.in/ns/ext/patch#> .
+            @prefix state: <http://lv2plug.in/ns/ext/state#> .
+
+            <\(jsonParameter)>
+                a lv2:Parameter ;
+                rdfs:label "JSON lines file" ;
+                rdfs:comment "A JSON line of the readings (as jackvu --format json, the osc_port selection) appended to this file once a second" ;
+                rdfs:range atom:Path .
 
 
             """
@@ -212,7 +224,9 @@ public enum LV2Description {
             out += "    doap:name \"jackvu (\(form.name))\" ;\n"
             out += "    doap:license <https://opensource.org/licenses/MIT> ;\n"
             out += "    doap:maintainer [ foaf:name \"jackvu\" ] ;\n"
-            out += "    lv2:optionalFeature lv2:hardRTCapable, urid:map ;\n"
+            out += "    lv2:optionalFeature lv2:hardRTCapable, urid:map, state:mapPath, state:freePath ;\n"
+            out += "    lv2:extensionData state:interface ;\n"
+            out += "    patch:writable <\(jsonParameter)> ;\n"
             out += "    rdfs:comment \"jackvu's meters: levels, true peak, VU, PPM, K, correlation and EBU R 128 loudness, computed on a thread of its own; the audio passes unchanged.\" ;\n"
             let ports = ports(form)
             out += "    lv2:port " + ports.map { turtle($0) }.joined(separator: " , ") + " .\n\n"
@@ -244,7 +258,7 @@ public enum LV2Description {
         case .transport:
             lines.append("a atom:AtomPort, lv2:InputPort")
             lines.append("atom:bufferType atom:Sequence")
-            lines.append("atom:supports time:Position")
+            lines.append("atom:supports time:Position, patch:Message")
             lines.append("lv2:designation lv2:control")
             lines.append("lv2:portProperty lv2:connectionOptional")
         case .followTransport:

@@ -320,6 +320,92 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue(through[b..<(b + compared)].elementsEqual(played[a..<(a + compared)]), "the audio passes unchanged")
     }
 
+    /// LV2 state, restored by a real host: a state folder as lilv saves one (a preset applying
+    /// to the mono form: the `target` control at Spotify's, and in the plugin's own state the
+    /// JSON lines file, a path relative to the folder), loaded by `jalv -l` on a JACK server
+    /// with jacktone playing into it: the plugin writes its readings to that file, once a
+    /// second, and they read the tone (−23 LUFS momentary) against the restored target
+    /// (below Spotify's −14, 9 LU under).
+    func testJalvRestoresTheStateAndTheReadingsGoToItsJSONFile() throws {
+        let state = folder + "-state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let mono = LV2Description.forms[0].uri
+        let spotify = try XCTUnwrap(LV2Description.targetChoices.firstIndex(of: "spotify"))
+        try """
+            @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+            @prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+            @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+            <state.ttl> a pset:Preset ; lv2:appliesTo <\(mono)> ; rdfs:seeAlso <state.ttl> .
+            """.write(toFile: state + "/manifest.ttl", atomically: true, encoding: .utf8)
+        try """
+            @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+            @prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+            @prefix state: <http://lv2plug.in/ns/ext/state#> .
+
+            <>
+                a pset:Preset ;
+                lv2:appliesTo <\(mono)> ;
+                lv2:port [ lv2:symbol "target" ; pset:value \(spotify).0 ] ;
+                state:state [ <\(LV2Description.jsonParameter)> <readings.jsonl> ] .
+            """.write(toFile: state + "/state.ttl", atomically: true, encoding: .utf8)
+        let server = try JackServer(label: "lv2state")
+        let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "997", "--level", "-20"], environment: server.environment)
+        defer { tone.stop() }
+        try waitForPortsListed(server, ["jacktone:out"])
+        let host = try BackgroundProcess(
+            try Executables.resolve("jalv"), ["-x", "-n", "lv2state", "-l", state, mono],
+            environment: server.environment.merging(environment) { a, _ in a }, label: "jalv", stdin: true)
+        defer { host.stop() }
+        try waitForPortsListed(server, ["lv2state:in_1"])
+        XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "lv2state:in_1"], environment: server.environment).status, 0)
+        let file = state + "/readings.jsonl"
+        func last() -> [String: Any]? {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+            return completeLines(text).last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        let read = waitFor(timeout: 20) {
+            guard let l = last()?["loudness"] as? [String: Any] else { return false }
+            return abs(((l["momentary_lufs"] as? NSNumber)?.doubleValue ?? 0) + 23) < 0.3 && l["state"] as? String == "below"
+                && abs(((l["relative_integrated_lu"] as? NSNumber)?.doubleValue ?? 0) + 9) < 0.3
+        }
+        XCTAssertTrue(read, "the JSON lines file: \(String(describing: last())) \(host.stderr.suffix(400))")
+        let l = try XCTUnwrap(last()?["loudness"] as? [String: Any])
+        XCTAssertEqual(l["profile"] as? String, "spotify", "the restored target")
+        let lines = completeLines(try String(contentsOfFile: file, encoding: .utf8)).count
+        usleep(2_100_000)
+        let more = completeLines(try String(contentsOfFile: file, encoding: .utf8)).count - lines
+        XCTAssertTrue((1...3).contains(more), "a line a second: \(more) in 2.1 s")
+    }
+
+    /// The JSON lines file set as a host's generic UI sets a file parameter (a `patch:Set` of
+    /// an `atom:Path` on the control port, read in run()), and saved in the plugin's LV2 state
+    /// when the host asks (`state:interface`): jackvu-lv2-host rendering 5 s of a −20 dBFS tone
+    /// offline gets a line after each second of audio, reading the tone, and the state holds
+    /// the path.
+    func testAHostSetsTheJSONFileAndSavesItInTheState() throws {
+        let audio = folder + "-json"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl"
+        try writeWAV(tone, EBUSignals.tones([.init(seconds: 5, dBFS: -20)], channelGains: [0]))
+        let run = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--json", lines, "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
+        ], timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let line = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.jsonParameter], lines, "the state: \(run.stdout.suffix(300))")
+        let written = completeLines(try String(contentsOfFile: lines, encoding: .utf8)).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let times = written.compactMap { ($0["time_s"] as? NSNumber)?.doubleValue }
+        XCTAssertEqual(times.map { Int($0) }, [0, 1, 2, 3, 4], "a line after each second of audio: \(times)")
+        let loudness = try XCTUnwrap(written.last?["loudness"] as? [String: Any])
+        XCTAssertEqual((loudness["momentary_lufs"] as? NSNumber)?.doubleValue ?? 0, -23.0, accuracy: 0.1)
+        XCTAssertEqual(((written.last?["channels"] as? [[String: Any]])?.first?["peak_dbfs"] as? NSNumber)?.doubleValue ?? 0, -20, accuracy: 0.1)
+    }
+
     /// With `follow_transport` on, the integration follows the host's transport (the
     /// `time:Position` jalv sends from JACK's, moved by a real `jack_transport`): standing,
     /// nothing is integrated; rolling, the duration grows; stopped again, it holds.

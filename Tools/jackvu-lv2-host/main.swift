@@ -6,7 +6,13 @@
 // Swift program (the Swift runtime loaded dynamically), so the plugin's own runtime (linked
 // statically inside it) is tried beside another.
 //
-//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...
+//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state]
+//                   LIBRARY URI FILE [LIBRARY URI FILE]...
+//
+// --json PATH sets the plugin's JSON lines file as a host's generic UI does: a `patch:Set` of
+// the parameter to an `atom:Path` on the control port, in the first run(). --state asks each
+// instance for its LV2 state after the run (`state:interface`'s save) and prints what it
+// stored, by key, as "state" in its line (paths as stored: this host maps none).
 //
 // With --times each JSON line also carries what the host measured (BENCHMARKS.md): the wall
 // time `instantiate` took, and `run()`'s own cost on the host's thread (its thread CPU clock
@@ -34,6 +40,8 @@ func fail(_ message: String, _ status: Int32) -> Never {
 
 /// The URIs mapped so far (URID k + 1 is `mapped[k]`); only `instantiate` maps, on this thread.
 nonisolated(unsafe) var mapped: [String] = []
+/// What a state save stored (key URI, value), on this thread.
+nonisolated(unsafe) var stored: [(String, String)] = []
 
 let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_URID = { _, uri in
     guard let uri else { return 0 }
@@ -48,6 +56,8 @@ let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_
 var settings: [(String, Float)] = []
 var block = 1024
 var times = false
+nonisolated(unsafe) var jsonPath: String?
+var saveState = false
 var triples: [(library: String, uri: String, file: String)] = []
 var args = Array(CommandLine.arguments.dropFirst())
 var positional: [String] = []
@@ -66,15 +76,21 @@ while !args.isEmpty {
         block = n
     case "--times":
         times = true
+    case "--json":
+        guard let s = args.first else { fail("--json takes a path", 64) }
+        args.removeFirst()
+        jsonPath = s
+    case "--state":
+        saveState = true
     case "-h", "--help":
-        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
         exit(0)
     default:
         positional.append(a)
     }
 }
 guard !positional.isEmpty, positional.count % 3 == 0 else {
-    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
 }
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
@@ -107,6 +123,9 @@ final class Instance {
     let interleaved: UnsafeMutablePointer<Float>
     let audio: [UnsafeMutablePointer<Float>]
     let controls: UnsafeMutablePointer<Float>
+    /// The control port's atom sequence (8-byte aligned): a `patch:Set` for the first run()
+    /// with --json, empty after.
+    let sequence = UnsafeMutableRawPointer.allocate(byteCount: 8192, alignment: 8)
 
     init(library: String, uri: String, path: String, features: UnsafePointer<UnsafePointer<LV2_Feature>?>, block: Int,
          settings: [(String, Float)]) {
@@ -147,7 +166,9 @@ final class Instance {
             switch p.kind {
             case .audioIn(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[c])
             case .audioOut(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[channels + c])
-            case .transport: descriptor.pointee.connect_port(handle, UInt32(p.index), nil)  // connection-optional
+            case .transport:
+                Instance.writeSequence(sequence, setting: jsonPath)
+                descriptor.pointee.connect_port(handle, UInt32(p.index), sequence)
             default: descriptor.pointee.connect_port(handle, UInt32(p.index), controls + p.index)
             }
         }
@@ -167,6 +188,7 @@ final class Instance {
         let before = seconds(CLOCK_THREAD_CPUTIME_ID)
         descriptor.pointee.run(handle, UInt32(n))
         runSeconds += seconds(CLOCK_THREAD_CPUTIME_ID) - before
+        if runCalls == 0 { Instance.writeSequence(sequence, setting: nil) }
         runCalls += 1
         frames += n
         return true
@@ -195,6 +217,58 @@ final class Instance {
             + ", \"ports\": {" + fields.joined(separator: ", ") + "}}"
     }
 
+    /// An atom sequence (LV2 atom layout, each atom padded to 8 bytes): empty, or one event at
+    /// frame 0, a `patch:Set` object of the JSON lines file's parameter to `path`.
+    static func writeSequence(_ b: UnsafeMutableRawPointer, setting path: String?) {
+        func id(_ uri: String) -> UInt32 { mapURI(nil, uri) }
+        var at = 16
+        if let path {
+            let bytes = Array(path.utf8) + [0]
+            let pathPadded = (bytes.count + 7) & ~7
+            let objectBody = 8 + (16 + 8) + (16 + pathPadded)
+            b.storeBytes(of: 0, toByteOffset: at, as: Int64.self)  // frame 0
+            b.storeBytes(of: UInt32(objectBody), toByteOffset: at + 8, as: UInt32.self)
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#Object"), toByteOffset: at + 12, as: UInt32.self)
+            var o = at + 16
+            b.storeBytes(of: 0, toByteOffset: o, as: UInt32.self)  // id
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/patch#Set"), toByteOffset: o + 4, as: UInt32.self)
+            o += 8
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/patch#property"), toByteOffset: o, as: UInt32.self)
+            b.storeBytes(of: 0, toByteOffset: o + 4, as: UInt32.self)
+            b.storeBytes(of: 4, toByteOffset: o + 8, as: UInt32.self)
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#URID"), toByteOffset: o + 12, as: UInt32.self)
+            b.storeBytes(of: id(LV2Description.jsonParameter), toByteOffset: o + 16, as: UInt32.self)
+            b.storeBytes(of: 0, toByteOffset: o + 20, as: UInt32.self)
+            o += 24
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/patch#value"), toByteOffset: o, as: UInt32.self)
+            b.storeBytes(of: 0, toByteOffset: o + 4, as: UInt32.self)
+            b.storeBytes(of: UInt32(bytes.count), toByteOffset: o + 8, as: UInt32.self)
+            b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#Path"), toByteOffset: o + 12, as: UInt32.self)
+            (b + o + 16).initializeMemory(as: UInt8.self, repeating: 0, count: pathPadded)
+            bytes.withUnsafeBytes { (b + o + 16).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            at += 16 + objectBody
+        }
+        b.storeBytes(of: UInt32(at - 8), toByteOffset: 0, as: UInt32.self)  // the body's size
+        b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#Sequence"), toByteOffset: 4, as: UInt32.self)
+        b.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)  // unit and pad
+    }
+
+    /// The instance's LV2 state (`state:interface`'s save): key URI and value (paths and
+    /// strings as text), as a JSON object's members.
+    func state() -> String {
+        guard let data = descriptor.pointee.extension_data?("http://lv2plug.in/ns/ext/state#interface") else { return "" }
+        let interface = data.assumingMemoryBound(to: LV2_State_Interface.self)
+        stored = []
+        let status = interface.pointee.save?(handle, { _, key, value, size, _, _ in
+            guard let value else { return LV2_STATE_ERR_UNKNOWN }
+            let text = String(decoding: UnsafeRawBufferPointer(start: value, count: size).prefix { $0 != 0 }, as: UTF8.self)
+            stored.append((mapped[Int(key) - 1], text))
+            return LV2_STATE_SUCCESS
+        }, nil, 0, features)
+        guard status == LV2_STATE_SUCCESS else { return "\"error\": \(status.map { Int($0.rawValue) } ?? -1)" }
+        return stored.map { "\"\($0.0)\": \"\($0.1)\"" }.joined(separator: ", ")
+    }
+
     func close() {
         descriptor.pointee.deactivate?(handle)
         descriptor.pointee.cleanup(handle)
@@ -202,11 +276,11 @@ final class Instance {
     }
 }
 
-let mapHandle = UnsafeMutablePointer<LV2_URID_Map>.allocate(capacity: 1)
+nonisolated(unsafe) let mapHandle = UnsafeMutablePointer<LV2_URID_Map>.allocate(capacity: 1)
 mapHandle.initialize(to: LV2_URID_Map(handle: nil, map: mapURI))
 let mapFeature = UnsafeMutablePointer<LV2_Feature>.allocate(capacity: 1)
 mapFeature.initialize(to: LV2_Feature(URI: strdup("http://lv2plug.in/ns/ext/urid#map"), data: UnsafeMutableRawPointer(mapHandle)))
-let features = UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>.allocate(capacity: 2)
+nonisolated(unsafe) let features = UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>.allocate(capacity: 2)
 features[0] = UnsafePointer(mapFeature)
 features[1] = nil
 
@@ -218,6 +292,7 @@ usleep(500_000)
 let workers = seconds(CLOCK_PROCESS_CPUTIME_ID) - seconds(CLOCK_THREAD_CPUTIME_ID)
 for instance in instances {
     var line = instance.report(times: times)
+    if saveState { line.insert(contentsOf: ", \"state\": {\(instance.state())}", at: line.index(line.endIndex, offsetBy: -1)) }
     if times {
         let channelSeconds = instances.reduce(0.0) { $0 + Double($1.frames) / Double($1.rate) * Double($1.channels) }
         line.insert(contentsOf: ", \"other_threads_ms_per_second_per_channel\": \(workers / max(1e-9, channelSeconds) * 1000)", at: line.index(line.endIndex, offsetBy: -1))
