@@ -26,6 +26,7 @@ final class PluginInstance: @unchecked Sendable {
     let audioIn: [Int], audioOut: [Int]
     let readingPorts: [Int]
     let resetPort: Int, pausePort: Int, targetPort: Int, tolerancePort: Int, transportPort: Int, followPort: Int
+    let targetLUFSPort: Int, maxTruePeakPort: Int
     let freeWheelingPort: Int, oscPortPort: Int
     /// The `osc_port` control as run() last read it.
     let oscPort = Atomic<Int>(0)
@@ -46,6 +47,9 @@ final class PluginInstance: @unchecked Sendable {
     /// The `target` and `tolerance` controls as run() last read them (the tolerance's bits).
     let targetChoice = Atomic<Int>(1)
     let toleranceBits = Atomic<UInt32>(0)
+    /// The `target_lufs` and `max_true_peak` controls as run() last read them (their bits).
+    let targetLUFSBits = Atomic<UInt32>(0)
+    let maxTruePeakBits = Atomic<UInt32>(Float(1).bitPattern)
     /// The trigger's last value (the audio thread's own memory: a pointer, so that no
     /// exclusivity bookkeeping runs on the audio thread).
     let lastReset: UnsafeMutablePointer<Float>
@@ -72,7 +76,7 @@ final class PluginInstance: @unchecked Sendable {
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
         var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0, target = 0, tolerance = 0
-        var transport = 0, follow = 0, freeWheeling = 0, osc = 0
+        var transport = 0, follow = 0, freeWheeling = 0, osc = 0, targetLUFS = 0, maxTruePeak = 0
         for p in ports {
             switch p.kind {
             case .audioIn: ins.append(p.index)
@@ -86,11 +90,13 @@ final class PluginInstance: @unchecked Sendable {
             case .followTransport: follow = p.index
             case .freeWheeling: freeWheeling = p.index
             case .oscPort: osc = p.index
+            case .targetLUFS: targetLUFS = p.index
+            case .maxTruePeak: maxTruePeak = p.index
             }
         }
         (transportPort, followPort, freeWheelingPort, oscPortPort) = (transport, follow, freeWheeling, osc)
         (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
-        (targetPort, tolerancePort) = (target, tolerance)
+        (targetPort, tolerancePort, targetLUFSPort, maxTruePeakPort) = (target, tolerance, targetLUFS, maxTruePeak)
         values = AtomicFloatArray(count: readings.count)
         for (k, i) in readings.enumerated() { values[k] = Float(ports[i].defaultValue) }
         // Two seconds of audio: the worker may fall that far behind before a block is dropped.
@@ -185,6 +191,12 @@ final class PluginInstance: @unchecked Sendable {
         }
         if let tolerance = locations[tolerancePort]?.assumingMemoryBound(to: Float.self).pointee, tolerance.isFinite {
             toleranceBits.store(max(0, min(10, tolerance)).bitPattern, ordering: .relaxed)
+        }
+        if let lufs = locations[targetLUFSPort]?.assumingMemoryBound(to: Float.self).pointee, lufs.isFinite {
+            targetLUFSBits.store(max(-60, min(0, lufs)).bitPattern, ordering: .relaxed)
+        }
+        if let peak = locations[maxTruePeakPort]?.assumingMemoryBound(to: Float.self).pointee, peak.isFinite {
+            maxTruePeakBits.store(max(-20, min(1, peak)).bitPattern, ordering: .relaxed)
         }
         if let port = locations[oscPortPort]?.assumingMemoryBound(to: Float.self).pointee, port.isFinite {
             oscPort.store(Int(max(0, min(65535, port.rounded()))), ordering: .relaxed)
@@ -286,6 +298,24 @@ final class PathSlot: @unchecked Sendable {
     }
 }
 
+/// The target's controls as the worker last took them (floats by their bits).
+struct TargetSettings: Equatable {
+    var choice: Int, tolerance: UInt32, lufs: UInt32, maxTruePeak: UInt32
+
+    /// As jackvu's options make it: `target_lufs` below 0 a target of one's own (as `--target
+    /// -16`: tolerance 1 LU, −1 dBTP), else the chosen profile (none: no target); then the
+    /// tolerance (above 0) and the maximum true peak (0 or below) in place of its own.
+    var target: LoudnessTarget? {
+        let lufs = Double(Float(bitPattern: lufs)), tolerance = Double(Float(bitPattern: tolerance))
+        let peak = Double(Float(bitPattern: maxTruePeak))
+        var t = lufs < 0 ? LoudnessTarget(profile: "custom", targetLUFS: lufs, toleranceLU: 1, maxTruePeakDBTP: -1)
+            : choice > 0 ? LoudnessTarget.profile(LV2Description.targetChoices[choice]) : nil
+        if tolerance > 0 { t?.toleranceLU = tolerance }
+        if peak <= 0 { t?.maxTruePeakDBTP = peak }
+        return t
+    }
+}
+
 /// The URIDs the transport's events are read with, mapped at instantiation.
 struct URIDs: Sendable {
     var object: UInt32 = 0, blank: UInt32 = 0, float: UInt32 = 0, double: UInt32 = 0, position: UInt32 = 0, speed: UInt32 = 0
@@ -342,8 +372,7 @@ private final class Work: @unchecked Sendable {
     let alarms: AlarmEngine
     var resetsSeen = 0
     var wasPaused = false
-    var targetSeen = -1
-    var toleranceSeen: UInt32 = .max
+    var targetSeen: TargetSettings?
     /// The OSC output (`osc_port`): its port, the socket to it and when it last sent.
     var oscPortSeen = 0
     var osc: OSCSender?
@@ -392,12 +421,12 @@ private final class Work: @unchecked Sendable {
                 analyzer.setPaused(paused, programme: 0)
             }
             // The target (the snapshot's: its state and the relative readings come from it).
-            let choice = instance.targetChoice.load(ordering: .relaxed), tolerance = instance.toleranceBits.load(ordering: .relaxed)
-            if choice != targetSeen || tolerance != toleranceSeen {
-                (targetSeen, toleranceSeen) = (choice, tolerance)
-                var target = choice > 0 ? LoudnessTarget.profile(LV2Description.targetChoices[choice]) : nil
-                if Float(bitPattern: tolerance) > 0 { target?.toleranceLU = Double(Float(bitPattern: tolerance)) }
-                snapshot.programmes[0].target = target
+            let settings = TargetSettings(
+                choice: instance.targetChoice.load(ordering: .relaxed), tolerance: instance.toleranceBits.load(ordering: .relaxed),
+                lufs: instance.targetLUFSBits.load(ordering: .relaxed), maxTruePeak: instance.maxTruePeakBits.load(ordering: .relaxed))
+            if settings != targetSeen {
+                targetSeen = settings
+                snapshot.programmes[0].target = settings.target
             }
             sendOSC()
             let available = ring.readableFrames

@@ -58,6 +58,13 @@ public enum LV2Description {
         /// The target profile (`targetChoices`' index) and a tolerance that replaces the
         /// profile's (0: the profile's own), LU.
         case target, tolerance
+        /// A target loudness of one's own, LUFS (as `--target -16`: tolerance 1 LU, maximum
+        /// true peak −1 dBTP, unless the controls say otherwise), in place of the profile; 0:
+        /// the profile's.
+        case targetLUFS
+        /// The largest true peak permitted, dBTP (as `--max-true-peak`), in place of the
+        /// target's; above 0 (its default, +1): the target's own.
+        case maxTruePeak
         /// The host's transport (`time:Position` events, an atom sequence) and whether the
         /// loudness integration follows it (a toggle: while the transport stands, it pauses).
         case transport, followTransport
@@ -133,6 +140,8 @@ public enum LV2Description {
         add("pause", "Pause integration", .pause)
         add("target", "Loudness target", .target, max: Double(targetChoices.count - 1), def: 1)
         add("tolerance", "Target tolerance (0: the profile's)", .tolerance, unit: .LU, max: 10, def: 0)
+        add("target_lufs", "Target loudness (0: the profile's)", .targetLUFS, unit: .LUFS, min: -60, max: 0, def: 0)
+        add("max_true_peak", "Maximum true peak (+1: the target's)", .maxTruePeak, unit: .dBTP, min: -20, max: 1, def: 1)
         add("transport", "Transport", .transport)
         add("follow_transport", "Integrate only while the transport rolls", .followTransport)
         add("free_wheeling", "Free-wheeling (set by the host offline)", .freeWheeling)
@@ -251,6 +260,12 @@ public enum LV2Description {
             lines.append("lv2:scalePoint " + targetChoices.enumerated().map { "[ rdfs:label \"\($0.element)\" ; rdf:value \($0.offset) ]" }.joined(separator: ", "))
         case .tolerance:
             lines.append("a lv2:ControlPort, lv2:InputPort")
+        case .targetLUFS:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:scalePoint [ rdfs:label \"the profile's\" ; rdf:value 0.0 ], [ rdfs:label \"EBU R 128\" ; rdf:value -23.0 ], [ rdfs:label \"streaming\" ; rdf:value -14.0 ]")
+        case .maxTruePeak:
+            lines.append("a lv2:ControlPort, lv2:InputPort")
+            lines.append("lv2:scalePoint [ rdfs:label \"the target's\" ; rdf:value 1.0 ]")
         case .oscPort:
             lines.append("a lv2:ControlPort, lv2:InputPort")
             lines.append("lv2:portProperty lv2:integer")

@@ -406,6 +406,33 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual(((written.last?["channels"] as? [[String: Any]])?.first?["peak_dbfs"] as? NSNumber)?.doubleValue ?? 0, -20, accuracy: 0.1)
     }
 
+    /// The target of one's own and the maximum true peak, as `--target -20` and
+    /// `--max-true-peak -21` make them: a −20 dBFS tone (−23.0 LUFS, −20 dBTP) reads 3 LU
+    /// below a −20 LUFS target, and above a −21 dBTP limit (the state says so, and the
+    /// `truepeak` alarm is raised); with neither, EBU R 128's target holds it within.
+    func testTheTargetLoudnessAndMaximumTruePeakControls() throws {
+        let audio = folder + "-target"
+        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let tone = audio + "/tone.wav"
+        try writeWAV(tone, EBUSignals.tones([.init(seconds: 5, dBFS: -20)], channelGains: [0]))
+        let library = folder + "/jackvu.lv2/jackvu.so", mono = LV2Description.forms[0].uri
+        func state(_ r: [String: Any]) -> String? {
+            (r["state"] as? NSNumber).flatMap { v in v.intValue >= 0 ? LV2Description.states[v.intValue] : nil }
+        }
+        func value(_ r: [String: Any], _ key: String) -> Double { (r[key] as? NSNumber)?.doubleValue ?? .nan }
+        let own = try XCTUnwrap(try hostReadings(["--set", "free_wheeling=1", "--set", "target_lufs=-20", library, mono, tone]).first)
+        XCTAssertEqual(value(own, "relative_integrated_lu"), -3, accuracy: 0.1, "\(own)")
+        XCTAssertEqual(state(own), "below")
+        XCTAssertEqual(value(own, "alarm_truepeak"), 0)
+        let limited = try XCTUnwrap(try hostReadings(["--set", "free_wheeling=1", "--set", "max_true_peak=-21", library, mono, tone]).first)
+        XCTAssertEqual(state(limited), "true-peak-over", "\(limited)")
+        XCTAssertEqual(value(limited, "alarm_truepeak"), 1)
+        let defaults = try XCTUnwrap(try hostReadings(["--set", "free_wheeling=1", library, mono, tone]).first)
+        XCTAssertEqual(state(defaults), "within", "\(defaults)")
+        XCTAssertEqual(value(defaults, "relative_integrated_lu"), 0, accuracy: 0.1)
+    }
+
     /// With `follow_transport` on, the integration follows the host's transport (the
     /// `time:Position` jalv sends from JACK's, moved by a real `jack_transport`): standing,
     /// nothing is integrated; rolling, the duration grows; stopped again, it holds.
