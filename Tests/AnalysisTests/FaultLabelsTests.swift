@@ -122,55 +122,32 @@ extension FaultLabelsTests {
 }
 
 extension FaultLabelsTests {
-    /// An xrun noticed late (its notification came after the audio it disturbed was published,
-    /// as on a loaded machine): the maximum that rose in that earlier update is labelled once
-    /// the xrun is seen, and its update leaves the clean maximum; a maximum older than the
-    /// lateness a notification may have stays the programme's own; a connection change (marked
-    /// by the callback in its own cycle) reaches back no further than before.
-    func testALateXrunLabelsTheMaximumItsAudioSetAlready() {
+    /// Updates of 1024 frames with these true peaks (the held maximum rising with them), then a
+    /// fault of `cause` noticed at the last one's end: the label of the update after.
+    private func labelAfter(_ peaks: [Float], _ cause: FaultCause) -> MaximumFault? {
         var l = labels()
         var held: Float = -200
         var end = 0
-        for _ in 0..<100 {
+        for peak in peaks {
             end += 1024
-            _ = update(&l, end: end, peak: -18, held: &held)
+            _ = update(&l, end: end, peak: peak, held: &held)
         }
-        // The click arrives as clean audio: unlabelled.
-        end += 1024
-        XCTAssertNil(update(&l, end: end, peak: -12, held: &held).channels[0].maxTruePeakFault)
-        let click = end
-        for _ in 0..<5 {
-            end += 1024
-            XCTAssertNil(update(&l, end: end, peak: -18, held: &held).channels[0].maxTruePeakFault)
-        }
-        // The xrun's notice, 5 updates (107 ms) after the click was published.
-        l.fault(.xrun, at: end)
-        end += 1024
-        XCTAssertEqual(update(&l, end: end, peak: -18, held: &held).channels[0].maxTruePeakFault, MaximumFault(cause: .xrun, clean: -18))
-        XCTAssertGreaterThan(end - click, 4096 + 2 * 256, "beyond what the fault's own stretch reaches")
+        l.fault(cause, at: end, peaks: cause == .xrun)
+        return update(&l, end: end + 1024, peak: -18, held: &held).channels[0].maxTruePeakFault
+    }
 
-        // A click older than the lateness (0.5 s = 24,000 frames) before an xrun: its own.
-        var fresh = labels()
-        var held2: Float = -200
-        end = 0
-        for peak: Float in [-18, -18, -12] + Array(repeating: -18, count: 30) {
-            end += 1024
-            _ = update(&fresh, end: end, peak: peak, held: &held2)
-        }
-        fresh.fault(.xrun, at: end)
-        end += 1024
-        XCTAssertNil(update(&fresh, end: end, peak: -18, held: &held2).channels[0].maxTruePeakFault)
-
-        // A connection change does not reach back: the callback marks its own cycle.
-        var patched = labels()
-        var held3: Float = -200
-        end = 0
-        for peak: Float in [-18, -18, -12, -18, -18] {
-            end += 1024
-            _ = update(&patched, end: end, peak: peak, held: &held3)
-        }
-        patched.fault(.connection, at: end)
-        end += 1024
-        XCTAssertNil(update(&patched, end: end, peak: -18, held: &held3).channels[0].maxTruePeakFault)
+    /// An xrun noticed late (its notification came after the audio it disturbed was published,
+    /// as on a loaded machine): the maximum that rose in an earlier update — a click 5 updates
+    /// (107 ms) back, beyond the fault's own stretch (a block and two periods) — is labelled
+    /// once the xrun is seen, and its update leaves the clean maximum; a maximum older than the
+    /// lateness a notification may have (0.5 s: 24,000 frames) stays the programme's own; a
+    /// connection change (marked by the callback in its own cycle) reaches back no further.
+    func testALateXrunLabelsTheMaximumItsAudioSetAlready() {
+        let steady = [Float](repeating: -18, count: 100)
+        let recent = steady + [-12] + [Float](repeating: -18, count: 5)
+        XCTAssertGreaterThan(6 * 1024, 4096 + 2 * 256)
+        XCTAssertEqual(labelAfter(recent, .xrun), MaximumFault(cause: .xrun, clean: -18))
+        XCTAssertNil(labelAfter(steady + [-12] + [Float](repeating: -18, count: 30), .xrun))
+        XCTAssertNil(labelAfter(recent, .connection))
     }
 }

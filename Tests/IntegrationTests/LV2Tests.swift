@@ -27,6 +27,22 @@ final class LV2Tests: XCTestCase {
     }
 
     private var environment: [String: String] { ["LV2_PATH": folder] }
+
+    /// A folder for a test's files beside the bundle's (not in it: lilv takes every entry of
+    /// LV2_PATH as a bundle), removed when the test ends.
+    private func scratch(_ name: String) throws -> String {
+        let path = folder + "-" + name
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    /// A file's samples as 32-bit floats, interleaved (sox).
+    private func floatSamples(_ path: String) throws -> [Float] {
+        let raw = path + ".f32"
+        XCTAssertEqual(try Executables.run("sox", [path, "-t", "f32", raw]).status, 0)
+        return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
     private var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
 
     /// The Turtle is valid against LV2's schemas (core, units, port properties), lilv finds the
@@ -54,24 +70,16 @@ final class LV2Tests: XCTestCase {
     /// `lv2apply` runs the stereo form over a file: the audio comes out unchanged, sample for
     /// sample (the plugin can go anywhere in a chain).
     func testLV2ApplyPassesTheAudioThroughUnchanged() throws {
-        // (Beside the bundle's folder, not in it: lilv takes every entry of LV2_PATH as a bundle.)
-        let audio = folder + "-audio"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("audio")
         let input = audio + "/in.wav", output = audio + "/out.wav"
         let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", input,
                                                "synth", "2", "sine", "997", "pinknoise", "vol", "0.5"])
         XCTAssertEqual(made.status, 0, made.stderr)
         let applied = try Executables.run("lv2apply", ["-i", input, "-o", output, LV2Description.forms[1].uri], environment: environment, timeout: 60)
         XCTAssertEqual(applied.status, 0, applied.stderr)
-        func samples(_ path: String) throws -> Data {
-            let raw = path + ".f32"
-            XCTAssertEqual(try Executables.run("sox", [path, "-t", "f32", raw]).status, 0)
-            return try Data(contentsOf: URL(fileURLWithPath: raw))
-        }
-        let (a, b) = (try samples(input), try samples(output))
-        XCTAssertEqual(a.count, 2 * 2 * 48000 * 4, "2 s of stereo float")
-        XCTAssertEqual(a, b, "the audio passes unchanged")
+        let (a, b) = (try floatSamples(input), try floatSamples(output))
+        XCTAssertEqual(a.count, 2 * 2 * 48000, "2 s of stereo float")
+        XCTAssertEqual(a.map(\.bitPattern), b.map(\.bitPattern), "the audio passes unchanged")
     }
 
     /// The control outputs a host reads (jackvu-lv2-host's JSON line per instance), by symbol.
@@ -92,9 +100,7 @@ final class LV2Tests: XCTestCase {
     /// peaks (the true peak). Free-wheeling, `run()` waits for the analysis to make room in
     /// its ring instead of leaving audio unmeasured.
     func testAnOfflineHostReadsWhatAnalyzeReads() throws {
-        let audio = folder + "-audio"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("audio")
         let tone = audio + "/case1.wav", levels = audio + "/levels.wav", noise = audio + "/noise.wav"
         try writeWAV(tone, EBUSignals.tones([.init(seconds: 20, dBFS: -23)]))
         try writeWAV(levels, EBUSignals.tones([.init(seconds: 10, dBFS: -20), .init(seconds: 10, dBFS: -30), .init(seconds: 10, dBFS: -26)]))
@@ -127,9 +133,7 @@ final class LV2Tests: XCTestCase {
     /// (above EBU R 128's −1 dBTP, the default target's) and `phase` (correlation −1 for longer
     /// than its 3 s), nothing else; 12 s of silence raises `silence` (after its 10 s) only.
     func testTheAlarmOutputsRaiseWhatTheAudioDoes() throws {
-        let audio = folder + "-alarms"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("alarms")
         let inverted = audio + "/inverted.wav", silent = audio + "/silent.wav"
         let tone = EBUSignals.tones([.init(seconds: 6, dBFS: -0.5)], channelGains: [0])[0]
         try writeWAV(inverted, [tone, tone.map { -$0 }])
@@ -152,12 +156,8 @@ final class LV2Tests: XCTestCase {
     /// static copies — keep their own readings: a 1 kHz tone at −20 dBFS (peak −20, −23.0
     /// LUFS) in the first, one at −30 dBFS in the other two (−30, −33.0 LUFS).
     func testTwoInstancesAndTwoBundlesInOneHostKeepTheirOwnReadings() throws {
-        let audio = folder + "-audio", second = folder + "-second"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer {
-            try? FileManager.default.removeItem(atPath: audio)
-            try? FileManager.default.removeItem(atPath: second)
-        }
+        let audio = try scratch("audio"), second = folder + "-second"
+        defer { try? FileManager.default.removeItem(atPath: second) }
         try FileManager.default.copyItem(atPath: folder, toPath: second)
         let loud = audio + "/loud.wav", quiet = audio + "/quiet.wav"
         try writeWAV(loud, [EBUSignals.tones([.init(seconds: 6, dBFS: -20)])[0]])
@@ -249,9 +249,7 @@ final class LV2Tests: XCTestCase {
     /// grid falls is chance, and a steady signal's integrated loudness and true peak do not
     /// depend on it; the loudness range of level steps does, by tenths of a LU.)
     func testAPipeWireFilterChainMetersAStreamAndSendsItsReadings() throws {
-        let audio = folder + "-pipewire"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("pipewire")
         let file = audio + "/noise.wav", recorded = audio + "/recorded.wav"
         // A second of silence first: pw-cat may play a little before it is linked, and silence
         // lost changes no reading compared here (the gates leave it out).
@@ -307,17 +305,11 @@ final class LV2Tests: XCTestCase {
         }
         // The audio passed through unchanged: the recording holds the file's samples (from its
         // first sound on; the last period may be cut when pw-cat ends).
-        func samples(_ path: String) throws -> [Float] {
-            let raw = path + ".f32"
-            XCTAssertEqual(try Executables.run("sox", [path, "-t", "f32", raw]).status, 0)
-            let data = try Data(contentsOf: URL(fileURLWithPath: raw))
-            return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        }
-        let (played, through) = (try samples(file), try samples(recorded))
+        let (played, through) = (try floatSamples(file), try floatSamples(recorded))
         let a = try XCTUnwrap(played.firstIndex { $0 != 0 }), b = try XCTUnwrap(through.firstIndex { $0 != 0 }, "the recording is silent")
         let compared = played.count - a - 4096  // all but the last 85 ms
         XCTAssertGreaterThan(through.count - b, compared, "the recording holds the whole sound")
-        XCTAssertTrue(through[b..<(b + compared)].elementsEqual(played[a..<(a + compared)]), "the audio passes unchanged")
+        XCTAssertTrue(through[b..<(b + compared)].elementsEqual(played[a..<(a + compared)]) { $0.bitPattern == $1.bitPattern }, "the audio passes unchanged")
     }
 
     /// LV2 state, restored by a real host: a state folder as lilv saves one (a preset applying
@@ -327,9 +319,7 @@ final class LV2Tests: XCTestCase {
     /// second, and they read the tone (−23 LUFS momentary) against the restored target
     /// (below Spotify's −14, 9 LU under).
     func testJalvRestoresTheStateAndTheReadingsGoToItsJSONFile() throws {
-        let state = folder + "-state"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: state) }
+        let state = try scratch("state")
         let mono = LV2Description.forms[0].uri
         let spotify = try XCTUnwrap(LV2Description.targetChoices.firstIndex(of: "spotify"))
         try """
@@ -385,9 +375,7 @@ final class LV2Tests: XCTestCase {
     /// offline gets a line after each second of audio, reading the tone, and the state holds
     /// the path.
     func testAHostSetsTheJSONFileAndSavesItInTheState() throws {
-        let audio = folder + "-json"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("json")
         let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl"
         try writeWAV(tone, EBUSignals.tones([.init(seconds: 5, dBFS: -20)], channelGains: [0]))
         let run = try Executables.run(try Executables.product("jackvu-lv2-host"), [
@@ -411,9 +399,7 @@ final class LV2Tests: XCTestCase {
     /// below a −20 LUFS target, and above a −21 dBTP limit (the state says so, and the
     /// `truepeak` alarm is raised); with neither, EBU R 128's target holds it within.
     func testTheTargetLoudnessAndMaximumTruePeakControls() throws {
-        let audio = folder + "-target"
-        try FileManager.default.createDirectory(atPath: audio, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: audio) }
+        let audio = try scratch("target")
         let tone = audio + "/tone.wav"
         try writeWAV(tone, EBUSignals.tones([.init(seconds: 5, dBFS: -20)], channelGains: [0]))
         let library = folder + "/jackvu.lv2/jackvu.so", mono = LV2Description.forms[0].uri
