@@ -373,7 +373,7 @@ final class LV2Tests: XCTestCase {
     /// an `atom:Path` on the control port, read in run()), and saved in the plugin's LV2 state
     /// when the host asks (`state:interface`): jackvu-lv2-host rendering 5 s of a −20 dBFS tone
     /// offline gets a line after each second of audio, reading the tone, and the state holds
-    /// the path.
+    /// the path; run() takes the `patch:Set` under RealtimeSanitizer without a report.
     func testAHostSetsTheJSONFileAndSavesItInTheState() throws {
         let audio = try scratch("json")
         let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl"
@@ -392,6 +392,16 @@ final class LV2Tests: XCTestCase {
         let loudness = try XCTUnwrap(written.last?["loudness"] as? [String: Any])
         XCTAssertEqual((loudness["momentary_lufs"] as? NSNumber)?.doubleValue ?? 0, -23.0, accuracy: 0.1)
         XCTAssertEqual(((written.last?["channels"] as? [[String: Any]])?.first?["peak_dbfs"] as? NSNumber)?.doubleValue ?? 0, -20, accuracy: 0.1)
+
+        // In real time (not free-wheeling), under RealtimeSanitizer: run() reads the patch:Set
+        // with no allocation, lock or system call (the canary's one allocation is caught the
+        // same way in jalv, testRunIsRealtimeSafeInJalvUnderRealtimeSanitizer).
+        let checked = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--json", audio + "/rt.jsonl", "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
+        ], environment: ["LD_PRELOAD": try rtsanPreload()], timeout: 60)
+        XCTAssertEqual(checked.status, 0, checked.stderr)
+        XCTAssertFalse(checked.stderr.contains("RealtimeSanitizer"), checked.stderr)
+        XCTAssertTrue(checked.stdout.contains("\"\(LV2Description.jsonParameter)\": \"\(audio)/rt.jsonl\""), checked.stdout)
     }
 
     /// The target of one's own and the maximum true peak, as `--target -20` and
