@@ -82,6 +82,51 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual(a.map(\.bitPattern), b.map(\.bitPattern), "the audio passes unchanged")
     }
 
+    /// EBU Tech 3341's cases through the stereo form: `lv2apply` (lilv's own offline host)
+    /// passes a case's audio through bit for bit (cases 1 and 19), and jackvu-lv2-host (free-wheeling) reads
+    /// the integrated loudness the specification gives (cases 1, 2, 3 and 5: −23, −33, −23,
+    /// −23 LUFS, ±0.1) and the true peak (cases 15–19: −6 dBTP, and +3 for case 19, within
+    /// +0.2/−0.4 as the specification allows).
+    func testTech3341CasesThroughLV2ApplyAndAHost() throws {
+        typealias S = EBUSignals.Segment
+        let audio = try scratch("tech3341")
+        let fs = 48000.0
+        let cases: [(String, [[Float]], integrated: Double?, truePeak: Double?)] = [
+            ("case1", EBUSignals.tones([S(seconds: 20, dBFS: -23)]), -23, nil),
+            ("case2", EBUSignals.tones([S(seconds: 20, dBFS: -33)]), -33, nil),
+            ("case3", EBUSignals.tones([S(seconds: 10, dBFS: -36), S(seconds: 60, dBFS: -23), S(seconds: 10, dBFS: -36)]), -23, nil),
+            ("case5", EBUSignals.tones([S(seconds: 20, dBFS: -26), S(seconds: 20.1, dBFS: -20), S(seconds: 20, dBFS: -26)]), -23, nil),
+            ("case15", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 0), nil, -6),
+            ("case16", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 45), nil, -6),
+            ("case17", EBUSignals.taperedSine(frequency: fs / 6, amplitude: 0.5, phaseDegrees: 60), nil, -6),
+            ("case18", EBUSignals.taperedSine(frequency: fs / 8, amplitude: 0.5, phaseDegrees: 67.5), nil, -6),
+            ("case19", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 1.41, phaseDegrees: 45), nil, 3),
+        ]
+        var paths: [String] = []
+        for c in cases {
+            let path = audio + "/\(c.0).wav"
+            try writeWAV(path, c.1)
+            paths.append(path)
+            // (The audio through: the same for every case; two are enough, a tone and a peak.)
+            guard c.0 == "case1" || c.0 == "case19" else { continue }
+            let through = audio + "/\(c.0)-out.wav"
+            let applied = try Executables.run("lv2apply", ["-i", path, "-o", through, LV2Description.forms[1].uri], environment: environment, timeout: 60)
+            XCTAssertEqual(applied.status, 0, applied.stderr)
+            XCTAssertEqual(try floatSamples(path).map(\.bitPattern), try floatSamples(through).map(\.bitPattern), "\(c.0) through lv2apply")
+        }
+        let library = folder + "/jackvu.lv2/jackvu.so", stereo = LV2Description.forms[1].uri
+        let readings = try hostReadings(["--block", "8192", "--set", "free_wheeling=1"] + paths.flatMap { [library, stereo, $0] })
+        XCTAssertEqual(readings.count, cases.count)
+        for (c, r) in zip(cases, readings) {
+            func value(_ key: String) -> Double { (r[key] as? NSNumber)?.doubleValue ?? .nan }
+            if let integrated = c.integrated { XCTAssertEqual(value("integrated_lufs"), integrated, accuracy: 0.1, c.0) }
+            if let truePeak = c.truePeak {
+                XCTAssertLessThanOrEqual(value("max_true_peak_dbtp"), truePeak + 0.2, c.0)
+                XCTAssertGreaterThanOrEqual(value("max_true_peak_dbtp"), truePeak - 0.4, c.0)
+            }
+        }
+    }
+
     /// The control outputs a host reads (jackvu-lv2-host's JSON line per instance), by symbol.
     private func hostReadings(_ args: [String]) throws -> [[String: Any]] {
         let run = try Executables.run(try Executables.product("jackvu-lv2-host"), args, timeout: 120)
