@@ -117,7 +117,7 @@ let package = Package(
         .target(name: "Analysis", dependencies: ["DSP", "Realtime", "Outputs"]),
         .target(name: "FileAnalysis", dependencies: ["Analysis", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
         // The loudness and incident log (SQLite) and the reports made from it.
-        .target(name: "LoudnessLog", dependencies: ["CSQLite", "DSP", "Outputs", "Realtime"]),
+        .target(name: "LoudnessLog", dependencies: ["Analysis", "CSQLite", "DSP", "Outputs", "Realtime"]),
         .target(name: "JackVU", dependencies: ["Analysis", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
         .target(name: "JackVUOptions", dependencies: ["Analysis", "Outputs", "DSP", "Version", argumentParser]),
         // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
@@ -130,7 +130,7 @@ let package = Package(
         // runtime linked in, only lv2_descriptor exported, never unmapped: as JackVUInternal).
         .target(name: "LV2Description", dependencies: ["DSP", "Outputs"]),
         .target(
-            name: "JackVULV2", dependencies: ["Analysis", "CLV2", "DSP", "LV2Description", "Outputs", "Realtime"],
+            name: "JackVULV2", dependencies: ["Analysis", "CLV2", "DSP", "LoudnessLog", "LV2Description", "Outputs", "Realtime"],
             exclude: ["exports.map"],
             linkerSettings: [.unsafeFlags([
                 "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete",

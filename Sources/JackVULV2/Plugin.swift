@@ -5,6 +5,7 @@ import Analysis
 import CLV2
 import DSP
 import LV2Description
+import LoudnessLog
 import Outputs
 import Realtime
 import Synchronization
@@ -33,6 +34,8 @@ final class PluginInstance: @unchecked Sendable {
     /// The JSON lines file (`LV2Description.jsonParameter`): set by a `patch:Set` on the
     /// control port (run()) or by the host's state (restore); the worker opens it.
     let jsonPath = PathSlot()
+    /// The loudness log (`LV2Description.logParameter`), as the JSON lines file.
+    let logPath = PathSlot()
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -251,7 +254,10 @@ extension PluginInstance {
                     }
                     p += 16 + ((valueSize + 7) & ~7)
                 }
-                if property == u.json, let (bytes, count) = path { jsonPath.store(bytes, count: count) }
+                if let (bytes, count) = path {
+                    if property == u.json { jsonPath.store(bytes, count: count) }
+                    if property == u.log { logPath.store(bytes, count: count) }
+                }
             }
             at = body + ((bodySize + 7) & ~7)
         }
@@ -322,6 +328,7 @@ struct URIDs: Sendable {
     /// `patch:Set`, its `patch:property` (an `atom:URID`) and `patch:value` (an `atom:Path`),
     /// and the JSON lines file's parameter.
     var patchSet: UInt32 = 0, patchProperty: UInt32 = 0, patchValue: UInt32 = 0, urid: UInt32 = 0, path: UInt32 = 0, json: UInt32 = 0
+    var log: UInt32 = 0
 
     init(features: UnsafePointer<UnsafePointer<LV2_Feature>?>?) {
         guard var f = features else { return }
@@ -341,6 +348,7 @@ struct URIDs: Sendable {
                 urid = id("http://lv2plug.in/ns/ext/atom#URID")
                 path = id("http://lv2plug.in/ns/ext/atom#Path")
                 json = id(LV2Description.jsonParameter)
+                log = id(LV2Description.logParameter)
             }
             f += 1
         }
@@ -384,6 +392,9 @@ private final class Work: @unchecked Sendable {
     var jsonGeneration = 0
     var jsonFile: Int32 = -1
     var nextLine = 0
+    /// The loudness log (`logPath`): its generation and what records into it.
+    var logGeneration = 0
+    var recorder: LogRecorder?
 
     init(instance: PluginInstance, analyzer: Analyzer) {
         self.instance = instance
@@ -441,6 +452,7 @@ private final class Work: @unchecked Sendable {
             }
             ring.consume(frames: available)
         }
+        closeLog()
     }
 
     /// The readings as OSC bundles to `osc_port` on 127.0.0.1, `LV2Description.oscRate` a
@@ -481,6 +493,38 @@ private final class Work: @unchecked Sendable {
         _ = line.withCString { write(jsonFile, $0, strlen($0)) }
     }
 
+    /// The update into the loudness log (its blocks, peaks and events, as jackvu's `--log`);
+    /// the log opened when its path changes (claimed: one writer a file), the previous one
+    /// closed with a `stop` event; a log that cannot be opened gets one line on stderr.
+    func writeLog() {
+        let slot = instance.logPath
+        if slot.generation != logGeneration, let (path, generation) = slot.load() {
+            logGeneration = generation
+            closeLog()
+            guard !path.isEmpty else { return }
+            do {
+                let file = try LogWriter.claim(path)
+                let p = snapshot.programmes[0]
+                let log = LogWriter(path: path, programmes: [LoggedProgramme(name: p.name, channels: p.channels, target: p.target)], file: file)
+                log.event("start")
+                log.start()
+                recorder = LogRecorder(log: log, programmes: 1)
+            } catch {
+                let line = "jackvu (LV2): the loudness log \(path): \(error)\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
+            }
+        }
+        guard let recorder, snapshot.sampleRate > 0 else { return }
+        recorder.record(snapshot, analyzer: analyzer, unix: recorder.log.now())
+    }
+
+    /// Ends the log: a `stop` event, and its writer's last transaction.
+    func closeLog() {
+        recorder?.log.event("stop")
+        recorder?.log.stop()
+        recorder = nil
+    }
+
     deinit { if jsonFile >= 0 { close(jsonFile) } }
 
     /// After a hop: the snapshot, then each reading port's value.
@@ -515,6 +559,7 @@ private final class Work: @unchecked Sendable {
             if v.isFinite { instance.values[k] = v }
         }
         writeJSON()
+        writeLog()
     }
 }
 
@@ -557,7 +602,7 @@ nonisolated(unsafe) private let descriptors: [UnsafeMutablePointer<LV2_Descripto
 }
 
 /// LV2 state: what a host saves with its session beside the control ports' values — the JSON
-/// lines file's path (abstract when the host maps paths, so a session can move).
+/// lines file's and the log's paths (abstract when the host maps paths, so a session can move).
 nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_Interface> = {
     let i = UnsafeMutablePointer<LV2_State_Interface>.allocate(capacity: 1)
     i.initialize(to: LV2_State_Interface(
@@ -565,18 +610,23 @@ nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_I
             guard let handle, let store else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
             let u = instance.urids
-            guard u.json != 0, let (path, _) = instance.jsonPath.load(), !path.isEmpty else { return LV2_STATE_SUCCESS }
-            return jackvu_lv2_store_path(store, storeHandle, u.json, u.path, path, features)
+            for (key, slot) in [(u.json, instance.jsonPath), (u.log, instance.logPath)] {
+                guard key != 0, let (path, _) = slot.load(), !path.isEmpty else { continue }
+                let status = jackvu_lv2_store_path(store, storeHandle, key, u.path, path, features)
+                guard status == LV2_STATE_SUCCESS else { return status }
+            }
+            return LV2_STATE_SUCCESS
         },
         restore: { handle, retrieve, retrieveHandle, _, features in
             guard let handle, let retrieve else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
             let u = instance.urids
-            guard u.json != 0 else { return LV2_STATE_SUCCESS }
-            var buffer = [CChar](repeating: 0, count: PathSlot.capacity)
-            let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, u.json, u.path, features, &buffer, buffer.count)
-            guard length >= 0 else { return LV2_STATE_ERR_UNKNOWN }
-            buffer.withUnsafeBytes { instance.jsonPath.store($0.baseAddress!, count: length) }
+            for (key, slot) in [(u.json, instance.jsonPath), (u.log, instance.logPath)] where key != 0 {
+                var buffer = [CChar](repeating: 0, count: PathSlot.capacity)
+                let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, key, u.path, features, &buffer, buffer.count)
+                guard length >= 0 else { return LV2_STATE_ERR_UNKNOWN }
+                buffer.withUnsafeBytes { slot.store($0.baseAddress!, count: length) }
+            }
             return LV2_STATE_SUCCESS
         }))
     return i

@@ -89,6 +89,8 @@ public enum LV2Description {
     /// The JSON lines file: an `lv2:Parameter` (`atom:Path`) a host sets with `patch:Set` on
     /// the control port and saves with its session (LV2 state).
     public static let jsonParameter = "urn:jackvu:lv2#json"
+    /// The loudness log (`--log`'s SQLite file), a parameter as the JSON lines file is.
+    public static let logParameter = "urn:jackvu:lv2#log"
 
     /// The readings the `osc_port` output sends (`--send`'s names): what the plugin computes.
     public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target", "alarms"]
@@ -226,6 +228,12 @@ public enum LV2Description {
                 rdfs:comment "A JSON line of the readings (as jackvu --format json, the osc_port selection) appended to this file once a second" ;
                 rdfs:range atom:Path .
 
+            <\(logParameter)>
+                a lv2:Parameter ;
+                rdfs:label "Loudness log" ;
+                rdfs:comment "The loudness log (jackvu --log): an SQLite file of the programme's 100 ms blocks with their peaks, and events, which jackvu report turns into compliance reports" ;
+                rdfs:range atom:Path .
+
 
             """
         for form in forms {
@@ -235,7 +243,7 @@ public enum LV2Description {
             out += "    doap:maintainer [ foaf:name \"jackvu\" ] ;\n"
             out += "    lv2:optionalFeature lv2:hardRTCapable, urid:map, state:mapPath, state:freePath ;\n"
             out += "    lv2:extensionData state:interface ;\n"
-            out += "    patch:writable <\(jsonParameter)> ;\n"
+            out += "    patch:writable <\(jsonParameter)>, <\(logParameter)> ;\n"
             out += "    rdfs:comment \"jackvu's meters: levels, true peak, VU, PPM, K, correlation and EBU R 128 loudness, computed on a thread of its own; the audio passes unchanged.\" ;\n"
             let ports = ports(form)
             out += "    lv2:port " + ports.map { turtle($0) }.joined(separator: " , ") + " .\n\n"

@@ -414,21 +414,32 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue((1...3).contains(more), "a line a second: \(more) in 2.1 s")
     }
 
-    /// The JSON lines file set as a host's generic UI sets a file parameter (a `patch:Set` of
-    /// an `atom:Path` on the control port, read in run()), and saved in the plugin's LV2 state
-    /// when the host asks (`state:interface`): jackvu-lv2-host rendering 5 s of a −20 dBFS tone
-    /// offline gets a line after each second of audio, reading the tone, and the state holds
-    /// the path; run() takes the `patch:Set` under RealtimeSanitizer without a report.
-    func testAHostSetsTheJSONFileAndSavesItInTheState() throws {
+    /// The JSON lines file and the loudness log set as a host's generic UI sets a file
+    /// parameter (a `patch:Set` of an `atom:Path` on the control port, read in run()), and saved
+    /// in the plugin's LV2 state when the host asks (`state:interface`): jackvu-lv2-host
+    /// rendering 5 s of a −20 dBFS tone offline gets a JSON line after each second of audio,
+    /// reading the tone, and a log `jackvu report` reads; the state holds both paths; run() takes the `patch:Set` under RealtimeSanitizer without a report.
+    func testAHostSetsTheJSONFileAndTheLogAndSavesThemInTheState() throws {
         let audio = try scratch("json")
-        let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl"
+        let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl", log = audio + "/loudness.db"
         try writeWAV(tone, EBUSignals.tones([.init(seconds: 5, dBFS: -20)], channelGains: [0]))
         let run = try Executables.run(try Executables.product("jackvu-lv2-host"), [
-            "--set", "free_wheeling=1", "--json", lines, "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
+            "--set", "free_wheeling=1", "--json", lines, "--log", log, "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
         ], timeout: 60)
         XCTAssertEqual(run.status, 0, run.stderr)
         let line = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.jsonParameter], lines, "the state: \(run.stdout.suffix(300))")
+        XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.logParameter], log, "the state: \(run.stdout.suffix(300))")
+        // The loudness log, as jackvu's --log keeps it: the 100 ms blocks of the 5 s (the last
+        // part-block left out), the start and the stop, and `jackvu report` reads the tone.
+        let counts = try Executables.run("sqlite3", [log, "SELECT count(*) FROM blocks; SELECT group_concat(kind) FROM events;"])
+        XCTAssertEqual(counts.stdout.split(separator: "\n"), ["49", "start,stop"], counts.stderr)
+        let report = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"])
+        XCTAssertEqual(report.status, 0, report.stderr)
+        let row = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(row["integrated_lufs"] as? Double ?? 0, -23, accuracy: 0.1, "\(row)")
+        XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -20, accuracy: 0.1, "the blocks carry the true peak")
+        XCTAssertEqual(row["result"] as? String, "pass", "\(row)")
         let written = completeLines(try String(contentsOfFile: lines, encoding: .utf8)).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }

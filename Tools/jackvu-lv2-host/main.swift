@@ -6,11 +6,12 @@
 // Swift program (the Swift runtime loaded dynamically), so the plugin's own runtime (linked
 // statically inside it) is tried beside another.
 //
-//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state]
-//                   LIBRARY URI FILE [LIBRARY URI FILE]...
+//   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH]
+//                   [--state] LIBRARY URI FILE [LIBRARY URI FILE]...
 //
-// --json PATH sets the plugin's JSON lines file as a host's generic UI does: a `patch:Set` of
-// the parameter to an `atom:Path` on the control port, in the first run(). --state asks each
+// --json PATH and --log PATH set the plugin's JSON lines file and loudness log as a host's
+// generic UI does: a `patch:Set` of the parameter to an `atom:Path` on the control port, in
+// the first run(). --state asks each
 // instance for its LV2 state after the run (`state:interface`'s save) and prints what it
 // stored, by key, as "state" in its line (paths as stored: this host maps none).
 //
@@ -56,7 +57,8 @@ let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_
 var settings: [(String, Float)] = []
 var block = 1024
 var times = false
-nonisolated(unsafe) var jsonPath: String?
+/// The paths --json and --log set (parameter URI, path).
+nonisolated(unsafe) var pathSettings: [(String, String)] = []
 var saveState = false
 var triples: [(library: String, uri: String, file: String)] = []
 var args = Array(CommandLine.arguments.dropFirst())
@@ -76,21 +78,21 @@ while !args.isEmpty {
         block = n
     case "--times":
         times = true
-    case "--json":
-        guard let s = args.first else { fail("--json takes a path", 64) }
+    case "--json", "--log":
+        guard let s = args.first else { fail("\(a) takes a path", 64) }
         args.removeFirst()
-        jsonPath = s
+        pathSettings.append((a == "--json" ? LV2Description.jsonParameter : LV2Description.logParameter, s))
     case "--state":
         saveState = true
     case "-h", "--help":
-        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
         exit(0)
     default:
         positional.append(a)
     }
 }
 guard !positional.isEmpty, positional.count % 3 == 0 else {
-    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
 }
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
@@ -167,7 +169,7 @@ final class Instance {
             case .audioIn(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[c])
             case .audioOut(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[channels + c])
             case .transport:
-                Instance.writeSequence(sequence, setting: jsonPath)
+                Instance.writeSequence(sequence, setting: pathSettings)
                 descriptor.pointee.connect_port(handle, UInt32(p.index), sequence)
             default: descriptor.pointee.connect_port(handle, UInt32(p.index), controls + p.index)
             }
@@ -188,7 +190,7 @@ final class Instance {
         let before = seconds(CLOCK_THREAD_CPUTIME_ID)
         descriptor.pointee.run(handle, UInt32(n))
         runSeconds += seconds(CLOCK_THREAD_CPUTIME_ID) - before
-        if runCalls == 0 { Instance.writeSequence(sequence, setting: nil) }
+        if runCalls == 0 { Instance.writeSequence(sequence, setting: []) }
         runCalls += 1
         frames += n
         return true
@@ -217,12 +219,12 @@ final class Instance {
             + ", \"ports\": {" + fields.joined(separator: ", ") + "}}"
     }
 
-    /// An atom sequence (LV2 atom layout, each atom padded to 8 bytes): empty, or one event at
-    /// frame 0, a `patch:Set` object of the JSON lines file's parameter to `path`.
-    static func writeSequence(_ b: UnsafeMutableRawPointer, setting path: String?) {
+    /// An atom sequence (LV2 atom layout, each atom padded to 8 bytes): an event at frame 0
+    /// for each setting, a `patch:Set` object of the parameter to the path (none: empty).
+    static func writeSequence(_ b: UnsafeMutableRawPointer, setting paths: [(String, String)]) {
         func id(_ uri: String) -> UInt32 { mapURI(nil, uri) }
         var at = 16
-        if let path {
+        for (parameter, path) in paths {
             let bytes = Array(path.utf8) + [0]
             let pathPadded = (bytes.count + 7) & ~7
             let objectBody = 8 + (16 + 8) + (16 + pathPadded)
@@ -237,7 +239,7 @@ final class Instance {
             b.storeBytes(of: 0, toByteOffset: o + 4, as: UInt32.self)
             b.storeBytes(of: 4, toByteOffset: o + 8, as: UInt32.self)
             b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#URID"), toByteOffset: o + 12, as: UInt32.self)
-            b.storeBytes(of: id(LV2Description.jsonParameter), toByteOffset: o + 16, as: UInt32.self)
+            b.storeBytes(of: id(parameter), toByteOffset: o + 16, as: UInt32.self)
             b.storeBytes(of: 0, toByteOffset: o + 20, as: UInt32.self)
             o += 24
             b.storeBytes(of: id("http://lv2plug.in/ns/ext/patch#value"), toByteOffset: o, as: UInt32.self)
