@@ -112,14 +112,11 @@ final class PluginInstance: @unchecked Sendable {
         c.layout = form.layout
         // One programme of the form's layout: its loudspeaker pairs are the correlation's.
         if form.channels > 1 { c.programmes = [Programme(name: form.name, channels: Array(0..<form.channels), layout: form.layout)] }
-        guard let analyzer = try? Analyzer(configuration: c, sampleRate: self.sampleRate, features: PluginInstance.features) else { return nil }
+        guard let analyzer = try? Analyzer(configuration: c, sampleRate: self.sampleRate, features: LV2Description.features) else { return nil }
         let work = Work(instance: self, analyzer: analyzer)
         worker = PosixThread(name: "jackvu-lv2") { work.run() }
     }
 
-    /// What the plugin's readings need: levels, true peak, the ballistic meters, correlation,
-    /// loudness; no spectrum, pitch or 1/3 octaves (no port shows them).
-    static let features: AnalysisFeatures = [.live, .loudness, .truePeak, .vu, .ppm, .k, .dpeak, .correlation]
 
     deinit {
         locations.deallocate()
@@ -503,14 +500,16 @@ private final class Work: @unchecked Sendable {
             closeLog()
             guard !path.isEmpty else { return }
             do {
-                let file = try LogWriter.claim(path)
+                // Claimed now or not at all (the JACK client retries a log it cannot create yet;
+                // a plugin's user sets the path again).
+                let file = try LogFile(path: path)
                 let p = snapshot.programmes[0]
                 let log = LogWriter(path: path, programmes: [LoggedProgramme(name: p.name, channels: p.channels, target: p.target)], file: file)
                 log.event("start")
                 log.start()
                 recorder = LogRecorder(log: log, programmes: 1)
             } catch {
-                let line = "jackvu (LV2): the loudness log \(path): \(error)\n"
+                let line = "jackvu (LV2): cannot use the loudness log \(path) (\(error))\n"
                 _ = line.withCString { write(2, $0, strlen($0)) }
             }
         }

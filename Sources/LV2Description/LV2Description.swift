@@ -83,7 +83,7 @@ public enum LV2Description {
     /// the JACK server's, xruns, overruns and connections are the JACK client's. Pairs' only
     /// where the form has pairs.
     public static func alarmKinds(_ form: Form) -> [AlarmKind] {
-        [.silence, .stuck, .clip, .truepeak, .loudness, .integrated] + (form.layout.pairs.isEmpty ? [] : [.phase, .leg])
+        AlarmKind.allCases.filter { $0.scope != .instance && ($0.scope != .pair || !form.layout.pairs.isEmpty) }
     }
 
     /// The JSON lines file: an `lv2:Parameter` (`atom:Path`) a host sets with `patch:Set` on
@@ -92,7 +92,13 @@ public enum LV2Description {
     /// The loudness log (`--log`'s SQLite file), a parameter as the JSON lines file is.
     public static let logParameter = "urn:jackvu:lv2#log"
 
-    /// The readings the `osc_port` output sends (`--send`'s names): what the plugin computes.
+    /// What the plugin computes: levels, true peak, the ballistic meters, correlation,
+    /// loudness; no spectrum, pitch or 1/3 octaves (no port shows them).
+    public static let features: AnalysisFeatures = [.live, .loudness, .truePeak, .vu, .ppm, .k, .dpeak, .correlation]
+
+    /// The readings the `osc_port` output and the JSON lines file send (`--send`'s names, as
+    /// a `--send` selection names them: the table declares each): what the plugin computes,
+    /// but the display's own values and the fault labels, which no host of a plugin sets.
     public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target", "alarms"]
     /// OSC bundles a second on `osc_port`.
     public static let oscRate = 10

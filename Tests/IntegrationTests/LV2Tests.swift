@@ -485,6 +485,42 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual(value(defaults, "relative_integrated_lu"), 0, accuracy: 0.1)
     }
 
+    /// What a host or a session may hand the plugin that it must refuse without losing the
+    /// readings: a JSON lines file and a log in a folder that does not exist (one line each on
+    /// stderr, the host's log), a path longer than the plugin keeps (refused: the state holds
+    /// none), and 1,000 runs of pseudo-random events on the control port (sizes past the
+    /// sequence, objects of patch:Set with random keys): the host ends normally and the meters
+    /// read the tone (−23.0 LUFS).
+    func testBadPathsAndRandomEventsAreRefusedAndTheMetersGoOn() throws {
+        let audio = try scratch("bad")
+        let tone = audio + "/tone.wav"
+        try writeWAV(tone, EBUSignals.tones([.init(seconds: 6, dBFS: -20)], channelGains: [0]))
+        let library = folder + "/jackvu.lv2/jackvu.so", mono = LV2Description.forms[0].uri
+        let missing = audio + "/no-such-folder"
+        let bad = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--json", missing + "/r.jsonl", "--log", missing + "/l.db", library, mono, tone,
+        ], timeout: 60)
+        XCTAssertEqual(bad.status, 0, bad.stderr)
+        let said = bad.stderr.split(separator: "\n")
+        XCTAssertEqual(said.filter { $0.contains("cannot open the JSON lines file \(missing)/r.jsonl") }.count, 1, bad.stderr)
+        XCTAssertEqual(said.filter { $0.contains("cannot use the loudness log \(missing)/l.db") }.count, 1, bad.stderr)
+        func integrated(_ out: String) -> Double {
+            ((try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])?["ports"] as? [String: Any])?["integrated_lufs"]
+                .flatMap { ($0 as? NSNumber)?.doubleValue } ?? .nan
+        }
+        XCTAssertEqual(integrated(bad.stdout), -23, accuracy: 0.1)
+        let long = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--json", audio + "/" + String(repeating: "x", count: 5000), "--state", library, mono, tone,
+        ], timeout: 60)
+        XCTAssertEqual(long.status, 0, long.stderr)
+        XCTAssertTrue(long.stdout.contains("\"state\": {}"), "an over-long path refused: \(long.stdout.suffix(200))")
+        let random = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--block", "288", "--random-events", "12345", library, mono, tone,
+        ], timeout: 60)
+        XCTAssertEqual(random.status, 0, random.stderr)
+        XCTAssertEqual(integrated(random.stdout), -23, accuracy: 0.1, random.stdout)
+    }
+
     /// With `follow_transport` on, the integration follows the host's transport (the
     /// `time:Position` jalv sends from JACK's, moved by a real `jack_transport`): standing,
     /// nothing is integrated; rolling, the duration grows; stopped again, it holds.

@@ -7,13 +7,15 @@
 // statically inside it) is tried beside another.
 //
 //   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH]
-//                   [--state] LIBRARY URI FILE [LIBRARY URI FILE]...
+//                   [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...
 //
 // --json PATH and --log PATH set the plugin's JSON lines file and loudness log as a host's
 // generic UI does: a `patch:Set` of the parameter to an `atom:Path` on the control port, in
-// the first run(). --state asks each
-// instance for its LV2 state after the run (`state:interface`'s save) and prints what it
-// stored, by key, as "state" in its line (paths as stored: this host maps none).
+// the first run(). --random-events SEED fills the control port's sequence with pseudo-random
+// events before each run() (random sizes, types and bodies, objects with patch:Set's keys),
+// for the plugin's event reader to survive. --state asks each instance for its LV2 state
+// after the run (`state:interface`'s save) and prints what it stored, by key, as "state" in
+// its line (paths as stored: this host maps none).
 //
 // With --times each JSON line also carries what the host measured (BENCHMARKS.md): the wall
 // time `instantiate` took, and `run()`'s own cost on the host's thread (its thread CPU clock
@@ -57,6 +59,8 @@ let mapURI: @convention(c) (LV2_URID_Map_Handle?, UnsafePointer<CChar>?) -> LV2_
 var settings: [(String, Float)] = []
 var block = 1024
 var times = false
+/// --random-events' generator state (0: off).
+nonisolated(unsafe) var randomEvents: UInt64 = 0
 /// The paths --json and --log set (parameter URI, path).
 nonisolated(unsafe) var pathSettings: [(String, String)] = []
 var saveState = false
@@ -84,15 +88,19 @@ while !args.isEmpty {
         pathSettings.append((a == "--json" ? LV2Description.jsonParameter : LV2Description.logParameter, s))
     case "--state":
         saveState = true
+    case "--random-events":
+        guard let s = args.first, let seed = UInt64(s), seed > 0 else { fail("--random-events takes a seed above 0", 64) }
+        args.removeFirst()
+        randomEvents = seed
     case "-h", "--help":
-        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
         exit(0)
     default:
         positional.append(a)
     }
 }
 guard !positional.isEmpty, positional.count % 3 == 0 else {
-    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
 }
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
@@ -191,6 +199,7 @@ final class Instance {
         descriptor.pointee.run(handle, UInt32(n))
         runSeconds += seconds(CLOCK_THREAD_CPUTIME_ID) - before
         if runCalls == 0 { Instance.writeSequence(sequence, setting: []) }
+        if randomEvents != 0 { Instance.writeRandomEvents(sequence) }
         runCalls += 1
         frames += n
         return true
@@ -253,6 +262,26 @@ final class Instance {
         b.storeBytes(of: UInt32(at - 8), toByteOffset: 0, as: UInt32.self)  // the body's size
         b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#Sequence"), toByteOffset: 4, as: UInt32.self)
         b.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)  // unit and pad
+    }
+
+    /// A sequence of pseudo-random events within its declared size (at most 4,096 bytes of
+    /// the 8,192): random frames, types (an object, the URIDs this host mapped, noise), sizes
+    /// (within the sequence or past it) and bodies, objects of patch:Set with random keys.
+    static func writeRandomEvents(_ b: UnsafeMutableRawPointer) {
+        func next() -> UInt32 {
+            randomEvents = randomEvents &* 6364136223846793005 &+ 1442695040888963407
+            return UInt32(truncatingIfNeeded: randomEvents >> 33)
+        }
+        let object = mapURI(nil, "http://lv2plug.in/ns/ext/atom#Object"), set = mapURI(nil, "http://lv2plug.in/ns/ext/patch#Set")
+        let size = 8 + Int(next() % 4088)
+        for k in stride(from: 16, to: 8 + size, by: 4) {
+            let r = next()
+            // Mostly small numbers (sizes, the URIDs mapped so far), some objects and patch:Set.
+            let word: UInt32 = r % 4 == 0 ? object : r % 4 == 1 ? set : r % 4 == 2 ? r % UInt32(mapped.count + 2) : r % 64
+            b.storeBytes(of: word, toByteOffset: k, as: UInt32.self)
+        }
+        b.storeBytes(of: UInt32(size), toByteOffset: 0, as: UInt32.self)
+        b.storeBytes(of: mapURI(nil, "http://lv2plug.in/ns/ext/atom#Sequence"), toByteOffset: 4, as: UInt32.self)
     }
 
     /// The instance's LV2 state (`state:interface`'s save): key URI and value (paths and
