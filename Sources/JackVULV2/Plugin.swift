@@ -480,8 +480,7 @@ private final class Work: @unchecked Sendable {
             if jsonFile >= 0 { close(jsonFile) }
             jsonFile = path.isEmpty ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if jsonFile < 0 && !path.isEmpty {
-                let line = "jackvu (LV2): cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))\n"
-                _ = line.withCString { write(2, $0, strlen($0)) }
+                Work.say("cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))")
             }
         }
         guard jsonFile >= 0, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
@@ -509,12 +508,17 @@ private final class Work: @unchecked Sendable {
                 log.start()
                 recorder = LogRecorder(log: log, programmes: 1)
             } catch {
-                let line = "jackvu (LV2): cannot use the loudness log \(path) (\(error))\n"
-                _ = line.withCString { write(2, $0, strlen($0)) }
+                Work.say("cannot use the loudness log \(path) (\(error))")
             }
         }
         guard let recorder, snapshot.sampleRate > 0 else { return }
         recorder.record(snapshot, analyzer: analyzer, unix: recorder.log.now())
+    }
+
+    /// One line on stderr, which hosts keep as their log.
+    static func say(_ message: String) {
+        let line = "jackvu (LV2): \(message)\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
     }
 
     /// Ends the log: a `stop` event, and its writer's last transaction.
