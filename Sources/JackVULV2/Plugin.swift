@@ -33,9 +33,11 @@ final class PluginInstance: @unchecked Sendable {
     let oscPort = Atomic<Int>(0)
     /// The JSON lines file (`LV2Description.jsonParameter`): set by a `patch:Set` on the
     /// control port (run()) or by the host's state (restore); the worker opens it.
-    let jsonPath = PathSlot()
+    let jsonPath: PathSlot
     /// The loudness log (`LV2Description.logParameter`), as the JSON lines file.
-    let logPath = PathSlot()
+    let logPath: PathSlot
+    /// Each path parameter's URID and slot: what `patch:Set`, a state save and a restore take.
+    let pathParameters: [(key: UInt32, slot: PathSlot)]
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -75,6 +77,9 @@ final class PluginInstance: @unchecked Sendable {
         rolling = .allocate(capacity: 1)
         rolling.initialize(to: 0)
         urids = URIDs(features: features)
+        let (json, log) = (PathSlot(), PathSlot())
+        (jsonPath, logPath) = (json, log)
+        pathParameters = [(urids.json, json), (urids.log, log)].filter { $0.key != 0 }
         canary = .allocate(capacity: 1)
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
@@ -252,8 +257,10 @@ extension PluginInstance {
                     p += 16 + ((valueSize + 7) & ~7)
                 }
                 if let (bytes, count) = path {
-                    if property == u.json { jsonPath.store(bytes, count: count) }
-                    if property == u.log { logPath.store(bytes, count: count) }
+                    // (An index loop: an array's iterator allocates unoptimised.)
+                    for i in 0..<pathParameters.count where pathParameters[i].key == property {
+                        pathParameters[i].slot.store(bytes, count: count)
+                    }
                 }
             }
             at = body + ((bodySize + 7) & ~7)
@@ -287,8 +294,13 @@ final class PathSlot: @unchecked Sendable {
         sequence.add(1, ordering: .sequentiallyConsistent)
     }
 
-    /// The count of stores so far (even when none is under way).
-    var generation: Int { sequence.load(ordering: .sequentiallyConsistent) }
+    /// The path, when it was stored again since generation `seen` (which it updates); nil
+    /// when not (or while a store is under way: the next call takes it).
+    func changed(since seen: inout Int) -> String? {
+        guard sequence.load(ordering: .sequentiallyConsistent) != seen, let (path, generation) = load() else { return nil }
+        seen = generation
+        return path
+    }
 
     /// The path (empty: none) and the generation it belongs to, nil while a store is under way.
     func load() -> (path: String, generation: Int)? {
@@ -474,9 +486,7 @@ private final class Work: @unchecked Sendable {
     /// (created, appended to) when its path changes, and one line on stderr — the host's log
     /// — when it cannot be. After each hop.
     func writeJSON() {
-        let slot = instance.jsonPath
-        if slot.generation != jsonGeneration, let (path, generation) = slot.load() {
-            jsonGeneration = generation
+        if let path = instance.jsonPath.changed(since: &jsonGeneration) {
             if jsonFile >= 0 { close(jsonFile) }
             jsonFile = path.isEmpty ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if jsonFile < 0 && !path.isEmpty {
@@ -493,9 +503,7 @@ private final class Work: @unchecked Sendable {
     /// the log opened when its path changes (claimed: one writer a file), the previous one
     /// closed with a `stop` event; a log that cannot be opened gets one line on stderr.
     func writeLog() {
-        let slot = instance.logPath
-        if slot.generation != logGeneration, let (path, generation) = slot.load() {
-            logGeneration = generation
+        if let path = instance.logPath.changed(since: &logGeneration) {
             closeLog()
             guard !path.isEmpty else { return }
             do {
@@ -612,10 +620,9 @@ nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_I
         save: { handle, store, storeHandle, _, features in
             guard let handle, let store else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
-            let u = instance.urids
-            for (key, slot) in [(u.json, instance.jsonPath), (u.log, instance.logPath)] {
-                guard key != 0, let (path, _) = slot.load(), !path.isEmpty else { continue }
-                let status = jackvu_lv2_store_path(store, storeHandle, key, u.path, path, features)
+            for (key, slot) in instance.pathParameters {
+                guard let (path, _) = slot.load(), !path.isEmpty else { continue }
+                let status = jackvu_lv2_store_path(store, storeHandle, key, instance.urids.path, path, features)
                 guard status == LV2_STATE_SUCCESS else { return status }
             }
             return LV2_STATE_SUCCESS
@@ -623,10 +630,9 @@ nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_I
         restore: { handle, retrieve, retrieveHandle, _, features in
             guard let handle, let retrieve else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
-            let u = instance.urids
-            for (key, slot) in [(u.json, instance.jsonPath), (u.log, instance.logPath)] where key != 0 {
+            for (key, slot) in instance.pathParameters {
                 var buffer = [CChar](repeating: 0, count: PathSlot.capacity)
-                let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, key, u.path, features, &buffer, buffer.count)
+                let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, key, instance.urids.path, features, &buffer, buffer.count)
                 guard length >= 0 else { return LV2_STATE_ERR_UNKNOWN }
                 buffer.withUnsafeBytes { slot.store($0.baseAddress!, count: length) }
             }
