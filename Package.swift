@@ -37,7 +37,8 @@
 //                   builds the outputs, the connection keeper the JACK side over a run)
 //   JackVUInternal — the engine as a JACK internal client (jackvu.so for jack_load)
 //   CLV2, LV2Description, JackVULV2 — the analysis as an LV2 plugin (lv2-dev's headers; the
-//                   forms and ports from the reading table; the plugin: ring, worker, atomics)
+//                   forms and ports from the reading table; the plugin: ring, worker, atomics);
+//                   CLilv — lilv, for the tests' LV2 host (Tools/jackvu-lv2-host)
 //   jackvu        — the command line
 import PackageDescription
 
@@ -86,6 +87,9 @@ let package = Package(
         .systemLibrary(
             name: "CLV2", path: "Sources/CLV2", pkgConfig: "lv2",
             providers: [.apt(["lv2-dev"])]),
+        .systemLibrary(
+            name: "CLilv", path: "Sources/CLilv", pkgConfig: "lilv-0",
+            providers: [.apt(["liblilv-dev"])]),
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
         // unoptimised, and the tests push hours of audio through them.
         .target(name: "DSP", dependencies: ["CFFTW"], swiftSettings: [.unsafeFlags(["-O"])]),
@@ -138,9 +142,10 @@ let package = Package(
                 "-Xlinker", "--version-script=Sources/JackVULV2/exports.map",
             ])]),
         .executableTarget(name: "jackvu-lv2-ttl", dependencies: ["LV2Description"], path: "Tools/jackvu-lv2-ttl"),
-        // A small LV2 host of the tests: plugin libraries loaded as hosts load them, files run
-        // through instances side by side offline, the control outputs printed (LV2Tests).
-        .executableTarget(name: "jackvu-lv2-host", dependencies: ["CLV2", "CSndfile", "LV2Description"], path: "Tools/jackvu-lv2-host"),
+        // A small lilv host of the tests: bundles discovered, described and instantiated through
+        // lilv as hosts do, files run through instances side by side offline, the control
+        // outputs printed (LV2Tests).
+        .executableTarget(name: "jackvu-lv2-host", dependencies: ["CLilv", "CLV2", "CSndfile", "LV2Description"], path: "Tools/jackvu-lv2-host"),
         .executableTarget(
             name: "jackvu",
             dependencies: [

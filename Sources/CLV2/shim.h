@@ -39,12 +39,13 @@ static inline const void *jackvu_lv2_feature(const LV2_Feature *const *features,
     return NULL;
 }
 
-/// Stores `path` (absolute) under `key` as an atom:Path of type `path_type`, abstract when the
-/// host maps paths. Returns the store's status.
+/// Stores `path` (absolute) under `key` as an atom of type `path_type`, abstract when the host
+/// maps paths and `is_path` (an atom:Path; a string is stored as it is). Returns the store's
+/// status.
 static inline LV2_State_Status jackvu_lv2_store_path(
     LV2_State_Store_Function store, LV2_State_Handle handle, LV2_URID key, LV2_URID path_type,
-    const char *path, const LV2_Feature *const *features) {
-    const LV2_State_Map_Path *map = (const LV2_State_Map_Path *)jackvu_lv2_feature(features, LV2_STATE__mapPath);
+    const char *path, int is_path, const LV2_Feature *const *features) {
+    const LV2_State_Map_Path *map = is_path ? (const LV2_State_Map_Path *)jackvu_lv2_feature(features, LV2_STATE__mapPath) : NULL;
     const LV2_State_Free_Path *free_path = (const LV2_State_Free_Path *)jackvu_lv2_feature(features, LV2_STATE__freePath);
     char *abstract = map ? map->abstract_path(map->handle, path) : NULL;
     const char *value = abstract ? abstract : path;
@@ -57,16 +58,17 @@ static inline LV2_State_Status jackvu_lv2_store_path(
     return status;
 }
 
-/// The atom:Path stored under `key`, absolute, into `out` (`capacity` bytes with its NUL):
-/// its length, 0 when there is none, -1 when it does not fit.
+/// The atom of type `path_type` stored under `key` (an atom:Path made absolute when `is_path`)
+/// into `out` (`capacity` bytes with its NUL): its length, 0 when there is none, -1 when it
+/// does not fit.
 static inline long jackvu_lv2_retrieve_path(
     LV2_State_Retrieve_Function retrieve, LV2_State_Handle handle, LV2_URID key, LV2_URID path_type,
-    const LV2_Feature *const *features, char *out, size_t capacity) {
+    int is_path, const LV2_Feature *const *features, char *out, size_t capacity) {
     size_t size = 0;
     uint32_t type = 0, flags = 0;
     const char *value = (const char *)retrieve(handle, key, &size, &type, &flags);
     if (!value || type != path_type || size == 0) return 0;
-    const LV2_State_Map_Path *map = (const LV2_State_Map_Path *)jackvu_lv2_feature(features, LV2_STATE__mapPath);
+    const LV2_State_Map_Path *map = is_path ? (const LV2_State_Map_Path *)jackvu_lv2_feature(features, LV2_STATE__mapPath) : NULL;
     const LV2_State_Free_Path *free_path = (const LV2_State_Free_Path *)jackvu_lv2_feature(features, LV2_STATE__freePath);
     char *absolute = map ? map->absolute_path(map->handle, value) : NULL;
     const char *path = absolute ? absolute : value;

@@ -36,8 +36,11 @@ final class PluginInstance: @unchecked Sendable {
     let jsonPath: PathSlot
     /// The loudness log (`LV2Description.logParameter`), as the JSON lines file.
     let logPath: PathSlot
-    /// Each path parameter's URID and slot: what `patch:Set`, a state save and a restore take.
-    let pathParameters: [(key: UInt32, slot: PathSlot)]
+    /// The OSC destinations (`LV2Description.oscParameter`, an `atom:String`), as the paths.
+    let oscURLs: PathSlot
+    /// Each parameter's URID, its value's atom type and its slot: what `patch:Set`, a state
+    /// save and a restore take.
+    let parameters: [(key: UInt32, type: UInt32, slot: PathSlot)]
     /// The URIDs of the atom types a `time:Position` event is read with (0: the host maps
     /// none, and the transport is taken as rolling).
     let urids: URIDs
@@ -77,14 +80,14 @@ final class PluginInstance: @unchecked Sendable {
         rolling = .allocate(capacity: 1)
         rolling.initialize(to: 0)
         urids = URIDs(features: features)
-        let (json, log) = (PathSlot(), PathSlot())
-        (jsonPath, logPath) = (json, log)
-        pathParameters = [(urids.json, json), (urids.log, log)].filter { $0.key != 0 }
+        let (json, log, osc) = (PathSlot(), PathSlot(), PathSlot())
+        (jsonPath, logPath, oscURLs) = (json, log, osc)
+        parameters = [(urids.json, urids.path, json), (urids.log, urids.path, log), (urids.osc, urids.string, osc)].filter { $0.key != 0 }
         canary = .allocate(capacity: 1)
         canary.initialize(to: getenv("JACKVU_LV2_CANARY").map { String(cString: $0) == "1" ? 1 : 0 } ?? 0)
         jackvu_lv2_rtsan_init()
         var ins: [Int] = [], outs: [Int] = [], readings: [Int] = [], reset = 0, pause = 0, target = 0, tolerance = 0
-        var transport = 0, follow = 0, freeWheeling = 0, osc = 0, targetLUFS = 0, maxTruePeak = 0
+        var transport = 0, follow = 0, freeWheeling = 0, oscPortIndex = 0, targetLUFS = 0, maxTruePeak = 0
         for p in ports {
             switch p.kind {
             case .audioIn: ins.append(p.index)
@@ -97,12 +100,12 @@ final class PluginInstance: @unchecked Sendable {
             case .transport: transport = p.index
             case .followTransport: follow = p.index
             case .freeWheeling: freeWheeling = p.index
-            case .oscPort: osc = p.index
+            case .oscPort: oscPortIndex = p.index
             case .targetLUFS: targetLUFS = p.index
             case .maxTruePeak: maxTruePeak = p.index
             }
         }
-        (transportPort, followPort, freeWheelingPort, oscPortPort) = (transport, follow, freeWheeling, osc)
+        (transportPort, followPort, freeWheelingPort, oscPortPort) = (transport, follow, freeWheeling, oscPortIndex)
         (audioIn, audioOut, readingPorts, resetPort, pausePort) = (ins, outs, readings, reset, pause)
         (targetPort, tolerancePort, targetLUFSPort, maxTruePeakPort) = (target, tolerance, targetLUFS, maxTruePeak)
         values = AtomicFloatArray(count: readings.count)
@@ -219,8 +222,9 @@ extension PluginInstance {
     /// header, then events of a 64-bit time, an atom header and its body, each padded to 8
     /// bytes; an object's body is its id, its type and properties of a key, a context and an
     /// atom): `time:Position` objects, whether the transport rolls (`time:speed` ≠ 0), when
-    /// `positions`; `patch:Set` of the JSON lines file (an `atom:Path`) always. Real-time safe:
-    /// pointer reads, and a copy of a path into its preallocated slot.
+    /// `positions`; `patch:Set` of a parameter (the JSON lines file, the log: an `atom:Path`;
+    /// the OSC destinations: an `atom:String`) always. Real-time safe: pointer reads, and a copy
+    /// of the value into its preallocated slot.
     func readEvents(_ sequence: UnsafeMutableRawPointer, positions: Bool) {
         let u = urids
         guard u.object != 0 else { return }
@@ -235,7 +239,7 @@ extension PluginInstance {
             if (type == u.object || type == u.blank) && bodySize >= 8 {
                 let otype = sequence.load(fromByteOffset: body + 4, as: UInt32.self)
                 var property: UInt32 = 0
-                var path: (UnsafeRawPointer, Int)?
+                var value: (UnsafeRawPointer, Int, UInt32)?
                 var p = body + 8
                 while p + 16 <= body + bodySize {
                     let key = sequence.load(fromByteOffset: p, as: UInt32.self)
@@ -251,15 +255,15 @@ extension PluginInstance {
                     if otype == u.patchSet && key == u.patchProperty && valueType == u.urid && valueSize >= 4 {
                         property = sequence.load(fromByteOffset: p + 16, as: UInt32.self)
                     }
-                    if otype == u.patchSet && key == u.patchValue && valueType == u.path {
-                        path = (UnsafeRawPointer(sequence + p + 16), valueSize)
+                    if otype == u.patchSet && key == u.patchValue && (valueType == u.path || valueType == u.string) {
+                        value = (UnsafeRawPointer(sequence + p + 16), valueSize, valueType)
                     }
                     p += 16 + ((valueSize + 7) & ~7)
                 }
-                if let (bytes, count) = path {
+                if let (bytes, count, type) = value {
                     // (An index loop: an array's iterator allocates unoptimised.)
-                    for i in 0..<pathParameters.count where pathParameters[i].key == property {
-                        pathParameters[i].slot.store(bytes, count: count)
+                    for i in 0..<parameters.count where parameters[i].key == property && parameters[i].type == type {
+                        parameters[i].slot.store(bytes, count: count)
                     }
                 }
             }
@@ -337,7 +341,7 @@ struct URIDs: Sendable {
     /// `patch:Set`, its `patch:property` (an `atom:URID`) and `patch:value` (an `atom:Path`),
     /// and the JSON lines file's parameter.
     var patchSet: UInt32 = 0, patchProperty: UInt32 = 0, patchValue: UInt32 = 0, urid: UInt32 = 0, path: UInt32 = 0, json: UInt32 = 0
-    var log: UInt32 = 0
+    var log: UInt32 = 0, string: UInt32 = 0, osc: UInt32 = 0
 
     init(features: UnsafePointer<UnsafePointer<LV2_Feature>?>?) {
         guard var f = features else { return }
@@ -358,6 +362,8 @@ struct URIDs: Sendable {
                 path = id("http://lv2plug.in/ns/ext/atom#Path")
                 json = id(LV2Description.jsonParameter)
                 log = id(LV2Description.logParameter)
+                string = id("http://lv2plug.in/ns/ext/atom#String")
+                osc = id(LV2Description.oscParameter)
             }
             f += 1
         }
@@ -390,16 +396,23 @@ private final class Work: @unchecked Sendable {
     var resetsSeen = 0
     var wasPaused = false
     var targetSeen: TargetSettings?
-    /// The OSC output (`osc_port`): its port, the socket to it and when it last sent.
+    /// The OSC outputs: `osc_port` (its port and the socket to it), the `osc` parameter's
+    /// destinations (its generation, the text still to resolve, the sockets), and when they
+    /// last sent.
     var oscPortSeen = 0
     var osc: OSCSender?
+    var oscGeneration = 0
+    var oscToResolve: String?
+    var destinations: [OSCSender] = []
+    let resolved = ResolvedDestinations()
+    var resolver: PosixThread?
     var lastSent = 0
     let addressSpace: AddressSpace
     let json: JSONLines
-    /// The JSON lines file (`jsonPath`): its generation, descriptor, and the audio frame
-    /// after which it gets its next line.
+    /// The JSON lines file or socket (`jsonPath`): its generation, the sink, and the audio
+    /// frame after which it gets its next line.
     var jsonGeneration = 0
-    var jsonFile: Int32 = -1
+    var jsonSink: LineSink?
     var nextLine = 0
     /// The loudness log (`logPath`): its generation and what records into it.
     var logGeneration = 0
@@ -462,41 +475,64 @@ private final class Work: @unchecked Sendable {
             ring.consume(frames: available)
         }
         closeLog()
+        resolver?.join()
     }
 
-    /// The readings as OSC bundles to `osc_port` on 127.0.0.1, `LV2Description.oscRate` a
-    /// second (the worker's thread: a socket's send never waits, and a refused one is
-    /// dropped: the next comes a tenth of a second later).
+    /// The readings as OSC bundles to `osc_port` on 127.0.0.1 and to the `osc` parameter's
+    /// destinations, `LV2Description.oscRate` a second (the worker's thread: a socket's send
+    /// never waits, and a refused one is dropped: the next comes a tenth of a second later).
+    /// The destinations' names are resolved on a thread of their own (`jackvu-lv2-osc`): a
+    /// lookup may take seconds, which the worker must not wait for; one at a time, the last
+    /// text set winning. A URL that is not one, or does not resolve: one line on stderr.
     func sendOSC() {
         let port = instance.oscPort.load(ordering: .relaxed)
         if port != oscPortSeen {
             oscPortSeen = port
             osc = port > 0 ? (try? OSCEndpoint(url: "osc.udp://127.0.0.1:\(port)")).flatMap { try? OSCSender(endpoint: $0) } : nil
         }
-        guard let osc, snapshot.sampleRate > 0 else { return }
+        if let text = instance.oscURLs.changed(since: &oscGeneration) { oscToResolve = text }
+        if let done = resolved.take() { destinations = done }
+        if let text = oscToResolve, !resolved.busy.load(ordering: .acquiring) {
+            oscToResolve = nil
+            resolver?.join()  // (done: not busy)
+            resolved.busy.store(true, ordering: .releasing)
+            let handoff = resolved
+            resolver = PosixThread(name: "jackvu-lv2-osc") { handoff.put(Work.senders(text)) }
+        }
+        guard osc != nil || !destinations.isEmpty, snapshot.sampleRate > 0 else { return }
         let now = monotonicNanoseconds()
         guard now - lastSent >= 1_000_000_000 / LV2Description.oscRate else { return }
         lastSent = now
-        for bundle in OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json).bundles() { _ = osc.send(bundle) }
+        for bundle in OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json).bundles() {
+            _ = osc?.send(bundle)
+            for d in destinations { _ = d.send(bundle) }
+        }
+    }
+
+    /// A socket to each of `text`'s OSC URLs (separated by spaces or commas; `--osc`'s forms),
+    /// resolved; each that is not a URL or does not resolve gets one line on stderr.
+    static func senders(_ text: String) -> [OSCSender] {
+        text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\n" || $0 == "\t" }).compactMap { url in
+            do {
+                return try OSCSender(endpoint: try OSCEndpoint(url: String(url)))
+            } catch {
+                say("OSC destination: \(error)")
+                return nil
+            }
+        }
     }
 
     /// A JSON line of the readings (jackvu's `--format json`, the OSC output's selection)
-    /// appended to the JSON lines file after each second of audio (live, a second; a host
-    /// rendering offline gets as many lines as the audio has seconds); the file opened
-    /// (created, appended to) when its path changes, and one line on stderr — the host's log
-    /// — when it cannot be. After each hop.
+    /// written to the JSON lines file or socket (`LineSink`) after each second of audio (live,
+    /// a second; a host rendering offline gets as many lines as the audio has seconds); the
+    /// sink opened when its path changes. After each hop.
     func writeJSON() {
         if let path = instance.jsonPath.changed(since: &jsonGeneration) {
-            if jsonFile >= 0 { close(jsonFile) }
-            jsonFile = path.isEmpty ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            if jsonFile < 0 && !path.isEmpty {
-                Work.say("cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))")
-            }
+            jsonSink = path.isEmpty ? nil : LineSink(path: path)
         }
-        guard jsonFile >= 0, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
+        guard let jsonSink, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
         nextLine = (snapshot.framesAnalysed / snapshot.sampleRate + 1) * snapshot.sampleRate
-        let line = json.line(for: snapshot)  // (newline-terminated)
-        _ = line.withCString { write(jsonFile, $0, strlen($0)) }
+        jsonSink.write(json.line(for: snapshot))  // (newline-terminated)
     }
 
     /// The update into the loudness log (its blocks, peaks and events, as jackvu's `--log`);
@@ -535,8 +571,6 @@ private final class Work: @unchecked Sendable {
         recorder?.log.stop()
         recorder = nil
     }
-
-    deinit { if jsonFile >= 0 { close(jsonFile) } }
 
     /// After a hop: the snapshot, then each reading port's value.
     func publish() {
@@ -613,16 +647,17 @@ nonisolated(unsafe) private let descriptors: [UnsafeMutablePointer<LV2_Descripto
 }
 
 /// LV2 state: what a host saves with its session beside the control ports' values — the JSON
-/// lines file's and the log's paths (abstract when the host maps paths, so a session can move).
+/// lines file's and the log's paths (abstract when the host maps paths, so a session can move)
+/// and the OSC destinations.
 nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_Interface> = {
     let i = UnsafeMutablePointer<LV2_State_Interface>.allocate(capacity: 1)
     i.initialize(to: LV2_State_Interface(
         save: { handle, store, storeHandle, _, features in
             guard let handle, let store else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
-            for (key, slot) in instance.pathParameters {
+            for (key, type, slot) in instance.parameters {
                 guard let (path, _) = slot.load(), !path.isEmpty else { continue }
-                let status = jackvu_lv2_store_path(store, storeHandle, key, instance.urids.path, path, features)
+                let status = jackvu_lv2_store_path(store, storeHandle, key, type, path, type == instance.urids.path ? 1 : 0, features)
                 guard status == LV2_STATE_SUCCESS else { return status }
             }
             return LV2_STATE_SUCCESS
@@ -630,9 +665,10 @@ nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_I
         restore: { handle, retrieve, retrieveHandle, _, features in
             guard let handle, let retrieve else { return LV2_STATE_ERR_UNKNOWN }
             let instance = Unmanaged<PluginInstance>.fromOpaque(handle).takeUnretainedValue()
-            for (key, slot) in instance.pathParameters {
+            for (key, type, slot) in instance.parameters {
                 var buffer = [CChar](repeating: 0, count: PathSlot.capacity)
-                let length = jackvu_lv2_retrieve_path(retrieve, retrieveHandle, key, instance.urids.path, features, &buffer, buffer.count)
+                let length = jackvu_lv2_retrieve_path(
+                    retrieve, retrieveHandle, key, type, type == instance.urids.path ? 1 : 0, features, &buffer, buffer.count)
                 guard length >= 0 else { return LV2_STATE_ERR_UNKNOWN }
                 buffer.withUnsafeBytes { slot.store($0.baseAddress!, count: length) }
             }
@@ -645,4 +681,142 @@ nonisolated(unsafe) private let stateInterface: UnsafeMutablePointer<LV2_State_I
 @_cdecl("lv2_descriptor")
 public func lv2Descriptor(_ index: UInt32) -> UnsafePointer<LV2_Descriptor>? {
     Int(index) < descriptors.count ? UnsafePointer(descriptors[Int(index)]) : nil
+}
+
+/// The `osc` parameter's destinations, handed from the thread that resolves them to the worker.
+final class ResolvedDestinations: Sendable {
+    private let senders = Mutex<[OSCSender]?>(nil)
+    /// Set by the worker when it starts a resolver, cleared by the resolver when it is done.
+    let busy = Atomic<Bool>(false)
+
+    func put(_ resolved: [OSCSender]) {
+        senders.withLock { $0 = resolved }
+        busy.store(false, ordering: .releasing)
+    }
+
+    /// What a resolver finished since the last call (nil: nothing new).
+    func take() -> [OSCSender]? {
+        senders.withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+}
+
+/// Where the JSON lines go: a file, created or appended to — or, when the path names a
+/// Unix-domain socket a reader listens on (a collector's, `socat UNIX-LISTEN:PATH -`), that
+/// socket, stream or datagram. The worker writes; a socket never makes it wait: what a slow
+/// reader has not taken yet waits in a buffer of `pendingLimit` bytes, lines beyond it are
+/// dropped and counted; a reader that is not there (yet, or any more) is connected to again at
+/// the next line. Each trouble gets one line on stderr (the host's log), not one a second.
+final class LineSink {
+    static let pendingLimit = 65_536
+    let path: String
+    let isSocket: Bool
+    private var fd: Int32 = -1
+    private var datagram = false
+    private var pending: [UInt8] = []
+    /// Lines not delivered since the socket was last connected.
+    private(set) var dropped = 0
+    private var complained = false
+
+    /// A sink for `path`; nil (with a line on stderr) for a file that cannot be opened.
+    init?(path: String) {
+        self.path = path
+        var st = stat()
+        isSocket = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK
+        if isSocket {
+            _ = connectSocket()
+        } else {
+            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                Work.say("cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))")
+                return nil
+            }
+        }
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Writes one newline-terminated line.
+    func write(_ line: String) {
+        guard isSocket else {
+            _ = line.withCString { Glibc.write(fd, $0, strlen($0)) }
+            return
+        }
+        if fd < 0 && !connectSocket() {
+            dropped += 1
+            return
+        }
+        let bytes = Array(line.utf8)
+        if datagram {
+            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                dropped += 1
+                if errno != EAGAIN && errno != ENOBUFS { lost(errno) }
+            }
+            return
+        }
+        if pending.count + bytes.count > LineSink.pendingLimit { dropped += 1 } else { pending += bytes }
+        while !pending.isEmpty {
+            let sent = pending.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+            if sent > 0 {
+                pending.removeFirst(sent)
+            } else {
+                if sent < 0 && errno == EAGAIN { break }
+                // Gone: what waited is lost with it (a new connection starts at a line's start).
+                dropped += pending.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+                pending = []
+                lost(sent < 0 ? errno : EPIPE)
+            }
+        }
+    }
+
+    /// Connects to the socket, as a stream or else as datagrams; false (one line on stderr
+    /// the first time) when no reader listens.
+    private func connectSocket() -> Bool {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            complain("the socket's path is longer than a socket address holds")
+            return false
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        var reason: Int32 = 0
+        for type in [SOCK_STREAM, SOCK_DGRAM] {
+            let s = socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            guard s >= 0 else { reason = errno; break }
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if status == 0 {
+                fd = s
+                datagram = type == SOCK_DGRAM
+                if complained {
+                    Work.say("the JSON lines socket \(path) takes lines again (\(dropped) not delivered)")
+                    complained = false
+                }
+                dropped = 0
+                return true
+            }
+            reason = errno
+            close(s)
+            if reason != EPROTOTYPE { break }
+        }
+        complain("cannot connect to it: \(String(cString: strerror(reason))); trying again at each line")
+        return false
+    }
+
+    private func lost(_ error: Int32) {
+        close(fd)
+        fd = -1
+        complain("its reader went away: \(String(cString: strerror(error))); trying again at each line")
+    }
+
+    private func complain(_ message: String) {
+        guard !complained else { return }
+        complained = true
+        Work.say("JSON lines socket \(path): \(message)")
+    }
 }

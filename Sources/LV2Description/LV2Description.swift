@@ -91,6 +91,10 @@ public enum LV2Description {
     public static let jsonParameter = "urn:jackvu:lv2#json"
     /// The loudness log (`--log`'s SQLite file), a parameter as the JSON lines file is.
     public static let logParameter = "urn:jackvu:lv2#log"
+    /// OSC destinations anywhere (`--osc`'s URLs, `osc.udp://HOST:PORT`, separated by spaces
+    /// or commas): an `atom:String` parameter, set and saved as the paths are; for hosts that
+    /// show parameters. `osc_port`, a number every host can set, sends to this machine.
+    public static let oscParameter = "urn:jackvu:lv2#osc"
 
     /// What the plugin computes: levels, true peak, the ballistic meters, correlation,
     /// loudness; no spectrum, pitch or 1/3 octaves (no port shows them).
@@ -240,6 +244,12 @@ public enum LV2Description {
                 rdfs:comment "The loudness log (jackvu --log): an SQLite file of the programme's 100 ms blocks with their peaks, and events, which jackvu report turns into compliance reports" ;
                 rdfs:range atom:Path .
 
+            <\(oscParameter)>
+                a lv2:Parameter ;
+                rdfs:label "OSC destinations" ;
+                rdfs:comment "Where OSC bundles of the readings go, \(oscRate) a second (as osc_port's): jackvu --osc URLs, osc.udp://HOST:PORT, separated by spaces or commas" ;
+                rdfs:range atom:String .
+
 
             """
         for form in forms {
@@ -249,7 +259,7 @@ public enum LV2Description {
             out += "    doap:maintainer [ foaf:name \"jackvu\" ] ;\n"
             out += "    lv2:optionalFeature lv2:hardRTCapable, urid:map, state:mapPath, state:freePath ;\n"
             out += "    lv2:extensionData state:interface ;\n"
-            out += "    patch:writable <\(jsonParameter)>, <\(logParameter)> ;\n"
+            out += "    patch:writable <\(jsonParameter)>, <\(logParameter)>, <\(oscParameter)> ;\n"
             out += "    rdfs:comment \"jackvu's meters: levels, true peak, VU, PPM, K, correlation and EBU R 128 loudness, computed on a thread of its own; the audio passes unchanged.\" ;\n"
             let ports = ports(form)
             out += "    lv2:port " + ports.map { turtle($0) }.joined(separator: " , ") + " .\n\n"

@@ -460,6 +460,64 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue(checked.stdout.contains("\"\(LV2Description.jsonParameter)\": \"\(audio)/rt.jsonl\""), checked.stdout)
     }
 
+    /// What a DAW's master bus feeds elsewhere: OSC to destinations named as `--osc` names them
+    /// (the `osc` parameter, an `atom:String`: `localhost` by name, resolved off the worker,
+    /// and one that is no URL — one line on stderr) and JSON lines to a Unix-domain socket a
+    /// real reader listens on (`socat`); both set by `patch:Set` and kept in the state.
+    /// jackvu-lv2-host renders 6 s of a −20 dBFS tone through the mono form: socat receives a
+    /// JSON line after each second of audio, oscdump the readings (−23.0 LUFS integrated).
+    func testOSCDestinationsAndAJSONSocketFromAHost() throws {
+        let audio = try scratch("sockets")
+        let tone = audio + "/tone.wav", socket = audio + "/readings.sock"
+        try writeWAV(tone, EBUSignals.tones([.init(seconds: 6, dBFS: -20)], channelGains: [0]))
+        let port = freeUDPPort()
+        let dump = try BackgroundProcess(try Executables.resolve("oscdump"), [String(port)], label: "oscdump")
+        defer { dump.stop() }
+        XCTAssertTrue(waitForUDPPort(port), "oscdump listens")
+        let reader = try BackgroundProcess(try Executables.resolve("socat"), ["-u", "UNIX-LISTEN:" + socket, "-"], label: "socat")
+        defer { reader.stop() }
+        XCTAssertTrue(waitFor(timeout: 10) { FileManager.default.fileExists(atPath: socket) }, "socat listens: \(reader.stderr)")
+        let urls = "osc.udp://localhost:\(port)/, not-a-url"
+        let run = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--osc", urls, "--json", socket, "--state", folder + "/jackvu.lv2", LV2Description.forms[0].uri, tone,
+        ], timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stderr.split(separator: "\n").filter { $0.contains("'not-a-url' is not an OSC URL") }.count, 1, run.stderr)
+        let line = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.oscParameter], urls, "the state: \(run.stdout.suffix(300))")
+        XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.jsonParameter], socket)
+
+        XCTAssertTrue(waitFor(timeout: 10) { completeLines(reader.stdout).count >= 6 }, "socat received: \(reader.stdout.suffix(400))")
+        let written = completeLines(reader.stdout).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        XCTAssertEqual(written.compactMap { ($0["time_s"] as? NSNumber)?.intValue }, [0, 1, 2, 3, 4, 5], "a line after each second of audio")
+        let loudness = try XCTUnwrap(written.last?["loudness"] as? [String: Any])
+        XCTAssertEqual((loudness["momentary_lufs"] as? NSNumber)?.doubleValue ?? 0, -23.0, accuracy: 0.1)
+
+        // oscdump prints `TIMETAG ADDRESS TYPES VALUE`: the last integrated loudness sent.
+        func integrated() -> Double? {
+            dump.stdout.split(separator: "\n").reversed().lazy.compactMap { l -> Double? in
+                let parts = l.split(separator: " ")
+                return parts.count >= 4 && parts[1] == "/jackvu/loudness/integrated" ? Double(parts[3]) : nil
+            }.first
+        }
+        XCTAssertTrue(waitFor(timeout: 5) { integrated() != nil }, "oscdump received: \(dump.stdout.suffix(400))")
+        XCTAssertEqual(integrated() ?? 0, -23.0, accuracy: 0.1, "the last bundle's integrated loudness")
+
+        // A socket whose reader is gone (killed: its file stays): one line on stderr, not one a
+        // second, and the meters go on.
+        let dead = audio + "/dead.sock"
+        let gone = try BackgroundProcess(try Executables.resolve("socat"), ["-u", "UNIX-LISTEN:" + dead, "-"], label: "socat-gone")
+        XCTAssertTrue(waitFor(timeout: 10) { FileManager.default.fileExists(atPath: dead) }, "socat listens: \(gone.stderr)")
+        _ = gone.stop(signal: SIGKILL)
+        let refused = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--json", dead, folder + "/jackvu.lv2", LV2Description.forms[0].uri, tone,
+        ], timeout: 60)
+        XCTAssertEqual(refused.status, 0, refused.stderr)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").filter { $0.contains("JSON lines socket \(dead): cannot connect") }.count, 1, refused.stderr)
+        let ports = (try? JSONSerialization.jsonObject(with: Data(refused.stdout.utf8)) as? [String: Any])?["ports"] as? [String: Any]
+        XCTAssertEqual((ports?["integrated_lufs"] as? NSNumber)?.doubleValue ?? 0, -23.0, accuracy: 0.1, refused.stdout)
+    }
+
     /// The target of one's own and the maximum true peak, as `--target -20` and
     /// `--max-true-peak -21` make them: a −20 dBFS tone (−23.0 LUFS, −20 dBTP) reads 3 LU
     /// below a −20 LUFS target, and above a −21 dBTP limit (the state says so, and the

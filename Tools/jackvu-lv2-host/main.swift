@@ -1,21 +1,25 @@
-// jackvu-lv2-host: a small LV2 host of the tests. It loads plugin libraries as every host
-// does (dlopen, `lv2_descriptor`, `instantiate` with the urid:map feature, `connect_port`,
-// `run`), runs audio files through instances side by side in one process, block by block and
-// as fast as it can (offline), and prints each instance's control outputs as a JSON line. Two
-// instances of one library, or of two bundles' libraries, can run together; it is itself a
-// Swift program (the Swift runtime loaded dynamically), so the plugin's own runtime (linked
-// statically inside it) is tried beside another.
+// jackvu-lv2-host: a small lilv host of the tests. It finds a plugin as hosts do — lilv reads
+// the bundle's Turtle (manifest.ttl, jackvu.ttl), names the library, its ports, their indices,
+// symbols, kinds and defaults — and lilv instantiates it with the urid:map feature; the host
+// connects each port by what the Turtle says of it, runs audio files through instances side by
+// side in one process, block by block and as fast as it can (offline), and prints each
+// instance's control outputs (by the Turtle's symbols) as a JSON line. Two instances of one
+// bundle, or of two bundles holding the same plugin (each instance its own lilv world, so each
+// loads its own bundle's library), can run together; it is itself a Swift program (the Swift
+// runtime loaded dynamically), so the plugin's own runtime (linked statically inside it) is
+// tried beside another.
 //
 //   jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH]
-//                   [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...
+//                   [--osc URLS] [--random-events SEED] [--state] BUNDLE URI FILE [BUNDLE URI FILE]...
 //
-// --json PATH and --log PATH set the plugin's JSON lines file and loudness log as a host's
-// generic UI does: a `patch:Set` of the parameter to an `atom:Path` on the control port, in
-// the first run(). --random-events SEED fills the control port's sequence with pseudo-random
-// events before each run() (random sizes, types and bodies, objects with patch:Set's keys),
-// for the plugin's event reader to survive. --state asks each instance for its LV2 state
-// after the run (`state:interface`'s save) and prints what it stored, by key, as "state" in
-// its line (paths as stored: this host maps none).
+// BUNDLE is the bundle's folder (jackvu.lv2/) or a file in it. --json PATH, --log PATH and
+// --osc URLS set the plugin's JSON lines file, loudness log and OSC destinations as a host's
+// generic UI does: a `patch:Set` of the parameter (an `atom:Path`, an `atom:String` for --osc)
+// on the control port, in the first run(). --random-events SEED fills the control port's
+// sequence with pseudo-random events before each run() (random sizes, types and bodies,
+// objects with patch:Set's keys), for the plugin's event reader to survive. --state asks each
+// instance for its LV2 state after the run (`state:interface`'s save) and prints what it
+// stored, by key, as "state" in its line (paths as stored: this host maps none).
 //
 // With --times each JSON line also carries what the host measured (BENCHMARKS.md): the wall
 // time `instantiate` took, and `run()`'s own cost on the host's thread (its thread CPU clock
@@ -23,12 +27,12 @@
 // process's other threads (the plugins' workers: one instance, alone, is its worker's)
 // per second of audio per channel.
 //
-// The ports are jackvu's (`LV2Description`, from which the plugin's Turtle is written): this
-// host runs jackvu's plugin only. Exit 64 for a usage error, 66 for a file or library it
-// cannot open, 65 for a file whose channels do not fit the form.
+// Exit 64 for a usage error, 66 for a file, bundle or plugin it cannot open, 65 for a file
+// whose channels do not fit the plugin or a rate it refuses.
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLilv
 import CLV2
 import CSndfile
 import LV2Description
@@ -61,10 +65,11 @@ var block = 1024
 var times = false
 /// --random-events' generator state (0: off).
 nonisolated(unsafe) var randomEvents: UInt64 = 0
-/// The paths --json and --log set (parameter URI, path).
-nonisolated(unsafe) var pathSettings: [(String, String)] = []
+/// The parameters --json, --log and --osc set (parameter URI, value type URI, value).
+nonisolated(unsafe) var parameterSettings: [(String, String, String)] = []
+let atomPath = "http://lv2plug.in/ns/ext/atom#Path", atomString = "http://lv2plug.in/ns/ext/atom#String"
 var saveState = false
-var triples: [(library: String, uri: String, file: String)] = []
+var triples: [(bundle: String, uri: String, file: String)] = []
 var args = Array(CommandLine.arguments.dropFirst())
 var positional: [String] = []
 while !args.isEmpty {
@@ -85,7 +90,11 @@ while !args.isEmpty {
     case "--json", "--log":
         guard let s = args.first else { fail("\(a) takes a path", 64) }
         args.removeFirst()
-        pathSettings.append((a == "--json" ? LV2Description.jsonParameter : LV2Description.logParameter, s))
+        parameterSettings.append((a == "--json" ? LV2Description.jsonParameter : LV2Description.logParameter, atomPath, s))
+    case "--osc":
+        guard let s = args.first else { fail("--osc takes OSC URLs", 64) }
+        args.removeFirst()
+        parameterSettings.append((LV2Description.oscParameter, atomString, s))
     case "--state":
         saveState = true
     case "--random-events":
@@ -93,20 +102,18 @@ while !args.isEmpty {
         args.removeFirst()
         randomEvents = seed
     case "-h", "--help":
-        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...")
+        print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--osc URLS] [--random-events SEED] [--state] BUNDLE URI FILE [BUNDLE URI FILE]...")
         exit(0)
     default:
         positional.append(a)
     }
 }
 guard !positional.isEmpty, positional.count % 3 == 0 else {
-    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--random-events SEED] [--state] LIBRARY URI FILE [LIBRARY URI FILE]...", 64)
+    fail("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--osc URLS] [--random-events SEED] [--state] BUNDLE URI FILE [BUNDLE URI FILE]...", 64)
 }
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
 // MARK: The instances
-
-typealias DescriptorFunction = @convention(c) (UInt32) -> UnsafePointer<LV2_Descriptor>?
 
 /// Seconds on `clock`.
 func seconds(_ clock: clockid_t) -> Double {
@@ -115,12 +122,20 @@ func seconds(_ clock: clockid_t) -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// One plugin instance, its file and its port buffers.
+/// A port as the plugin's Turtle describes it (lilv): its index, symbol, kind and default.
+struct DescribedPort {
+    enum Kind { case audioIn(Int), audioOut(Int), controlIn, controlOut, atomIn, atomOut, other }
+    let index: Int, symbol: String, kind: Kind, defaultValue: Float
+}
+
+/// One plugin instance (in a lilv world of its own), its file and its port buffers.
 final class Instance {
     let library: String, uri: String, path: String
+    let world: OpaquePointer
+    let instance: UnsafeMutablePointer<LilvInstance>
     let descriptor: UnsafePointer<LV2_Descriptor>
     let handle: LV2_Handle
-    let ports: [LV2Description.Port]
+    let ports: [DescribedPort]
     let file: OpaquePointer
     let channels: Int
     let rate: Int
@@ -134,52 +149,99 @@ final class Instance {
     let audio: [UnsafeMutablePointer<Float>]
     let controls: UnsafeMutablePointer<Float>
     /// The control port's atom sequence (8-byte aligned): a `patch:Set` for the first run()
-    /// with --json, empty after.
+    /// with --json, --log or --osc, empty after.
     let sequence = UnsafeMutableRawPointer.allocate(byteCount: 8192, alignment: 8)
+    /// An atom output port's buffer (another plugin's notifications, which this host drops):
+    /// before each run an empty chunk of its capacity, as LV2 asks of a host.
+    let notify = UnsafeMutableRawPointer.allocate(byteCount: 65536, alignment: 8)
 
-    init(library: String, uri: String, path: String, features: UnsafePointer<UnsafePointer<LV2_Feature>?>, block: Int,
+    init(bundle: String, uri: String, path: String, features: UnsafePointer<UnsafePointer<LV2_Feature>?>, block: Int,
          settings: [(String, Float)]) {
-        (self.library, self.uri, self.path) = (library, uri, path)
-        guard let form = LV2Description.forms.first(where: { $0.uri == uri }) else { fail("\(uri) is not a jackvu plugin URI", 64) }
-        ports = LV2Description.ports(form)
+        (self.uri, self.path) = (uri, path)
+        // The bundle's folder (a file given: the folder it is in).
+        var st = stat()
+        guard stat(bundle, &st) == 0 else { fail("cannot open '\(bundle)': \(String(cString: strerror(errno)))", 66) }
+        var folder = (st.st_mode & S_IFMT) == S_IFDIR ? bundle : String(bundle[..<(bundle.lastIndex(of: "/") ?? bundle.startIndex)])
+        if folder.isEmpty { folder = "." }
+        if !folder.hasPrefix("/") {
+            if let cwd = getcwd(nil, 0) {
+                folder = String(cString: cwd) + "/" + folder
+                free(cwd)
+            }
+        }
+        if !folder.hasSuffix("/") { folder += "/" }
+        guard let world = lilv_world_new() else { fail("lilv cannot make a world", 66) }
+        self.world = world
+        let bundleNode = lilv_new_file_uri(world, nil, folder)
+        lilv_world_load_bundle(world, bundleNode)
+        lilv_node_free(bundleNode)
+        let uriNode = lilv_new_uri(world, uri)
+        defer { lilv_node_free(uriNode) }
+        guard let plugin = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), uriNode) else {
+            fail("the bundle \(folder) has no plugin \(uri)", 66)
+        }
+        var libraryPath = "?"
+        if let node = lilv_plugin_get_library_uri(plugin), let parsed = lilv_file_uri_parse(lilv_node_as_uri(node), nil) {
+            libraryPath = String(cString: parsed)
+            lilv_free(parsed)
+        }
+        library = libraryPath
+        // The ports, as the Turtle has them.
+        let count = Int(lilv_plugin_get_num_ports(plugin))
+        let defaults = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        defer { defaults.deallocate() }
+        lilv_plugin_get_port_ranges_float(plugin, nil, nil, defaults)
+        func node(_ u: String) -> OpaquePointer { lilv_new_uri(world, u) }
+        let input = node(LILV_URI_INPUT_PORT), output = node(LILV_URI_OUTPUT_PORT), audioClass = node(LILV_URI_AUDIO_PORT)
+        let controlClass = node(LILV_URI_CONTROL_PORT), atomClass = node("http://lv2plug.in/ns/ext/atom#AtomPort")
+        defer { for n in [input, output, audioClass, controlClass, atomClass] { lilv_node_free(n) } }
+        var described: [DescribedPort] = []
+        var ins = 0, outs = 0
+        for i in 0..<count {
+            let port = lilv_plugin_get_port_by_index(plugin, UInt32(i))
+            let symbol = String(cString: lilv_node_as_string(lilv_port_get_symbol(plugin, port)))
+            func isA(_ c: OpaquePointer) -> Bool { lilv_port_is_a(plugin, port, c) }
+            let kind: DescribedPort.Kind
+            if isA(audioClass) && isA(input) { kind = .audioIn(ins); ins += 1 }
+            else if isA(audioClass) && isA(output) { kind = .audioOut(outs); outs += 1 }
+            else if isA(controlClass) && isA(input) { kind = .controlIn }
+            else if isA(controlClass) && isA(output) { kind = .controlOut }
+            else if isA(atomClass) && isA(input) { kind = .atomIn }
+            else if isA(atomClass) && isA(output) { kind = .atomOut }
+            else { kind = .other }
+            described.append(DescribedPort(index: Int(lilv_port_get_index(plugin, port)), symbol: symbol, kind: kind,
+                                           defaultValue: defaults[i].isFinite ? defaults[i] : 0))
+        }
+        ports = described
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else { fail("cannot open '\(path)': \(String(cString: sf_strerror(nil)))", 66) }
         self.file = file
         channels = Int(info.channels)
         rate = Int(info.samplerate)
-        guard channels == form.channels else { fail("'\(path)' has \(channels) channels; \(form.name) takes \(form.channels)", 65) }
-        // RTLD_LOCAL: each library's symbols stay its own (two bundles' copies side by side).
-        guard let lib = dlopen(library, RTLD_NOW | RTLD_LOCAL) else { fail("cannot load '\(library)': \(String(cString: dlerror()))", 66) }
-        guard let symbol = dlsym(lib, "lv2_descriptor") else { fail("'\(library)' has no lv2_descriptor", 66) }
-        let entry = unsafeBitCast(symbol, to: DescriptorFunction.self)
-        var found: UnsafePointer<LV2_Descriptor>?
-        var index: UInt32 = 0
-        while let d = entry(index) {
-            if String(cString: d.pointee.URI) == uri { found = d }
-            index += 1
-        }
-        guard let descriptor = found else { fail("'\(library)' has no plugin \(uri)", 66) }
-        self.descriptor = descriptor
-        let bundle = String(library[..<(library.lastIndex(of: "/") ?? library.endIndex)]) + "/"
+        guard channels == ins, ins == outs else { fail("'\(path)' has \(channels) channels; \(uri) takes \(ins)", 65) }
         let started = seconds(CLOCK_MONOTONIC)
-        guard let handle = descriptor.pointee.instantiate(descriptor, Double(rate), bundle, features) else {
+        guard let instance = lilv_plugin_instantiate(plugin, Double(rate), features) else {
             fail("\(uri) refused to instantiate at \(rate) Hz", 65)
         }
         instantiateSeconds = seconds(CLOCK_MONOTONIC) - started
-        self.handle = handle
+        self.instance = instance
+        descriptor = instance.pointee.lv2_descriptor
+        handle = instance.pointee.lv2_handle
         interleaved = .allocate(capacity: block * channels)
         audio = (0..<(2 * channels)).map { _ in .allocate(capacity: block) }
-        controls = .allocate(capacity: ports.count)
+        controls = .allocate(capacity: count)
         for p in ports {
-            controls[p.index] = Float(p.defaultValue)
+            controls[p.index] = p.defaultValue
             for (symbol, value) in settings where symbol == p.symbol { controls[p.index] = value }
             switch p.kind {
             case .audioIn(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[c])
             case .audioOut(let c): descriptor.pointee.connect_port(handle, UInt32(p.index), audio[channels + c])
-            case .transport:
-                Instance.writeSequence(sequence, setting: pathSettings)
+            case .atomIn:
+                Instance.writeSequence(sequence, setting: parameterSettings)
                 descriptor.pointee.connect_port(handle, UInt32(p.index), sequence)
-            default: descriptor.pointee.connect_port(handle, UInt32(p.index), controls + p.index)
+            case .atomOut: descriptor.pointee.connect_port(handle, UInt32(p.index), notify)
+            case .controlIn, .controlOut: descriptor.pointee.connect_port(handle, UInt32(p.index), controls + p.index)
+            case .other: descriptor.pointee.connect_port(handle, UInt32(p.index), nil)
             }
         }
         for (symbol, _) in settings where !ports.contains(where: { $0.symbol == symbol }) { fail("\(uri) has no port '\(symbol)'", 64) }
@@ -195,6 +257,7 @@ final class Instance {
             return false
         }
         for i in 0..<n { for c in 0..<channels { audio[c][i] = interleaved[i * channels + c] } }
+        emptyNotify()
         let before = seconds(CLOCK_THREAD_CPUTIME_ID)
         descriptor.pointee.run(handle, UInt32(n))
         runSeconds += seconds(CLOCK_THREAD_CPUTIME_ID) - before
@@ -207,15 +270,13 @@ final class Instance {
 
     /// The control outputs as a JSON line, after a run of 0 frames that only updates them.
     func report(times: Bool) -> String {
+        emptyNotify()
         descriptor.pointee.run(handle, 0)
         var fields: [String] = []
         for p in ports {
-            switch p.kind {
-            case .reading, .alarm, .alarmsActive:
-                let v = controls[p.index]
-                fields.append("\"\(p.symbol)\": " + (v.isFinite ? "\(v)" : "null"))
-            default: break
-            }
+            guard case .controlOut = p.kind else { continue }
+            let v = controls[p.index]
+            fields.append("\"\(p.symbol)\": " + (v.isFinite ? "\(v)" : "null"))
         }
         var measured = ""
         if times {
@@ -228,13 +289,20 @@ final class Instance {
             + ", \"ports\": {" + fields.joined(separator: ", ") + "}}"
     }
 
+    /// The atom output's buffer as a host hands it to run(): an `atom:Chunk` of its capacity.
+    func emptyNotify() {
+        notify.storeBytes(of: UInt32(65536 - 8), toByteOffset: 0, as: UInt32.self)
+        notify.storeBytes(of: mapURI(nil, "http://lv2plug.in/ns/ext/atom#Chunk"), toByteOffset: 4, as: UInt32.self)
+    }
+
     /// An atom sequence (LV2 atom layout, each atom padded to 8 bytes): an event at frame 0
-    /// for each setting, a `patch:Set` object of the parameter to the path (none: empty).
-    static func writeSequence(_ b: UnsafeMutableRawPointer, setting paths: [(String, String)]) {
+    /// for each setting, a `patch:Set` object of the parameter to the value, an atom of the
+    /// type given (none: empty).
+    static func writeSequence(_ b: UnsafeMutableRawPointer, setting values: [(String, String, String)]) {
         func id(_ uri: String) -> UInt32 { mapURI(nil, uri) }
         var at = 16
-        for (parameter, path) in paths {
-            let bytes = Array(path.utf8) + [0]
+        for (parameter, type, value) in values {
+            let bytes = Array(value.utf8) + [0]
             let pathPadded = (bytes.count + 7) & ~7
             let objectBody = 8 + (16 + 8) + (16 + pathPadded)
             b.storeBytes(of: 0, toByteOffset: at, as: Int64.self)  // frame 0
@@ -254,7 +322,7 @@ final class Instance {
             b.storeBytes(of: id("http://lv2plug.in/ns/ext/patch#value"), toByteOffset: o, as: UInt32.self)
             b.storeBytes(of: 0, toByteOffset: o + 4, as: UInt32.self)
             b.storeBytes(of: UInt32(bytes.count), toByteOffset: o + 8, as: UInt32.self)
-            b.storeBytes(of: id("http://lv2plug.in/ns/ext/atom#Path"), toByteOffset: o + 12, as: UInt32.self)
+            b.storeBytes(of: id(type), toByteOffset: o + 12, as: UInt32.self)
             (b + o + 16).initializeMemory(as: UInt8.self, repeating: 0, count: pathPadded)
             bytes.withUnsafeBytes { (b + o + 16).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
             at += 16 + objectBody
@@ -302,7 +370,8 @@ final class Instance {
 
     func close() {
         descriptor.pointee.deactivate?(handle)
-        descriptor.pointee.cleanup(handle)
+        lilv_instance_free(instance)  // cleanup, and the library closed
+        lilv_world_free(world)
         sf_close(file)
     }
 }
@@ -315,7 +384,7 @@ nonisolated(unsafe) let features = UnsafeMutablePointer<UnsafePointer<LV2_Featur
 features[0] = UnsafePointer(mapFeature)
 features[1] = nil
 
-let instances = triples.map { Instance(library: $0.library, uri: $0.uri, path: $0.file, features: features, block: block, settings: settings) }
+let instances = triples.map { Instance(bundle: $0.bundle, uri: $0.uri, path: $0.file, features: features, block: block, settings: settings) }
 // Side by side, block by block, until every file has ended.
 while instances.map({ $0.step(block) }).contains(true) {}
 // The plugins' workers analyse what is still in their rings (milliseconds): then the readings.
