@@ -309,6 +309,8 @@ public struct FileAnalysis {
     public func run(files: [String]) -> Int32 {
         // A reader that goes away is a failed write (EPIPE) handled below, not a signal.
         signal(SIGPIPE, SIG_IGN)
+        // The same file reads the same, to the last digit, in every run.
+        RealFFT.reproducible = true
         // The log's file first: a link, a device, another application's database or a log
         // another jackvu writes ends the run before any file is read (73, 75).
         if let logPath, logState.writer == nil {
