@@ -97,7 +97,10 @@ let package = Package(
         .target(name: "CRealtime"),
         .target(name: "Realtime", dependencies: ["CRealtime"]),
         .target(name: "Jack", dependencies: ["CJack", "Realtime"]),
-        .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo"]),
+        // The vocabulary every layer speaks: the snapshot, the reading table and its units and
+        // scales, the message kinds, the alarms' kinds and board, and how numbers print.
+        .target(name: "Vocabulary", dependencies: ["DSP"]),
+        .target(name: "Outputs", dependencies: ["DSP", "Realtime", "CLiblo", "Vocabulary"]),
         .target(name: "TerminalDisplay", dependencies: ["DSP", "Outputs", "Realtime"]),
         .target(
             name: "WebDisplay",

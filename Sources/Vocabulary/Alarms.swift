@@ -235,8 +235,8 @@ public struct AlarmEvent: Sendable, Equatable {
     /// "audio_time_s": 12.3}`.
     public var json: String {
         "{\"seq\": \(sequence), \"alarm\": \"\(kind.rawValue)\", \"subject\": \(jsonString(subject)), \"state\": \"\(state)\", "
-            + "\"value\": \(JSONLines.json(.double(value))), \"unit\": \"\(kind.unit)\", \"time\": \"\(AlarmEvent.iso8601(unixTime))\", "
-            + "\"audio_time_s\": \(JSONLines.json(.double(audioTime)))"
+            + "\"value\": \(ReadingValue.double(value).json), \"unit\": \"\(kind.unit)\", \"time\": \"\(AlarmEvent.iso8601(unixTime))\", "
+            + "\"audio_time_s\": \(ReadingValue.double(audioTime).json)"
             + (cause.map { ", \"cause\": \"\($0.rawValue)\"" } ?? "") + "}"
     }
 

@@ -4,7 +4,7 @@ public struct MessageKind: Hashable, Sendable, CustomStringConvertible {
     /// The reading's place in the table.
     public let index: Int
 
-    init(index: Int) { self.index = index }
+    public init(index: Int) { self.index = index }
 
     /// The kind named `name`, nil when there is none.
     public init?(rawValue name: String) {

@@ -422,7 +422,7 @@ public enum Readings {
     /// A loudness reading of programme `p` relative to its target, LU (EBU Tech 3341's "LU"
     /// mode: the reading minus the target; silence's floor, −120 LUFS, reads −97 LU against
     /// −23); missing without a target.
-    static func relative(_ s: Snapshot, _ p: Int, _ reading: KeyPath<LoudnessSnapshot, Double>) -> ReadingValue {
+    public static func relative(_ s: Snapshot, _ p: Int, _ reading: KeyPath<LoudnessSnapshot, Double>) -> ReadingValue {
         guard let target = s.programmes[p].target else { return .missing }
         return .double(s.programmes[p].loudness[keyPath: reading] - target.targetLUFS)
     }
