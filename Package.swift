@@ -122,17 +122,22 @@ let package = Package(
         .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
         // The analysis: no JACK, no I/O, no threads but the channel pool's.
-        .target(name: "Analysis", dependencies: ["DSP", "Realtime", "Outputs"]),
-        .target(name: "FileAnalysis", dependencies: ["Analysis", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
+        // The analysis core: DSP, the real-time helpers and the vocabulary only (no outputs, no C
+        // library but FFTW through DSP).
+        .target(name: "Analysis", dependencies: ["DSP", "Realtime", "Vocabulary"]),
+        // Everything a run is told (`Configuration`): the analysis's settings beside the client's,
+        // the outputs', the alarms' and the log's.
+        .target(name: "Settings", dependencies: ["Analysis", "DSP", "Outputs", "Vocabulary"]),
+        .target(name: "FileAnalysis", dependencies: ["Analysis", "Settings", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
         // The loudness and incident log (SQLite) and the reports made from it.
         .target(name: "LoudnessLog", dependencies: ["Analysis", "CSQLite", "DSP", "Outputs", "Realtime"]),
-        .target(name: "JackVU", dependencies: ["Analysis", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
-        .target(name: "JackVUOptions", dependencies: ["Analysis", "Outputs", "DSP", "Version", argumentParser]),
+        .target(name: "JackVU", dependencies: ["Analysis", "Settings", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
+        .target(name: "JackVUOptions", dependencies: ["Analysis", "Settings", "Outputs", "DSP", "Version", argumentParser]),
         // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
         // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
         // threads, which ran into an unloaded library when jackd exited.
         .target(
-            name: "JackVUInternal", dependencies: ["Jack", "Analysis", "JackVU", "JackVUOptions", "Outputs", "Realtime"],
+            name: "JackVUInternal", dependencies: ["Jack", "Analysis", "Settings", "JackVU", "JackVUOptions", "Outputs", "Realtime"],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         // The LV2 plugin's forms and ports, from the reading table; the plugin (the Swift
         // runtime linked in, only lv2_descriptor exported, never unmapped: as JackVUInternal).
@@ -152,7 +157,7 @@ let package = Package(
         .executableTarget(
             name: "jackvu",
             dependencies: [
-                "Analysis", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "LoudnessLog",
+                "Analysis", "Settings", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "LoudnessLog",
                 "Version", "MetricsExport", argumentParser,
             ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
@@ -163,14 +168,14 @@ let package = Package(
         // of files otherwise): see Tools/test.sh and FuzzTests.
         .executableTarget(name: "jackvu-fuzz", dependencies: ["FileAnalysis", "Outputs"], path: "Tools/jackvu-fuzz"),
         .executableTarget(
-            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "Analysis", "Outputs"],
+            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "Analysis", "Settings", "Outputs"],
             path: "Tools/jackvu-bench"),
         // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "OutputsTests", dependencies: ["Outputs", "MetricsExport", "DSP", "Version", "TestSupport", "LoudnessLog"]),
-        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Settings", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack", "LV2Description"]),

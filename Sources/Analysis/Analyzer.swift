@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import DSP
-import Outputs
+import Vocabulary
 
 /// The analysis of all channels, with no threads and no JACK: the worker feeds it from the
 /// ring, `jackvu analyze` from files, the benchmark and tests directly.
@@ -22,7 +22,8 @@ public final class Analyzer: @unchecked Sendable {
     /// What to compute. A meter that no output or port needs is left out (`--send`).
     public typealias Features = AnalysisFeatures
 
-    public let configuration: Configuration
+    /// What the analysis was told.
+    public let settings: AnalysisSettings
     public let features: Features
     /// Sample rate, in Hz.
     public let sampleRate: Int
@@ -36,7 +37,7 @@ public final class Analyzer: @unchecked Sendable {
     public private(set) var framesSeen = 0
     /// Whether the analysis block holds only audio (not the silence it started with): until
     /// then nothing should be published, or the first readings would be too low.
-    public var isBlockFull: Bool { blockHops * hopSize >= configuration.fftSize }
+    public var isBlockFull: Bool { blockHops * hopSize >= settings.fftSize }
     /// Hops analysed since the block (re)started.
     private var blockHops = 0
     /// How many spectra and pitch estimates a second the outputs read: the outputs' rate
@@ -75,7 +76,7 @@ public final class Analyzer: @unchecked Sendable {
     /// The loudness programmes (`--programme`, or the default one over every channel).
     private let programmes: [ProgrammeMeter]
     private let truePeak: TruePeakMeter
-    /// The pairs whose phase correlation is read (`Configuration.correlationPairs`).
+    /// The pairs whose phase correlation is read (`AnalysisSettings.correlationPairs`).
     private let pairChannels: [(left: Int, right: Int)]
     private var correlations: [CorrelationMeter]
     /// Each pair's latest sample points for the goniometer (only with `.goniometer`: the
@@ -92,24 +93,24 @@ public final class Analyzer: @unchecked Sendable {
     private let meterScale: DisplayScale
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
-    public init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
+    public init(settings: AnalysisSettings, sampleRate: Int, features: Features = .all) throws(DSPError) {
         try SampleRates.validate(sampleRate)
-        self.configuration = configuration
+        self.settings = settings
         self.features = features
         self.sampleRate = sampleRate
-        hopSize = min(configuration.hopSize, configuration.fftSize)
-        readingsPerSecond = configuration.rate
-        spectrumPace = Analyzer.pace(configuration.rate, sampleRate: sampleRate, hopSize: hopSize, features: features)
-        transportRolling = !configuration.followTransport
-        let spectrum = configuration.spectrum(sampleRate: Double(sampleRate))
+        hopSize = min(settings.hopSize, settings.fftSize)
+        readingsPerSecond = settings.rate
+        spectrumPace = Analyzer.pace(settings.rate, sampleRate: sampleRate, hopSize: hopSize, features: features)
+        transportRolling = !settings.followTransport
+        let spectrum = settings.spectrum(sampleRate: Double(sampleRate))
         var made: [ChannelAnalysis] = []
-        for _ in 0..<configuration.channels {
-            made.append(try ChannelAnalysis(spectrum: spectrum, configuration: configuration, features: features))
+        for _ in 0..<settings.channels {
+            made.append(try ChannelAnalysis(spectrum: spectrum, configuration: settings, features: features))
         }
         channels = made
-        let c = configuration, fs = Double(sampleRate)
+        let c = settings, fs = Double(sampleRate)
         let meters = !features.isDisjoint(with: [.vu, .ppm, .k]), thirds = features.contains(.thirds)
-        let truePeak = TruePeakMeter(sampleRate: sampleRate, channels: configuration.channels)
+        let truePeak = TruePeakMeter(sampleRate: sampleRate, channels: settings.channels)
         truePeak.tracksLatest = features.contains(.live)
         self.truePeak = truePeak
         // Live, every period's peak is wanted: eight channels in lanes cost less than eight
@@ -131,12 +132,12 @@ public final class Analyzer: @unchecked Sendable {
         bandCount = thirds ? ThirdOctaveBank.bandCount(sampleRate: fs) : 0
         thirdLevels = .allocate(capacity: max(1, c.channels * bandCount))
         thirdLevels.initialize(repeating: Decibels.floor, count: max(1, c.channels * bandCount))
-        pitchConfidenceThreshold = configuration.pitchConfidence
-        meterScale = configuration.meterScale
-        let resolved = configuration.resolvedProgrammes
+        pitchConfidenceThreshold = settings.pitchConfidence
+        meterScale = settings.meterScale
+        let resolved = settings.resolvedProgrammes
         programmes = resolved.map { ProgrammeMeter($0, inputs: c.channels, sampleRate: sampleRate, gating: c.gating) }
         programmeOfChannel = (0..<c.channels).map { ch in resolved.firstIndex { $0.channels.contains(ch) } ?? 0 }
-        let pairs = configuration.correlationPairs
+        let pairs = settings.correlationPairs
         pairChannels = pairs.map { ($0.left, $0.right) }
         pairSubjects = pairs.map(\.subject)
         correlations = pairs.map { _ in CorrelationMeter(sampleRate: Double(sampleRate)) }
@@ -152,7 +153,7 @@ public final class Analyzer: @unchecked Sendable {
     /// for `write(into:)`.
     public func makeSnapshot() -> Snapshot {
         Snapshot(
-            channels: channels.count, barCount: configuration.bars, bandCount: bandCount,
+            channels: channels.count, barCount: settings.bars, bandCount: bandCount,
             programmes: programmes.map { ProgrammeSnapshot(name: $0.programme.name, channels: $0.programme.channels, target: $0.programme.target) },
             pairs: pairSubjects, goniometerPoints: goniometers.first?.count ?? 0,
             histogramBins: features.contains(.histogram) ? ProgrammeSnapshot.histogramBins : 0)
@@ -181,8 +182,8 @@ public final class Analyzer: @unchecked Sendable {
             // meters run sample by sample either way, and a piece costs its calls).
             let n = live ? min(frames - offset, hopSize - filled) : frames - offset
             if features.contains(.loudness) {
-                if configuration.followTransport {
-                    appendLoudnessWhileRolling(frames: n, gate: source(configuration.channels) + offset, from: { source($0) + offset })
+                if settings.followTransport {
+                    appendLoudnessWhileRolling(frames: n, gate: source(settings.channels) + offset, from: { source($0) + offset })
                 } else {
                     appendLoudness(frames: n, from: { source($0) + offset })
                 }
@@ -228,7 +229,7 @@ public final class Analyzer: @unchecked Sendable {
                     // The spectrum and the pitch when due (`readingsPerSecond`), and always at
                     // the hop that fills the block: the first snapshot published has them.
                     let pace = spectrumPace, hop = blockHops + 1
-                    let filling = hop * hopSize >= configuration.fftSize && (hop - 1) * hopSize < configuration.fftSize
+                    let filling = hop * hopSize >= settings.fftSize && (hop - 1) * hopSize < settings.fftSize
                     pool.forEach(channels.count) { c in
                         channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c),
                                             spectra: filling || (hop + c) % pace == 0)
@@ -265,7 +266,7 @@ public final class Analyzer: @unchecked Sendable {
             let value = gate[start]
             var end = start + 1
             while end < n && gate[end] == value { end += 1 }
-            if value >= 1.5 && lastGate < 1.5 && configuration.resetAtZero {
+            if value >= 1.5 && lastGate < 1.5 && settings.resetAtZero {
                 for p in programmes.indices { resetMeasurements(programme: p) }
             }
             lastGate = value
@@ -381,7 +382,7 @@ public final class Analyzer: @unchecked Sendable {
         let ch = channels[c]
         // The scale the ports' pretty-names and the displays show (`MeterScales`).
         func map(_ v: Double) -> Float { Float(meterScale.fraction(of: v)) }
-        switch configuration.meterSource {
+        switch settings.meterSource {
         case .rms: return ch.displayLevel
         case .peak: return map(ch.heldPeak)
         case .truepeak: return map(ch.displayTruePeak)
@@ -523,7 +524,7 @@ final class ChannelAnalysis {
     /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
     private(set) var totalSquares = 0.0
 
-    init(spectrum configuration: SpectrumConfiguration, configuration c: Configuration, features: Analyzer.Features) throws(DSPError) {
+    init(spectrum configuration: SpectrumConfiguration, configuration c: AnalysisSettings, features: Analyzer.Features) throws(DSPError) {
         self.features = features
         let fs = configuration.sampleRate
         sampleRate = Double(fs)
@@ -693,35 +694,6 @@ final class LaneGroup: @unchecked Sendable {
         meters?.process(frames: frames, from: source)
         thirds?.process(frames: frames, from: source)
         if withTruePeak { truePeak?.process(frames: frames, channels: first, count: count, from: source) }
-    }
-}
-
-extension AnalysisFeatures {
-    /// What the selected message kinds (`Readings.table`), the displays, the meter ports
-    /// (`--meter`) and MIDI notes need.
-    public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
-        var f: AnalysisFeatures = [.live]
-        for kind in c.send.kinds { f.formUnion(kind.reading.features) }
-        if midiNotes { f.formUnion([.yin, .everyHop]) }
-        // The alarms judge levels, clips, true peaks, loudness and correlation; the log keeps
-        // loudness blocks and peaks: whatever --send says.
-        if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }
-        if c.log != nil { f.formUnion([.loudness, .truePeak]) }
-        if c.displayed {
-            for r in Readings.table where r.display != nil { f.formUnion(r.features) }
-            // The pictures: the goniometer's points, the bit meter and the loudness histogram.
-            f.formUnion([.goniometer, .bits, .histogram])
-        }
-        switch c.meterSource {
-        case .rms: break
-        case .peak: f.insert(.dpeak)
-        case .truepeak: f.insert(.truePeak)
-        case .vu: f.insert(.vu)
-        case .ppm: f.insert(.ppm)
-        case .k: f.insert(.k)
-        case .momentary, .shortterm: f.insert(.loudness)
-        }
-        return f
     }
 }
 

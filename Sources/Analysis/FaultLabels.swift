@@ -1,5 +1,5 @@
 import DSP
-import Outputs
+import Vocabulary
 
 /// Labels the held maxima that a fault on the bus set, and keeps the maxima of the clean
 /// periods beside them (issue: a click an xrun made must not pass for the programme's peak).

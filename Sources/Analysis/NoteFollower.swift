@@ -1,5 +1,5 @@
 import DSP
-import Outputs
+import Vocabulary
 
 /// Turns each channel's pitch (the YIN note, named only when confident) into MIDI note-on and
 /// note-off messages for the `notes` port (`--midi-notes`).

@@ -1,5 +1,5 @@
 import DSP
-import Outputs
+import Vocabulary
 
 /// One loudness programme (`--programme NAME=CHANNELS[:LAYOUT]`): a name, the inputs it is
 /// made of (a channel may belong to several programmes), each channel's loudness weight and
@@ -77,8 +77,8 @@ public struct Programme: Sendable, Equatable {
         for part in channelText.split(separator: ",", omittingEmptySubsequences: false) {
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
             guard (1...2).contains(bounds.count), let low = Int(bounds[0]), let high = Int(bounds[bounds.count - 1]),
-                  low >= 1, high >= low, high <= Configuration.maxChannels
-            else { throw fail("'\(part)' is not a channel (1-\(Configuration.maxChannels)) or a range of them (e.g. 1-6)") }
+                  low >= 1, high >= low, high <= AnalysisSettings.maxChannels
+            else { throw fail("'\(part)' is not a channel (1-\(AnalysisSettings.maxChannels)) or a range of them (e.g. 1-6)") }
             channels += Array((low - 1)...(high - 1))
         }
         if let repeated = channels.first(where: { c in channels.filter { $0 == c }.count > 1 }) {

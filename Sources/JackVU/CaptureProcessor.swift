@@ -1,4 +1,5 @@
 import Analysis
+import Settings
 import DSP
 import Jack
 import Realtime

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Analysis
+import Settings
 import Outputs
 import Realtime
 import Synchronization

@@ -114,13 +114,13 @@ final class PluginInstance: @unchecked Sendable {
         // One channel more: the transport, per frame (1 rolling, 0 standing), as the JACK
         // client's ring carries it with --follow-transport.
         ring = AudioRing(channels: form.channels + 1, minimumCapacity: 2 * self.sampleRate)
-        var c = Configuration()
+        var c = AnalysisSettings()
         c.followTransport = true
         c.channels = form.channels
         c.layout = form.layout
         // One programme of the form's layout: its loudspeaker pairs are the correlation's.
         if form.channels > 1 { c.programmes = [Programme(name: form.name, channels: Array(0..<form.channels), layout: form.layout)] }
-        guard let analyzer = try? Analyzer(configuration: c, sampleRate: self.sampleRate, features: LV2Description.features) else { return nil }
+        guard let analyzer = try? Analyzer(settings: c, sampleRate: self.sampleRate, features: LV2Description.features) else { return nil }
         let work = Work(instance: self, analyzer: analyzer)
         worker = PosixThread(name: "jackvu-lv2") { work.run() }
     }

@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import DSP
 import Analysis
+import Settings
 import Outputs
 import Version
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Analysis
+import Settings
 import JackVU
 import JackVUOptions
 import Outputs

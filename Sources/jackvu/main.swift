@@ -1,5 +1,6 @@
 import ArgumentParser
 import Analysis
+import Settings
 import FileAnalysis
 import JackVU
 import JackVUOptions

@@ -1,6 +1,7 @@
 import DSP
 import Foundation
 import Analysis
+import Settings
 import Outputs
 import XCTest
 
@@ -13,7 +14,7 @@ final class AnalyzerTests: XCTestCase {
     /// Feeds `channels` in chunks of the given sizes (cycling); returns the snapshot after
     /// the last hop and the number of hop callbacks.
     private func run(_ analyzer: Analyzer, _ channels: [[Float]], chunks: [Int]) -> (Snapshot, Int) {
-        var snapshot = Snapshot(channels: channels.count, barCount: analyzer.configuration.bars)
+        var snapshot = Snapshot(channels: channels.count, barCount: analyzer.settings.bars)
         var hops = 0
         var offset = 0
         var k = 0

@@ -1,6 +1,7 @@
 import DSP
 import Foundation
 import Analysis
+import Settings
 import Outputs
 import XCTest
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DSP
 import Analysis
+import Settings
 import Outputs
 
 /// `jackvu-bench simd|worker`: the benchmarks of BENCHMARKS.md that need no JACK server.

@@ -1,25 +1,19 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Analysis
 import DSP
 import Outputs
 
-/// Everything a jackvu run is told, validated. The command line builds one; tests and tools
-/// may build their own.
+/// Everything a jackvu run is told, validated: what the analysis is told (`analysis`, whose
+/// settings read and write here as if they were this one's own) and what the JACK client,
+/// the outputs, the alarms and the log are. The command line builds one; tests and tools may
+/// build their own.
 public struct Configuration: Equatable, Sendable {
     /// JACK client name (`--name`).
     public var clientName = "jackvu"
     /// JACK server name (`--server`); nil: `$JACK_DEFAULT_SERVER`, else the default server.
     public var serverName: String?
-    /// Number of audio inputs and meter outputs (`--channels`).
-    public var channels = 2
-    /// The most inputs jackvu takes (the server's port limit may be lower: jackd -p).
-    /// The most channels (`--channels`). What bounds a run is rather the JACK server's port
-    /// limit (jackvu needs 2 × N + 1 ports: `jackd -p`/`--port-max`), the CPU (every meter
-    /// costs about 2.7 ms per second per channel at 48 kHz: 512 channels held on two cores,
-    /// 1,024 did not; BENCHMARKS.md) and memory (the capture ring keeps a second per channel,
-    /// 4 bytes a frame: 192 KB a channel at 48 kHz).
-    public static let maxChannels = 1024
     /// Worker threads for the analysis (`--workers`); nil: `defaultWorkers`.
     public var workers: Int?
     /// Channels one worker thread takes by default (about a fifth of a core here with every
@@ -40,62 +34,11 @@ public struct Configuration: Equatable, Sendable {
     /// Whether jackvu waits for a server that went away and reconnects (`--no-reconnect`:
     /// no, it exits 69).
     public var reconnect = true
-    /// FFT size in samples (`--fft-size`).
-    public var fftSize = FFTSize.default
-    /// Fraction of each FFT frame shared with the next (`--overlap`), 0 ..< 1.
-    public var overlap = 0.75
-    /// Number of spectrum bars (`--bars`).
-    public var bars = 48
-    /// Lower edge of the first bar, in Hz (`--bars-from`).
-    public var barsFromHz = 60.0
-    /// Upper edge of the last bar, in Hz (`--bars-to`).
-    public var barsToHz = 18000.0
-    /// Text updates per second at most (`--rate`).
-    public var rate = 20.0
     /// OSC address prefix (`--prefix`).
     public var prefix = "/jackvu"
-    /// Level shown as 0 on the meter ports and in `level`/`hold`, in dBFS (`--meter-floor`).
-    public var meterFloorDBFS = -60.0
-    /// Fall rate of the display values, in dB per second (`--fall`).
-    public var fallDBPerSecond = 20.0
-    /// How long `hold` keeps a new peak before falling, in seconds (`--hold`).
-    public var holdSeconds = 1.5
-    /// Loudness channel layout (`--layout`); nil: from the channel count (1 mono, 2 stereo,
-    /// 5 → 5.0, 6 → 5.1; any other count weights every channel 1).
-    public var layout: ChannelLayout?
-    /// Loudness programmes (`--programme`); empty: one programme over every channel, weighted
-    /// by `layout` (`resolvedProgrammes`).
-    public var programmes: [Programme] = []
-    /// `--target`s, in the order given (a programme's own beats the one for all).
-    public var targets: [TargetChoice] = []
-    /// `--tolerance` (LU) and `--max-true-peak` (dBTP): replace the chosen profile's figures
-    /// (a custom target's default: 1 LU and −1 dBTP).
-    public var toleranceLU: Double?
-    public var maxTruePeakDBTP: Double?
-    /// Integrate loudness only while the JACK transport rolls (`--follow-transport`): the
-    /// process callback reads the transport every period and the worker leaves out exactly
-    /// the periods in which it stood.
-    public var followTransport = false
-    /// With `followTransport`: reset every programme when the transport starts rolling at
-    /// frame 0 (`--reset-at-zero`).
-    public var resetAtZero = false
-    /// What `meter_N` carries (`--meter`).
-    public var meterSource = MeterSource.rms
-    /// The sine level that reads 0 VU, dBFS (`--vu-reference`).
-    public var vuReferenceDBFS = -18.0
-    /// PPM type (`--ppm`) and the alignment level it reads as its reference mark
-    /// (`--ppm-alignment`, dBFS).
-    public var ppmType = PPMType.ebu
-    public var ppmAlignmentDBFS = -18.0
-    /// How integrated loudness is gated (`--gating`).
-    public var gating = Gating.bs1770_4
-    /// K-System scale (`--k-scale`): 20, 14 or 12.
-    public var kHeadroom = 20
     /// The message kinds every output sends (`--send`); a meter no output needs is not
     /// computed.
     public var send = MessageKinds.all
-    /// Below this YIN confidence (0 … 1) `pitch` names no note (`--pitch-confidence`).
-    public var pitchConfidence = 0.8
     /// What the live client writes on stdout (`--format`): OSC-style text or JSON lines.
     public var format = OutputFormat.text
     /// OSC destinations (`--osc`), parsed (`Configuration.oscEndpoint`); resolved when the run
@@ -157,10 +100,41 @@ public struct Configuration: Equatable, Sendable {
         }
     }
 
+    /// What the analysis is told (its fields read and write through the properties below).
+    public var analysis = AnalysisSettings()
+    /// The most channels (`AnalysisSettings.maxChannels`).
+    public static let maxChannels = AnalysisSettings.maxChannels
+
+    // The analysis's settings, as the command line and the components have always named them.
+    public var channels: Int { get { analysis.channels } set { analysis.channels = newValue } }
+    public var fftSize: Int { get { analysis.fftSize } set { analysis.fftSize = newValue } }
+    public var overlap: Double { get { analysis.overlap } set { analysis.overlap = newValue } }
+    public var bars: Int { get { analysis.bars } set { analysis.bars = newValue } }
+    public var barsFromHz: Double { get { analysis.barsFromHz } set { analysis.barsFromHz = newValue } }
+    public var barsToHz: Double { get { analysis.barsToHz } set { analysis.barsToHz = newValue } }
+    public var rate: Double { get { analysis.rate } set { analysis.rate = newValue } }
+    public var meterFloorDBFS: Double { get { analysis.meterFloorDBFS } set { analysis.meterFloorDBFS = newValue } }
+    public var fallDBPerSecond: Double { get { analysis.fallDBPerSecond } set { analysis.fallDBPerSecond = newValue } }
+    public var holdSeconds: Double { get { analysis.holdSeconds } set { analysis.holdSeconds = newValue } }
+    public var layout: ChannelLayout? { get { analysis.layout } set { analysis.layout = newValue } }
+    public var programmes: [Programme] { get { analysis.programmes } set { analysis.programmes = newValue } }
+    public var targets: [TargetChoice] { get { analysis.targets } set { analysis.targets = newValue } }
+    public var toleranceLU: Double? { get { analysis.toleranceLU } set { analysis.toleranceLU = newValue } }
+    public var maxTruePeakDBTP: Double? { get { analysis.maxTruePeakDBTP } set { analysis.maxTruePeakDBTP = newValue } }
+    public var followTransport: Bool { get { analysis.followTransport } set { analysis.followTransport = newValue } }
+    public var resetAtZero: Bool { get { analysis.resetAtZero } set { analysis.resetAtZero = newValue } }
+    public var meterSource: MeterSource { get { analysis.meterSource } set { analysis.meterSource = newValue } }
+    public var vuReferenceDBFS: Double { get { analysis.vuReferenceDBFS } set { analysis.vuReferenceDBFS = newValue } }
+    public var ppmType: PPMType { get { analysis.ppmType } set { analysis.ppmType = newValue } }
+    public var ppmAlignmentDBFS: Double { get { analysis.ppmAlignmentDBFS } set { analysis.ppmAlignmentDBFS = newValue } }
+    public var gating: Gating { get { analysis.gating } set { analysis.gating = newValue } }
+    public var kHeadroom: Int { get { analysis.kHeadroom } set { analysis.kHeadroom = newValue } }
+    public var pitchConfidence: Double { get { analysis.pitchConfidence } set { analysis.pitchConfidence = newValue } }
+
     public init() {}
 
-    /// Samples between analyses for a sample rate-independent FFT size and overlap.
-    public var hopSize: Int { max(1, Int((Double(fftSize) * (1 - overlap)).rounded())) }
+    /// Samples between analyses (`AnalysisSettings.hopSize`).
+    public var hopSize: Int { analysis.hopSize }
 
     /// Throws the first invalid setting, with a message naming the option.
     public func validate() throws(ConfigurationError) {
@@ -277,11 +251,8 @@ public struct Configuration: Equatable, Sendable {
         do { return try HTTPListenAddress(parsing: text) } catch { throw ConfigurationError(option: option, message: error.description) }
     }
 
-    /// The scale the meter ports' 0 … 1 spans and the displays draw the meter bar on
-    /// (`--meter`), with its colour zones (`MeterScales`).
-    public var meterScale: DisplayScale {
-        MeterScales.scale(meterSource.rawValue, MeterScales.Parameters(floorDBFS: meterFloorDBFS, ppmType: ppmType, kHeadroom: kHeadroom))!
-    }
+    /// The meter ports' and the displays' scale (`AnalysisSettings.meterScale`).
+    public var meterScale: DisplayScale { analysis.meterScale }
 
     /// The pretty name of meter port `number` (1-based) in JACK's metadata: the quantity and
     /// the scale its 0 … 1 value spans, e.g. "Meter 1 (VU, 0..1 = -20..3 VU)".
@@ -291,62 +262,20 @@ public struct Configuration: Equatable, Sendable {
         return "Meter \(number) (\(scale.name), 0..1 = \(text(scale.range.lowerBound))..\(text(scale.range.upperBound)) \(scale.unit))"
     }
 
-    /// The programmes metered, each with its target: `programmes`, or without them the
-    /// default programme (every channel, `layout`, no loudspeaker pairs of its own: its
-    /// correlations are the channel pairs').
-    public var resolvedProgrammes: [Programme] {
-        var list = programmes
-        if list.isEmpty {
-            var all = Programme(name: "", channels: Array(0..<channels), layout: layout ?? ChannelLayout.forChannelCount(channels))
-            all.pairs = []
-            list = [all]
-        }
-        for i in list.indices { list[i].target = target(for: list[i].name) }
-        return list
-    }
+    /// The programmes metered, each with its target (`AnalysisSettings.resolvedProgrammes`).
+    public var resolvedProgrammes: [Programme] { analysis.resolvedProgrammes }
 
-    /// The target of programme `name` (`--target NAME=…`, else `--target …` for all), with
-    /// `--tolerance` and `--max-true-peak` applied; nil without one.
-    public func target(for name: String) -> LoudnessTarget? {
-        guard let choice = targets.last(where: { $0.programme == name && !name.isEmpty }) ?? targets.last(where: { $0.programme == nil })
-        else { return nil }
-        var t = choice.profile.flatMap(LoudnessTarget.profile)
-            ?? LoudnessTarget(profile: "custom", targetLUFS: choice.customLUFS ?? -23, toleranceLU: 1, maxTruePeakDBTP: -1)
-        if let toleranceLU { t.toleranceLU = toleranceLU }
-        if let maxTruePeakDBTP { t.maxTruePeakDBTP = maxTruePeakDBTP }
-        return t
-    }
+    /// The target of programme `name` (`AnalysisSettings.target(for:)`).
+    public func target(for name: String) -> LoudnessTarget? { analysis.target(for: name) }
 
-    /// The loudspeaker pairs whose phase correlation is read, as input indices, and the
-    /// programme each belongs to (nil: the channel pairs (1, 2), (3, 4), … of the default
-    /// programme, `PREFIX/pair/P/…`).
-    public var correlationPairs: [(left: Int, right: Int, subject: PairSubject)] {
-        var out: [(left: Int, right: Int, subject: PairSubject)] = []
-        if programmes.isEmpty {
-            for p in 0..<(channels / 2) {
-                out.append((2 * p, 2 * p + 1, PairSubject(programme: nil, label: String(p + 1), left: 2 * p, right: 2 * p + 1)))
-            }
-        }
-        for (index, p) in programmes.enumerated() {
-            for pair in p.pairs {
-                let left = p.channels[pair.left], right = p.channels[pair.right]
-                out.append((left, right, PairSubject(programme: index, label: pair.label, left: left, right: right)))
-            }
-        }
-        return out
-    }
+    /// The loudspeaker pairs whose correlation is read (`AnalysisSettings.correlationPairs`).
+    public var correlationPairs: [(left: Int, right: Int, subject: PairSubject)] { analysis.correlationPairs }
 
     /// Loudness weights for the configured channels.
-    public var loudnessWeights: [Double] {
-        (layout ?? ChannelLayout.forChannelCount(channels))?.weights ?? Array(repeating: 1, count: channels)
-    }
+    public var loudnessWeights: [Double] { analysis.loudnessWeights }
 
     /// The DSP settings at `sampleRate`.
-    public func spectrum(sampleRate: Double) -> SpectrumConfiguration {
-        SpectrumConfiguration(
-            sampleRate: sampleRate, fftSize: fftSize, barCount: bars,
-            minFrequency: barsFromHz, maxFrequency: barsToHz)
-    }
+    public func spectrum(sampleRate: Double) -> SpectrumConfiguration { analysis.spectrum(sampleRate: sampleRate) }
 }
 
 /// What the live client writes on stdout and how `jackvu analyze` prints.
@@ -357,35 +286,38 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     case json
 }
 
-/// A setting that is out of range; `option` names the command-line option.
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let option: String
-    public let message: String
-
-    public init(option: String, message: String) {
-        self.option = option
-        self.message = message
+extension Analyzer {
+    /// An analyzer of what `configuration` tells the analysis (`Configuration.analysis`).
+    public convenience init(configuration: Configuration, sampleRate: Int, features: Features = .all) throws(DSPError) {
+        try self.init(settings: configuration.analysis, sampleRate: sampleRate, features: features)
     }
-
-    public var description: String { "\(option) \(message)" }
 }
 
-/// What the meter ports carry: one of the meters, mapped linearly from its scale to 0 … 1.
-public enum MeterSource: String, CaseIterable, Sendable {
-    /// RMS display level on the `--meter-floor` … 0 dBFS scale (with `--fall`).
-    case rms
-    /// Digital peak with hold, `--meter-floor` … 0 dBFS.
-    case peak
-    /// True peak, `--meter-floor` … 0 dBTP.
-    case truepeak
-    /// VU, −20 … +3 VU.
-    case vu
-    /// PPM on the `--ppm` type's scale (e.g. −12 … +12 dB for EBU, marks 1 … 7 for BBC).
-    case ppm
-    /// K-System, −40 … +K dB on the `--k-scale` scale.
-    case k
-    /// Momentary loudness, −59 … −5 LUFS (the EBU +18 scale around −23 LUFS).
-    case momentary
-    /// Short-term loudness, −59 … −5 LUFS.
-    case shortterm
+extension AnalysisFeatures {
+    /// What the selected message kinds (`Readings.table`), the displays, the meter ports
+    /// (`--meter`) and MIDI notes need.
+    public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
+        var f: AnalysisFeatures = [.live]
+        for kind in c.send.kinds { f.formUnion(kind.reading.features) }
+        if midiNotes { f.formUnion([.yin, .everyHop]) }
+        // The alarms judge levels, clips, true peaks, loudness and correlation; the log keeps
+        // loudness blocks and peaks: whatever --send says.
+        if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }
+        if c.log != nil { f.formUnion([.loudness, .truePeak]) }
+        if c.displayed {
+            for r in Readings.table where r.display != nil { f.formUnion(r.features) }
+            // The pictures: the goniometer's points, the bit meter and the loudness histogram.
+            f.formUnion([.goniometer, .bits, .histogram])
+        }
+        switch c.meterSource {
+        case .rms: break
+        case .peak: f.insert(.dpeak)
+        case .truepeak: f.insert(.truePeak)
+        case .vu: f.insert(.vu)
+        case .ppm: f.insert(.ppm)
+        case .k: f.insert(.k)
+        case .momentary, .shortterm: f.insert(.loudness)
+        }
+        return f
+    }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+
+/// The analysis core stands on its own: read from Package.swift, the targets `Analysis`
+/// depends on — directly or through others — are DSP, the real-time helpers and the
+/// vocabulary, with no output module (Outputs, the displays, the log, the settings of a run)
+/// and no C library but FFTW; and the vocabulary needs nothing but DSP.
+final class ModuleBoundaryTests: XCTestCase {
+    /// Each target's name and the targets it names as dependencies (products of other
+    /// packages, named by a variable such as `argumentParser`, left out), and the system
+    /// libraries (C libraries found by pkg-config).
+    private func manifest() throws -> (dependencies: [String: [String]], systemLibraries: Set<String>) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let target = try NSRegularExpression(
+            pattern: #"\.(target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"([^"]+)"(?:\s*,\s*dependencies:\s*\[([^\]]*)\])?"#)
+        var dependencies: [String: [String]] = [:]
+        var system = Set<String>()
+        let whole = NSRange(text.startIndex..., in: text)
+        for match in target.matches(in: text, range: whole) {
+            func group(_ i: Int) -> String? { Range(match.range(at: i), in: text).map { String(text[$0]) } }
+            guard let kind = group(1), let name = group(2) else { continue }
+            if kind == "systemLibrary" { system.insert(name) }
+            let list = group(3) ?? ""
+            dependencies[name] = list.split(separator: ",").compactMap { item in
+                let t = item.trimmingCharacters(in: .whitespacesAndNewlines)
+                return t.hasPrefix("\"") && t.hasSuffix("\"") && t.count > 2 ? String(t.dropFirst().dropLast()) : nil
+            }
+        }
+        return (dependencies, system)
+    }
+
+    private func closure(of name: String, in dependencies: [String: [String]]) -> Set<String> {
+        var seen = Set<String>(), stack = dependencies[name] ?? []
+        while let next = stack.popLast() {
+            if seen.insert(next).inserted { stack += dependencies[next] ?? [] }
+        }
+        return seen
+    }
+
+    func testTheAnalysisDependsOnNoOutputAndNoCLibraryButFFTW() throws {
+        let (dependencies, system) = try manifest()
+        // The parse found the manifest's targets (a broken parse must not pass as "no deps").
+        XCTAssertTrue(system.isSuperset(of: ["CFFTW", "CLiblo", "CJack", "CSQLite", "CSndfile"]), "\(system)")
+        XCTAssertEqual(dependencies["Analysis"].map(Set.init), ["DSP", "Realtime", "Vocabulary"])
+        let analysis = closure(of: "Analysis", in: dependencies)
+        for output in ["Outputs", "Settings", "TerminalDisplay", "WebDisplay", "MetricsExport", "LoudnessLog", "FileAnalysis", "Jack", "JackVU"] {
+            XCTAssertFalse(analysis.contains(output), "Analysis depends on \(output) (through \(analysis.sorted()))")
+        }
+        XCTAssertEqual(analysis.intersection(system), ["CFFTW"], "the C libraries under Analysis")
+        XCTAssertEqual(closure(of: "Vocabulary", in: dependencies).subtracting(["CFFTW"]), ["DSP"], "the vocabulary stands on DSP alone")
+    }
+}
