@@ -10,12 +10,15 @@
 //                   newest-value mailbox (NewestValue) the slow outputs' threads take from
 //   Jack          — small safe wrapper of libjack; the only module that imports CJack
 //   CLiblo        — liblo (OSC), found by pkg-config
-//   Outputs       — the snapshot every output reads and the reading table (Readings.swift:
-//                   every reading's kind, unit, analysis, OSC and JSON form and display, and
-//                   --meter's scales), from which the OSC address space, oscdump-style text
-//                   and JSON lines derive; OSC bundles over UDP and the OSC control input
-//                   (liblo); knows nothing of JACK; also the `Display` interface the displays
-//                   implement
+//   Vocabulary    — what every layer speaks (DSP beneath it only): the snapshot every output
+//                   reads, the reading table (Readings.swift: every reading's kind, unit,
+//                   analysis, OSC and JSON form and display, and --meter's scales), the message
+//                   kinds, the alarms' kinds, rules, engine and board, the display scale and how
+//                   numbers print
+//   Outputs       — from the vocabulary, the OSC address space, oscdump-style text and JSON
+//                   lines; OSC bundles over UDP and the OSC control input (liblo); knows nothing
+//                   of JACK; also the `Display` interface the displays implement (re-exports
+//                   Vocabulary)
 //   TerminalDisplay — the terminal screen (--tui): layout as pure functions of a snapshot, then
 //                   the terminal I/O with plain escape sequences (no terminal library)
 //   WebDisplay    — the browser display (--http): Hummingbird + WebSocket, the page in the binary;
@@ -28,9 +31,12 @@
 //   Session       — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
 //   JackVUOptions — the command line's options (argument parser), shared with the in-process form
-//   Analysis      — the analysis core: Configuration, the Analyzer (every meter of a channel
-//                   set, fed planar chunks), the channel pool and its lanes; no JACK, no I/O,
-//                   no threads but the pool's. jackvu-bench imports it and not the engine
+//   Analysis      — the analysis core: AnalysisSettings, the Analyzer (every meter of a channel
+//                   set, fed planar chunks), the channel pool and its lanes; DSP, Realtime and
+//                   the vocabulary beneath it only (ModuleBoundaryTests): no outputs, no JACK,
+//                   no I/O, no threads but the pool's. jackvu-bench imports it and not the engine
+//   Settings      — Configuration: everything a run is told, the analysis's settings beside the
+//                   JACK client's, the outputs', the alarms' and the log's, validated
 //   FileAnalysis  — `jackvu analyze`: audio files (libsndfile, plain WAV read directly)
 //                   through the Analysis, summaries and streams; the fuzzers' file entry point
 //   JackVU        — the live engine: Jack → ring → worker → snapshot → outputs (the factory
