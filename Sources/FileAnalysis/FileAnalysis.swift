@@ -352,9 +352,9 @@ public struct FileAnalysis {
         return failed ? ExitStatus.noInput.rawValue : ExitStatus.success.rawValue
     }
 
-    /// Analyses one file: streams its updates, or returns its summary (text or JSON).
-    private func analyze(_ path: String) throws(EngineError) -> String? {
-        let file = try AudioFile(path: path)
+    /// The configuration for `file`: its channels, checked against the layout and the
+    /// programmes asked for.
+    private func configuration(for file: AudioFile, path: String) throws(EngineError) -> Configuration {
         var c = configuration
         c.channels = file.channels
         if let layout = c.layout, layout.channelCount != file.channels {
@@ -367,22 +367,72 @@ public struct FileAnalysis {
             }
         }
         do { try c.validate() } catch { throw EngineError(.usage, error.description) }
-        // A file has no JACK chain: its alarms are the signal's.
-        let rules = c.alarms.filter { $0.kind.scope != .instance }
-        let watching = !rules.isEmpty
-        let analyzer: Analyzer
+        return c
+    }
+
+    /// The analyzer of `file`, computing what a summary, a stream or the alarms need.
+    private func makeAnalyzer(_ c: Configuration, file: AudioFile, path: String, watching: Bool) throws(EngineError) -> Analyzer {
         do {
             // Alarms (`--alarm`) judge every hop, as live: they need the live readings.
             // A stream prints every hop: its spectrum and pitch are computed at every hop too
             // (live, they are paced to what the outputs read).
             var features: Analyzer.Features = stream ? Analyzer.Features.needed(for: c).union(.everyHop) : .summary
             if watching { features.formUnion(Analyzer.Features.needed(for: c).union([.live, .loudness, .truePeak, .dpeak, .correlation])) }
-            analyzer = try Analyzer(configuration: c, sampleRate: file.sampleRate, features: features)
+            return try Analyzer(configuration: c, sampleRate: file.sampleRate, features: features)
         } catch {
             // A rate the meters cannot honour is the file's problem, not the command's.
             let status: ExitStatus = if case .unsupportedSampleRate = error { .noInput } else { .usage }
             throw EngineError(status, "cannot analyse '\(path)': \(error.description)")
         }
+    }
+
+    /// The log's writer (`--log`), started with the first file; and the wall time the
+    /// current file's audio starts at in it.
+    private func openLog(_ programmes: [Programme]) -> Double {
+        if let logPath, logState.writer == nil {
+            let writer = LogWriter(
+                path: logPath, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
+                file: logState.file)
+            writer.waitsWhenFull = true
+            writer.start()
+            logState.writer = writer
+        }
+        if logState.origin == nil {
+            let now = LogWriter.unixNow()
+            logState.origin = logStart ?? logPath.flatMap { LogWriter.latestBlockTime(path: $0) }.map { max(now, $0 + 0.1) } ?? now
+        }
+        return (logState.origin ?? 0) + logState.offset
+    }
+
+    /// The progress bar on stderr (a terminal, a file longer than 30 s): drawn when the
+    /// percentage changes, cleared at the end.
+    private struct Progress {
+        let shown: Bool, frames: Int, path: String
+        var lastPercent = -1
+
+        mutating func update(_ done: Int) {
+            guard shown else { return }
+            let percent = Int(Double(done) / Double(max(1, frames)) * 100)
+            guard percent != lastPercent else { return }
+            lastPercent = percent
+            let bar = String(repeating: "#", count: percent / 4) + String(repeating: " ", count: 25 - percent / 4)
+            let line = "\r[\(bar)] \(percent)% \(escapedForLine(path))"
+            _ = line.withCString { write(2, $0, strlen($0)) }
+        }
+
+        func clear() {
+            if shown { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
+        }
+    }
+
+    /// Analyses one file: streams its updates, or returns its summary (text or JSON).
+    private func analyze(_ path: String) throws(EngineError) -> String? {
+        let file = try AudioFile(path: path)
+        let c = try configuration(for: file, path: path)
+        // A file has no JACK chain: its alarms are the signal's.
+        let rules = c.alarms.filter { $0.kind.scope != .instance }
+        let watching = !rules.isEmpty
+        let analyzer = try makeAnalyzer(c, file: file, path: path, watching: watching)
         var snapshot = analyzer.makeSnapshot()
         let addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
         let json = JSONLines(kinds: c.send)
@@ -402,9 +452,8 @@ public struct FileAnalysis {
         let alarms = watching ? AlarmEngine(rules: rules) : nil
         // The alarm changes, timed by the audio (seconds into the file).
         var changes: [AlarmEvent] = []
-        let showProgress = progress && file.frames > 30 * file.sampleRate
+        var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
         var done = 0
-        var lastPercent = -1
         var output = ""
         var writeError: OutputError?
         // The programmes' 100 ms blocks, for --report and --log.
@@ -412,19 +461,7 @@ public struct FileAnalysis {
         let keepBlocks = reportPath != nil || logPath != nil
         var cursors = [Int](repeating: 0, count: programmes.count)
         var blocks = [[LoggedBlock]](repeating: [], count: programmes.count)
-        if let logPath, logState.writer == nil {
-            let writer = LogWriter(
-                path: logPath, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
-                file: logState.file)
-            writer.waitsWhenFull = true
-            writer.start()
-            logState.writer = writer
-        }
-        if logState.origin == nil {
-            let now = LogWriter.unixNow()
-            logState.origin = logStart ?? logPath.flatMap { LogWriter.latestBlockTime(path: $0) }.map { max(now, $0 + 0.1) } ?? now
-        }
-        let logOrigin = (logState.origin ?? 0) + logState.offset
+        let logOrigin = openLog(programmes)
         if stream {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }
@@ -468,18 +505,10 @@ public struct FileAnalysis {
                 output = ""
             }
             done += n
-            if showProgress {
-                let percent = Int(Double(done) / Double(max(1, file.frames)) * 100)
-                if percent != lastPercent {
-                    lastPercent = percent
-                    let bar = String(repeating: "#", count: percent / 4) + String(repeating: " ", count: 25 - percent / 4)
-                    let line = "\r[\(bar)] \(percent)% \(escapedForLine(path))"
-                    _ = line.withCString { write(2, $0, strlen($0)) }
-                }
-            }
+            progress.update(done)
         }
         reader.finish()
-        if showProgress { _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) } }
+        progress.clear()
         if let writeError { throw EngineError.writing(writeError) }
         if file.shrank {
             throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")

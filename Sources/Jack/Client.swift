@@ -28,7 +28,7 @@ public final class Client: @unchecked Sendable {
 
     private var handle: OpaquePointer?
     private var context: Unmanaged<CallbackContext>?
-    private var ports: [Port] = []
+    private var ports: [AnyPort] = []
     private var active = false
 
     /// The client's name on the server.
@@ -90,17 +90,21 @@ public final class Client: @unchecked Sendable {
         close()
     }
 
-    /// Registers a port: audio by default (also used for CV, which JACK carries as audio).
-    public func registerPort(name portName: String, direction: PortDirection, type: PortType = .audio)
-        throws(JackError) -> Port
-    {
+    /// Registers a port of `kind` (audio ports also carry CV, which JACK carries as audio).
+    public func registerPort<Kind: PortKind>(_ kind: Kind.Type, name portName: String) throws(JackError) -> Port<Kind> {
         guard let handle,
-            let raw = jack_port_register(handle, portName, type.typeName, direction.flags, 0)
+            let raw = jack_port_register(handle, portName, Kind.type.typeName, Kind.direction.flags, 0)
         else { throw .portRegistrationFailed("\(name):\(portName)") }
-        let port = Port(raw: raw)
-        ports.append(port)
-        return port
+        ports.append(AnyPort(raw: raw))
+        return Port(raw: raw)
     }
+
+    /// An audio input (`ProcessScope.input`).
+    public func registerAudioInput(name: String) throws(JackError) -> AudioInPort { try registerPort(AudioIn.self, name: name) }
+    /// An audio (or CV) output (`ProcessScope.output`).
+    public func registerAudioOutput(name: String) throws(JackError) -> AudioOutPort { try registerPort(AudioOut.self, name: name) }
+    /// A MIDI output (`ProcessScope.midiOutput`).
+    public func registerMIDIOutput(name: String) throws(JackError) -> MIDIOutPort { try registerPort(MIDIOut.self, name: name) }
 
     /// Sets the handlers; call once, before `activate`. The client keeps them alive until it
     /// closes.
@@ -211,7 +215,7 @@ public final class Client: @unchecked Sendable {
     /// An internal client cannot: jackd's own copy of the metadata API refuses it (jack2
     /// 1.9.21). Its properties are kept instead and written by `writeDeferredProperties()`
     /// through JACK's `jack_property` tool, an ordinary client of the same server.
-    public func setProperty(_ port: Port, key: String, value: String, type: String? = nil) throws(JackError) {
+    public func setProperty(_ port: AnyPort, key: String, value: String, type: String? = nil) throws(JackError) {
         if adopted {
             deferredProperties.append((port.name, key, value, type))
             return
@@ -385,4 +389,11 @@ public final class Client: @unchecked Sendable {
     /// Whether this binary was linked with RealtimeSanitizer (`-fsanitize=realtime`), which
     /// then checks every process cycle.
     public static var realtimeSanitizerLinked: Bool { jackvu_rtsan_linked() != 0 }
+}
+
+extension Client {
+    /// Sets a metadata property on a port of any kind (`setProperty(_:key:value:type:)`).
+    public func setProperty<Kind: PortKind>(_ port: Port<Kind>, key: String, value: String, type: String? = nil) throws(JackError) {
+        try setProperty(port.any, key: key, value: value, type: type)
+    }
 }

@@ -37,7 +37,7 @@ public struct ProcessScope {
     /// The event buffer of a MIDI output port for this cycle, cleared. Call once per cycle for
     /// every MIDI output port (JACK requires it to be cleared). Real-time safe.
     @inline(__always)
-    public func midiOutput(_ port: Port) -> MIDIOutputBuffer {
+    public func midiOutput(_ port: MIDIOutPort) -> MIDIOutputBuffer {
         if scratch != nil { return MIDIOutputBuffer(raw: nil, frames: frames) }
         let raw = jack_port_get_buffer(port.raw, jack_nframes_t(frames))
         if let raw { jack_midi_clear_buffer(raw) }
@@ -46,20 +46,20 @@ public struct ProcessScope {
 
     /// The samples an input port received this cycle. Real-time safe.
     @inline(__always)
-    public func input(_ port: Port) -> UnsafeBufferPointer<Float> {
-        UnsafeBufferPointer(buffer(port))
+    public func input(_ port: AudioInPort) -> UnsafeBufferPointer<Float> {
+        UnsafeBufferPointer(buffer(port.raw))
     }
 
     /// The samples an output port sends this cycle; fill all of them. Real-time safe.
     @inline(__always)
-    public func output(_ port: Port) -> UnsafeMutableBufferPointer<Float> {
-        buffer(port)
+    public func output(_ port: AudioOutPort) -> UnsafeMutableBufferPointer<Float> {
+        buffer(port.raw)
     }
 
     @inline(__always)
-    private func buffer(_ port: Port) -> UnsafeMutableBufferPointer<Float> {
+    private func buffer(_ port: OpaquePointer) -> UnsafeMutableBufferPointer<Float> {
         if let scratch { return UnsafeMutableBufferPointer(start: scratch, count: frames) }
-        let raw = jack_port_get_buffer(port.raw, jack_nframes_t(frames))
+        let raw = jack_port_get_buffer(port, jack_nframes_t(frames))
         return UnsafeMutableBufferPointer(
             start: raw?.assumingMemoryBound(to: Float.self), count: raw == nil ? 0 : frames)
     }

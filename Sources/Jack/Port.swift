@@ -1,10 +1,57 @@
 import CJack
 
-/// A registered JACK port of this client. A small value: copy it freely; it stays valid until
-/// the client that registered it closes.
-public struct Port: @unchecked Sendable, Equatable {
+/// A registered JACK port of this client, typed by what it carries and which way
+/// (`AudioInPort`, `AudioOutPort`, `MIDIOutPort`), so that a process callback cannot read an
+/// output as an input: `ProcessScope.input` takes an `AudioInPort` only. A small value: copy it
+/// freely; it stays valid until the client that registered it closes.
+public struct Port<Kind: PortKind>: @unchecked Sendable, Equatable {
     // @unchecked Sendable: a jack_port_t handle is safe to use from any of the client's
     // threads; libjack owns it and frees it when the client closes.
+    let raw: OpaquePointer
+
+    /// Full name, `client:port`. Not real-time safe (allocates).
+    public var name: String { any.name }
+    /// Short name, without the client part. Not real-time safe (allocates).
+    public var shortName: String { any.shortName }
+    /// The port's UUID, the subject of its metadata.
+    public var uuid: UInt64 { any.uuid }
+    /// Number of connections. Not real-time safe.
+    public var connectionCount: Int { any.connectionCount }
+    /// The port whatever it carries (for its metadata, its name).
+    public var any: AnyPort { AnyPort(raw: raw) }
+}
+
+/// What a port carries and which way, seen from this client (the `Kind` of a `Port`).
+public protocol PortKind: Sendable {
+    static var type: PortType { get }
+    static var direction: PortDirection { get }
+}
+
+/// Audio (or CV) from other clients.
+public enum AudioIn: PortKind {
+    public static var type: PortType { .audio }
+    public static var direction: PortDirection { .input }
+}
+
+/// Audio (or CV) to other clients.
+public enum AudioOut: PortKind {
+    public static var type: PortType { .audio }
+    public static var direction: PortDirection { .output }
+}
+
+/// JACK MIDI events to other clients.
+public enum MIDIOut: PortKind {
+    public static var type: PortType { .midi }
+    public static var direction: PortDirection { .output }
+}
+
+public typealias AudioInPort = Port<AudioIn>
+public typealias AudioOutPort = Port<AudioOut>
+public typealias MIDIOutPort = Port<MIDIOut>
+
+/// A port of this client whatever it carries: what metadata and names need.
+public struct AnyPort: @unchecked Sendable, Equatable {
+    // @unchecked Sendable: as `Port`.
     let raw: OpaquePointer
 
     /// Full name, `client:port`. Not real-time safe (allocates).

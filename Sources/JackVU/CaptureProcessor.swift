@@ -7,8 +7,8 @@ import Realtime
 /// What the process callback writes into and the threads behind it read: the ring, the meter
 /// levels, the MIDI queues, the cycle statistics and the clock anchor. It outlives JACK
 /// clients: when the server goes away and comes back, a new `CaptureProcessor` for the new
-/// client's ports works on the same `Capture`, so the worker and the outputs go on.
-final class Capture: Sendable {
+/// client's ports works on the same `CaptureBuffers`, so the worker and the outputs go on.
+final class CaptureBuffers: Sendable {
     /// Where the input frames go.
     let ring: AudioRing
     /// Each channel's display level 0 ... 1, written by the worker.
@@ -61,7 +61,7 @@ final class Capture: Sendable {
     static let hintCoverFrames = 16384
 
     /// With `--follow-transport`: the ring's last channel carries the transport, per frame
-    /// (`Capture.transportStopped`, `…Rolling`, `…RollingFromZero`).
+    /// (`CaptureBuffers.transportStopped`, `…Rolling`, `…RollingFromZero`).
     var followsTransport: Bool { ring.channels > inputs }
     /// The audio inputs (the meter values after theirs are the programmes' alarm ports').
     let inputs: Int
@@ -134,14 +134,14 @@ final class Capture: Sendable {
 /// bookkeeping and no I/O on this path (RealtimeSanitizer and strace check it in the tests).
 final class CaptureProcessor: ProcessHandler {
     /// Audio inputs, in channel order.
-    let inputs: [Port]
+    let inputs: [AudioInPort]
     /// CV meter outputs, in channel order.
-    let meters: [Port]
+    let meters: [AudioOutPort]
     /// The `osc` and `notes` MIDI ports, when registered.
-    let oscPort: Port?
-    let notesPort: Port?
+    let oscPort: MIDIOutPort?
+    let notesPort: MIDIOutPort?
     /// What it writes into (outlives this client).
-    let capture: Capture
+    let capture: CaptureBuffers
     /// Each input's buffer address in the previous cycle (0 before the first), and the hint
     /// generation last acted on: the callback's own memory (only the callback touches
     /// `lastBuffers`: plain memory, allocated here, freed with the processor).
@@ -152,7 +152,7 @@ final class CaptureProcessor: ProcessHandler {
     /// between buffers of its own every cycle, so there only the main thread's hints count.
     let addressesTell: Bool
 
-    init(inputs: [Port], meters: [Port], capture: Capture, oscPort: Port? = nil, notesPort: Port? = nil) {
+    init(inputs: [AudioInPort], meters: [AudioOutPort], capture: CaptureBuffers, oscPort: MIDIOutPort? = nil, notesPort: MIDIOutPort? = nil) {
         lastBuffers = .allocate(capacity: max(1, inputs.count))
         lastBuffers.initialize(repeating: 0, count: max(1, inputs.count))
         hintsSeen.store(capture.connectionHintGeneration.count)
@@ -196,7 +196,7 @@ final class CaptureProcessor: ProcessHandler {
                 if hinted && capture.connectionHints[c] != 0 {
                     capture.connectionHints.store(0, at: c)
                     let marked = capture.connectionChangedAt[c]
-                    changed = changed || marked == 0 || first - (marked - 1) > Capture.hintCoverFrames
+                    changed = changed || marked == 0 || first - (marked - 1) > CaptureBuffers.hintCoverFrames
                 }
                 if changed { capture.connectionChangedAt.store(first + 1, at: c) }
                 if address != last { lastBuffers[c] = address }
@@ -210,7 +210,7 @@ final class CaptureProcessor: ProcessHandler {
                 capture.transportRolled.store(transport.rolling ? 1 : 0)
                 ring.fill(
                     channel: inputs.count,
-                    with: fromZero ? Capture.transportRollingFromZero : transport.rolling ? Capture.transportRolling : Capture.transportStopped,
+                    with: fromZero ? CaptureBuffers.transportRollingFromZero : transport.rolling ? CaptureBuffers.transportRolling : CaptureBuffers.transportStopped,
                     frames: frames)
             }
             ring.commit(frames: frames)

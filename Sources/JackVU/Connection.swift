@@ -8,17 +8,17 @@ import Outputs
 import Realtime
 
 /// jackvu's side of one JACK server: the client, its ports with their metadata, and the
-/// process callback writing into the long-lived `Capture`. When the server goes away this
+/// process callback writing into the long-lived `CaptureBuffers`. When the server goes away this
 /// object is closed and, once a server of that name is back, replaced by a new one; the
 /// worker, the outputs and the measurements live on (`Engine`).
 final class JackConnection {
     let client: Client
-    private(set) var inputs: [Port] = []
-    private(set) var meters: [Port] = []
+    private(set) var inputs: [AudioInPort] = []
+    private(set) var meters: [AudioOutPort] = []
     private let configuration: Configuration
     private let notifications: any NotificationHandler
     /// The ports' metadata, written after activation by `metadataWriter`.
-    private var properties: [(port: Port, key: String, value: String, type: String?)] = []
+    private var properties: [(port: AnyPort, key: String, value: String, type: String?)] = []
     private var metadataWriter: PosixThread?
     private let stopWriting = Counter()  // 1: stop
 
@@ -56,17 +56,17 @@ final class JackConnection {
 
     /// Registers every port, with metadata; sets the handlers, with a process callback that
     /// writes into `capture`, and runs it once outside real time. Not active yet.
-    func registerPorts(capture: Capture) throws(EngineError) {
+    func registerPorts(capture: CaptureBuffers) throws(EngineError) {
         let c = configuration
-        var oscPort: Port?
-        var notesPort: Port?
+        var oscPort: MIDIOutPort?
+        var notesPort: MIDIOutPort?
         do {
-            for n in 1...c.channels { inputs.append(try client.registerPort(name: "in_\(n)", direction: .input)) }
-            for n in 1...c.channels { meters.append(try client.registerPort(name: "meter_\(n)", direction: .output)) }
+            for n in 1...c.channels { inputs.append(try client.registerAudioInput(name: "in_\(n)")) }
+            for n in 1...c.channels { meters.append(try client.registerAudioOutput(name: "meter_\(n)")) }
             // With --alarm: a CV port per programme, 1.0 while any of its alarms is active.
-            for name in c.alarmPortNames { meters.append(try client.registerPort(name: name, direction: .output)) }
-            if c.oscPort { oscPort = try client.registerPort(name: "osc", direction: .output, type: .midi) }
-            if c.midiNotes { notesPort = try client.registerPort(name: "notes", direction: .output, type: .midi) }
+            for name in c.alarmPortNames { meters.append(try client.registerAudioOutput(name: name)) }
+            if c.oscPort { oscPort = try client.registerMIDIOutput(name: "osc") }
+            if c.midiNotes { notesPort = try client.registerMIDIOutput(name: "notes") }
         } catch {
             // Usually the server's port limit (jackd -p/--port-max; its own ports and every
             // other client's count too).
@@ -85,14 +85,14 @@ final class JackConnection {
         // a reconnect under RealtimeSanitizer's debug build tripped "consumed unread frames").
         // While it runs, the worker drops everything (it must not analyse warm-up silence
         // into the first block); then everything before the warm-up's end.
-        capture.discardBefore.store(Capture.discardEverything)
+        capture.discardBefore.store(CaptureBuffers.discardEverything)
         client.warmUp()
         capture.discardBefore.store(capture.ring.framesWritten)
     }
 
     /// Tells the process callback which meter ports have a connection now (the others need
     /// no filling). After every change of the graph.
-    func updateMeterConnections(_ capture: Capture) {
+    func updateMeterConnections(_ capture: CaptureBuffers) {
         for (c, port) in meters.enumerated() { capture.meterConnected.store(port.connectionCount > 0 ? 1 : 0, at: c) }
     }
 
@@ -101,7 +101,7 @@ final class JackConnection {
     /// most one period after `jack_connect` returns) are silence that would make the first
     /// update read low: the worker drops them and starts its block afresh (as after the
     /// warm-up), so the first update is a full block of the connected inputs.
-    func startFromTheConnections(_ capture: Capture) {
+    func startFromTheConnections(_ capture: CaptureBuffers) {
         guard connectedInputs > 0 else { return }
         capture.discardBefore.store(capture.ring.framesWritten + client.bufferSize)
     }
@@ -112,7 +112,7 @@ final class JackConnection {
     /// After a graph change: flags the inputs whose connection count changed for the process
     /// callback, which marks its next cycle as a connection change (when it has not seen
     /// the change itself in the input's buffer address).
-    func hintConnectionChanges(_ capture: Capture) {
+    func hintConnectionChanges(_ capture: CaptureBuffers) {
         let counts = inputs.map(\.connectionCount)
         defer { lastConnectionCounts = counts }
         guard counts.count == lastConnectionCounts.count else { return }
@@ -248,28 +248,28 @@ final class JackConnection {
     /// JACK metadata: signal type, a pretty name and the order of every port, so patchbays
     /// (qjackctl) show the meters as CV. Collected here, written by `writeMetadata`: the meter
     /// ports' first (what patchbays need most), then the inputs'.
-    private func describePorts(inputs: [Port], meters: [Port], osc: Port?, notes: Port?) {
+    private func describePorts(inputs: [AudioInPort], meters: [AudioOutPort], osc: MIDIOutPort?, notes: MIDIOutPort?) {
         let programmes = configuration.resolvedProgrammes
         for (i, port) in meters.enumerated() {
-            properties.append((port, MetadataKey.signalType, "CV", nil))
+            properties.append((port.any, MetadataKey.signalType, "CV", nil))
             let name = i < configuration.channels
                 ? configuration.meterPortPrettyName(i + 1)
                 : "Alarm \(programmes[i - configuration.channels].name.isEmpty ? "" : programmes[i - configuration.channels].name + " ")(0..1 = clear..active)"
-            properties.append((port, MetadataKey.prettyName, name, nil))
-            properties.append((port, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
+            properties.append((port.any, MetadataKey.prettyName, name, nil))
+            properties.append((port.any, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
         }
         for (i, port) in inputs.enumerated() {
-            properties.append((port, MetadataKey.signalType, "AUDIO", nil))
-            properties.append((port, MetadataKey.prettyName, "Input \(i + 1)", nil))
-            properties.append((port, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
+            properties.append((port.any, MetadataKey.signalType, "AUDIO", nil))
+            properties.append((port.any, MetadataKey.prettyName, "Input \(i + 1)", nil))
+            properties.append((port.any, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
         }
         if let osc {
-            properties.append((osc, MetadataKey.eventTypes, "OSC", nil))
-            properties.append((osc, MetadataKey.prettyName, "OSC readings (\(configuration.prefix))", nil))
+            properties.append((osc.any, MetadataKey.eventTypes, "OSC", nil))
+            properties.append((osc.any, MetadataKey.prettyName, "OSC readings (\(configuration.prefix))", nil))
         }
         if let notes {
-            properties.append((notes, MetadataKey.eventTypes, "MIDI", nil))
-            properties.append((notes, MetadataKey.prettyName, "Pitch as MIDI notes", nil))
+            properties.append((notes.any, MetadataKey.eventTypes, "MIDI", nil))
+            properties.append((notes.any, MetadataKey.prettyName, "Pitch as MIDI notes", nil))
         }
     }
 }

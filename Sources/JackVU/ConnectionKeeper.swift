@@ -13,8 +13,8 @@ import Realtime
 /// outputs and the measurements live on across connections (`Engine`).
 final class ConnectionKeeper {
     private let configuration: Configuration
-    private let capture: Capture
-    private let shared: SharedState
+    private let capture: CaptureBuffers
+    private let shared: EngineState
     private let events: EngineEvents
     private let notifications: Notifications
     /// In process the server's end is the process's: no reconnecting.
@@ -27,7 +27,7 @@ final class ConnectionKeeper {
     static let reconnectDelays: [Double] = [0.1, 0.2, 0.4, 0.8, 1.0]
 
     init(
-        first: JackConnection, capture: Capture, configuration: Configuration, shared: SharedState, events: EngineEvents,
+        first: JackConnection, capture: CaptureBuffers, configuration: Configuration, shared: EngineState, events: EngineEvents,
         notifications: Notifications, inProcess: Bool
     ) {
         connection = first

@@ -61,23 +61,53 @@ public final class Engine {
     /// measurements (integrated loudness, loudness range, maxima, clip counts) without
     /// stopping. When the server goes away, the JACK side (`ConnectionKeeper`) is closed and
     /// opened again once a server of that name is back; everything else goes on.
+    /// The log's file (`--log`), claimed for this run; nil without one.
+    static func claimLog(_ c: Configuration) throws(EngineError) -> LogFile? {
+        guard let path = c.log else { return nil }
+        do { return try LogWriter.claim(path) } catch {
+            throw EngineError(error.kind == .inUse ? .nameInUse : .cannotCreate, error.description)
+        }
+    }
+
+    /// What the displays are told of the run, and the keys' actions: a reset, quitting,
+    /// a programme's reset, pausing and resuming integration (taken by the worker within a
+    /// period).
+    static func displayContext(
+        _ c: Configuration, clientName: String, shared: EngineState, wake: WakeSignal, events: EngineEvents,
+        reset requestReset: @escaping @Sendable () -> Void, history: LoudnessHistory
+    ) -> DisplayContext {
+        DisplayContext(
+            clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
+            barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
+            reset: requestReset, quit: { events.stop(.signal) },
+            resetProgramme: { p in
+                if let p { shared.programmeResets.bitwiseOr(1 << UInt64(p), ordering: .relaxed) } else { requestReset() }
+                wake.signal()
+            },
+            setIntegration: { p, paused in
+                // One programme or every one.
+                let bits = p.map { UInt64(1) << UInt64($0) } ?? Engine.everyProgramme(c)
+                if paused {
+                    shared.programmePauses.bitwiseOr(bits, ordering: .relaxed)
+                } else {
+                    shared.programmeResumes.bitwiseOr(bits, ordering: .relaxed)
+                }
+            },
+            history: history)
+    }
+
     public func run() throws(EngineError) {
         var signals = Engine.blockSignals(ignoringSIGPIPE: adopted == nil)
         let c = configuration
         let wake = WakeSignal()
         let events = self.events
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
-        let shared = SharedState(neededFeatures: features, outputRate: c.rate)
+        let shared = EngineState(neededFeatures: features, outputRate: c.rate)
         let notifications = Notifications(shared: shared, events: events)
 
         // The log's file, before anything else: a link, a device, another application's
         // database or a log another jackvu writes ends the run here (73, 75).
-        var logFile: LogFile?
-        if let path = c.log {
-            do { logFile = try LogWriter.claim(path) } catch {
-                throw EngineError(error.kind == .inUse ? .nameInUse : .cannotCreate, error.description)
-            }
-        }
+        let logFile = try Engine.claimLog(c)
 
         // The first client: the server's sample rate sizes the analysis.
         let first: JackConnection
@@ -98,7 +128,7 @@ public final class Engine {
             throw EngineError(.software, error.description)
         }
         // Long-lived capture state: outlives every client.
-        let capture = Capture(configuration: c, sampleRate: sampleRate, wake: wake)
+        let capture = CaptureBuffers(configuration: c, sampleRate: sampleRate, wake: wake)
         shared.serverSampleRate.store(sampleRate)
         shared.serverBufferSize.store(first.client.bufferSize)
         let requestReset: @Sendable () -> Void = {
@@ -115,24 +145,8 @@ public final class Engine {
             controlRejected: controlInput?.rejected)
         // The programmes' loudness over the last hour, for the displays' history graphs.
         let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
-        let context = DisplayContext(
-            clientName: clientName, channels: c.channels, meter: c.meterScale, barsFromHz: c.barsFromHz,
-            barsToHz: c.barsToHz, holdSeconds: c.holdSeconds, rate: c.rate, skipped: shared.outputSkipped,
-            reset: requestReset, quit: { events.stop(.signal) },
-            resetProgramme: { p in
-                if let p { shared.programmeResets.bitwiseOr(1 << UInt64(p), ordering: .relaxed) } else { requestReset() }
-                wake.signal()
-            },
-            setIntegration: { p, paused in
-                // One programme or every one (the worker takes it within a period).
-                let bits = p.map { UInt64(1) << UInt64($0) } ?? Engine.everyProgramme(c)
-                if paused {
-                    shared.programmePauses.bitwiseOr(bits, ordering: .relaxed)
-                } else {
-                    shared.programmeResumes.bitwiseOr(bits, ordering: .relaxed)
-                }
-            },
-            history: history)
+        let context = Engine.displayContext(
+            c, clientName: clientName, shared: shared, wake: wake, events: events, reset: requestReset, history: history)
         var displays: [any Display] = []
         defer { for d in displays { d.stop() } }
         for make in displayFactories { displays.append(try Engine.display(make, context)) }
@@ -157,21 +171,21 @@ public final class Engine {
         let outputs = factory.outputs(displays: displays, stdout: stdoutWriter)
         let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
         // The alarms, their command and the log (`--alarm`, `--on-alarm`, `--log`).
-        let watcher = Watcher(configuration: c, clientName: clientName, logFile: logFile)
+        let alarmsAndLog = AlarmsAndLog(configuration: c, clientName: clientName, logFile: logFile)
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
-            watcher: watcher.isActive ? watcher : nil)
+            alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil)
         let keeper = ConnectionKeeper(
             first: first, capture: capture, configuration: c, shared: shared, events: events,
             notifications: notifications, inProcess: adopted != nil)
-        watcher.start()
+        alarmsAndLog.start()
         worker.start()
         output.start()
         controlInput?.start { command in
-            Engine.obey(
+            Engine.apply(
                 command, configuration: c, shared: shared, control: control, udp: factory.udp, reset: requestReset,
-                rejected: controlInput?.rejected, watcher: watcher)
+                rejected: controlInput?.rejected, alarmsAndLog: alarmsAndLog)
         }
         started = true
         defer {
@@ -183,7 +197,7 @@ public final class Engine {
             worker.join()
             output.join()
             for o in outputs { o.stop() }
-            watcher.stop()
+            alarmsAndLog.stop()
         }
         try keeper.start()
         onStarted?(clientName)
@@ -268,9 +282,9 @@ public final class Engine {
     }
 
     /// What a control command (`--listen`) does; on the control input's thread.
-    private static func obey(
-        _ command: ControlCommand, configuration c: Configuration, shared: SharedState, control: OutputControl,
-        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?, watcher: Watcher?
+    private static func apply(
+        _ command: ControlCommand, configuration c: Configuration, shared: EngineState, control: OutputControl,
+        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?, alarmsAndLog: AlarmsAndLog?
     ) {
         // A programme by name (nil: all of them) as a bit set; a name that is no programme's
         // is counted as a rejected command.
@@ -309,7 +323,7 @@ public final class Engine {
             udp?.request(.confirm(token: token, host: host))
         case .mark(let label):
             // A segment boundary for reports (`jackvu report --segments marks`).
-            watcher?.event("mark", detail: label)
+            alarmsAndLog?.event("mark", detail: label)
         }
     }
 
@@ -390,10 +404,10 @@ final class EngineEvents: @unchecked Sendable {
 /// Server notifications: counters, and events for the main thread. Called on JACK's
 /// notification thread (never call libjack here).
 final class Notifications: NotificationHandler {
-    let shared: SharedState
+    let shared: EngineState
     let events: EngineEvents
 
-    init(shared: SharedState, events: EngineEvents) {
+    init(shared: EngineState, events: EngineEvents) {
         self.shared = shared
         self.events = events
     }
@@ -409,5 +423,5 @@ final class Notifications: NotificationHandler {
         capture?.space.signal()
     }
     /// Set once the capture state exists (before the first activation).
-    nonisolated(unsafe) var capture: Capture?
+    nonisolated(unsafe) var capture: CaptureBuffers?
 }

@@ -86,14 +86,14 @@ final class OutputLoop: @unchecked Sendable {
     private var addressSpace: AddressSpace
     private var json: JSONLines
     private let outputs: [any SnapshotOutput]
-    private let shared: SharedState
+    private let shared: EngineState
     private let control: OutputControl
     /// Woken by the worker after each publish.
     let wake = WakeSignal()
     private var thread: PosixThread?
 
     init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, outputs: [any SnapshotOutput],
-         shared: SharedState, control: OutputControl)
+         shared: EngineState, control: OutputControl)
     {
         self.snapshots = snapshots
         addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)

@@ -10,7 +10,7 @@ import Realtime
 import Synchronization
 
 /// Counters and values the JACK notification thread, the worker and the output threads share.
-final class SharedState: @unchecked Sendable {
+final class EngineState: @unchecked Sendable {
     // @unchecked Sendable: every field is atomic or an atomic-based counter.
     let xruns = Counter()
     let outputSkipped = Counter()
@@ -61,10 +61,10 @@ final class Worker: @unchecked Sendable {
     // worker thread only; everything else is immutable or thread-safe.
     private let configuration: Configuration
     private let snapshots: TripleBuffer<Snapshot>
-    private let shared: SharedState
+    private let shared: EngineState
     /// What the process callback writes into: the ring, meter values, MIDI queues, statistics
     /// and clock (outlives JACK clients).
-    private let capture: Capture
+    private let capture: CaptureBuffers
     private var ring: AudioRing { capture.ring }
     private var wake: WakeSignal { capture.wake }
     private var meterValues: AtomicFloatArray { capture.meterValues }
@@ -89,7 +89,7 @@ final class Worker: @unchecked Sendable {
     /// The server runs at a rate the meters cannot honour: its audio is dropped unanalysed.
     private var rateUnsupported = false
     private var thread: PosixThread?
-    /// Per input, the latest connection change the worker took (`Capture.connectionChangedAt`),
+    /// Per input, the latest connection change the worker took (`CaptureBuffers.connectionChangedAt`),
     /// and the stretches of ring frames whose audio counts for no maximum.
     private var changesTaken: [Int]
     private var exclusions: [(channel: Int, start: Int, end: Int)] = []
@@ -100,20 +100,28 @@ final class Worker: @unchecked Sendable {
     private var historyFrames = 0
 
     /// The alarms and the log (nil: neither is on).
-    private let watcher: Watcher?
+    private let alarmsAndLog: AlarmsAndLog?
     /// Notices a connected server that runs no process cycles.
     private var watchdog: ServerWatchdog
+    /// A stall the watchdog saw and stderr and the log have not been told yet: when it was
+    /// seen (monotonic ns) and how long the server had been quiet then (s).
+    private var unsaidStall: (seen: Int, quiet: Double)?
+    /// How much longer than the watchdog's 1.5 s a stall lasts, the server still connected,
+    /// before it is said on stderr and logged. A server that shuts down stops its cycles before
+    /// it tells its clients (jackd, loaded, took 2 s in a CI run): then its shutdown is the one
+    /// line. (The readings, the status, `/metrics` and the `server` alarm show the stall at once.)
+    static let stallGraceSeconds = 1.0
     /// Labels the maxima an xrun or a connection change set (`FaultLabels`), and the server's
     /// xrun count when the worker last looked.
     private var faults: FaultLabels
     private var xrunsSeen: Int
 
-    init(configuration: Configuration, analyzer: Analyzer, capture: Capture, snapshots: TripleBuffer<Snapshot>,
-         shared: SharedState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
-         watcher: Watcher? = nil)
+    init(configuration: Configuration, analyzer: Analyzer, capture: CaptureBuffers, snapshots: TripleBuffer<Snapshot>,
+         shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
+         alarmsAndLog: AlarmsAndLog? = nil)
     {
         self.history = history
-        self.watcher = watcher
+        self.alarmsAndLog = alarmsAndLog
         changesTaken = (0..<configuration.channels).map { capture.connectionChangedAt[$0] }
         recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
         self.configuration = configuration
@@ -158,7 +166,7 @@ final class Worker: @unchecked Sendable {
             followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) {
                 analyzer.resetMeasurements()
-                watcher?.event("reset")
+                alarmsAndLog?.event("reset")
             }
             applyProgrammeRequests()
             let changed = watchServer()
@@ -184,25 +192,37 @@ final class Worker: @unchecked Sendable {
     }
 
     /// The watchdog's look at the callback's cycles: a stall, and the end of one, said once
-    /// each on stderr and logged. Returns whether the state changed.
+    /// each on stderr and logged — a stall once it has lasted `stallGraceSeconds` more with the
+    /// server still there (one that ends or goes away before is not said, nor its end).
+    /// Returns whether the state changed.
     private func watchServer() -> Bool {
         let rate = shared.serverSampleRate.count, frames = shared.serverBufferSize.count
+        let now = monotonicNanoseconds()
         let change = watchdog.observe(
-            cycles: capture.cycles.count, now: monotonicNanoseconds(),
+            cycles: capture.cycles.count, now: now,
             connected: shared.serverConnected.load(ordering: .relaxed), freewheeling: capture.freewheeling.count != 0,
             periodSeconds: rate > 0 && frames > 0 ? Double(frames) / Double(rate) : 0)
         switch change {
         case .stalled(let seconds):
-            printError(
-                "the JACK server has run no process cycle for \(fixed(seconds, 1)) s: it is stalled "
-                    + "(the readings are frozen until it runs again)")
-            watcher?.event("server_stalled", detail: "\(fixed(seconds, 1)) s without a cycle")
+            unsaidStall = (now, seconds)
             return true
         case .responding(let seconds):
+            guard unsaidStall == nil else {
+                unsaidStall = nil
+                return true
+            }
             printError("the JACK server runs again after a stall of \(fixed(seconds, 1)) s")
-            watcher?.event("server_responding", detail: "stalled \(fixed(seconds, 1)) s")
+            alarmsAndLog?.event("server_responding", detail: "stalled \(fixed(seconds, 1)) s")
             return true
         case nil:
+            if let stall = unsaidStall, Double(now - stall.seen) / 1e9 >= Worker.stallGraceSeconds {
+                unsaidStall = nil
+                let seconds = stall.quiet + Double(now - stall.seen) / 1e9
+                printError(
+                    "the JACK server has run no process cycle for \(fixed(seconds, 1)) s: it is stalled "
+                        + "(the readings are frozen until it runs again)")
+                alarmsAndLog?.event("server_stalled", detail: "\(fixed(seconds, 1)) s without a cycle")
+            }
             return false
         }
     }
@@ -217,15 +237,15 @@ final class Worker: @unchecked Sendable {
             let bit: UInt64 = 1 << UInt64(p)
             if resets & bit != 0 {
                 analyzer.resetMeasurements(programme: p)
-                watcher?.event("reset", programme: p)
+                alarmsAndLog?.event("reset", programme: p)
             }
             if pauses & bit != 0 {
                 analyzer.setPaused(true, programme: p)
-                watcher?.event("pause", programme: p)
+                alarmsAndLog?.event("pause", programme: p)
             }
             if resumes & bit != 0 {
                 analyzer.setPaused(false, programme: p)
-                watcher?.event("resume", programme: p)
+                alarmsAndLog?.event("resume", programme: p)
             }
         }
     }
@@ -300,7 +320,7 @@ final class Worker: @unchecked Sendable {
         }
         // A new client's warm-up, and the audio before its connections took effect.
         let limit = capture.discardBefore.count
-        let early = limit == Capture.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
+        let early = limit == CaptureBuffers.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
         if early > 0 { drop(frames: early) }
         let overruns = ring.overruns
         if overruns != lastOverruns {
@@ -454,7 +474,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.callbackMaxMicroseconds = maximum
             snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
             if let notes { follower.update(snapshot) { notes.push($0) } }
-            watcher?.observe(&snapshot, analyzer: analyzer, meterValues: meterValues)
+            alarmsAndLog?.observe(&snapshot, analyzer: analyzer, meterValues: meterValues)
             snapshot.publishedNanoseconds = monotonicNanoseconds()
             if let history {
                 // The analyser starts again from 0 frames after a rate change.

@@ -60,7 +60,7 @@ do throws(any Error) {
             let configuration = try live.makeConfiguration()
             var displays: [Engine.DisplayFactory] = []
             // The Prometheus metrics: recorded once per update, served by --metrics and --http.
-            let metrics = MetricsBox()
+            let metrics = MetricsHandOff()
             if configuration.metrics != nil || configuration.http != nil {
                 displays.append { context in
                     let output = try makeMetrics(
@@ -125,7 +125,7 @@ func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
 }
 
 /// The metrics output made for a run, for the browser display made after it.
-final class MetricsBox: @unchecked Sendable {
+final class MetricsHandOff: @unchecked Sendable {
     // @unchecked Sendable: set once by the engine's thread before the next factory reads it.
     var output: MetricsOutput?
 }

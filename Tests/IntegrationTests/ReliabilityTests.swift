@@ -209,7 +209,7 @@ final class ReliabilityTests: XCTestCase {
         try waitForPortsListed(server, ["jackvu:in_2"])
         let client = try Client(name: "slow", server: server.name)
         defer { client.close() }
-        _ = try client.registerPort(name: "out", direction: .output)
+        _ = try client.registerAudioOutput(name: "out")
         try waitForPortsListed(server, ["slow:out"])
         let other = try BackgroundProcess(try jacktone(), ["--name", "other"], environment: server.environment, label: "other")
         defer { other.stop() }

@@ -108,23 +108,23 @@ struct JackTone: ParsableCommand {
         if client.name != name {
             complain("the client name '\(name)' is taken; this client is '\(client.name)': its port is \(client.name):out")
         }
-        let port: Port
-        do { port = try client.registerPort(name: "out", direction: .output) } catch { fail(error.description, 70) }
+        let port: AudioOutPort
+        do { port = try client.registerAudioOutput(name: "out") } catch { fail(error.description, 70) }
         try? client.setProperty(port, key: MetadataKey.signalType, value: "AUDIO")
         try? client.setProperty(port, key: MetadataKey.prettyName, value: "Tone")
-        var invertedPort: Port?
+        var invertedPort: AudioOutPort?
         if inverted {
-            do { invertedPort = try client.registerPort(name: "out_inverted", direction: .output) } catch { fail(error.description, 70) }
+            do { invertedPort = try client.registerAudioOutput(name: "out_inverted") } catch { fail(error.description, 70) }
             if let invertedPort {
                 try? client.setProperty(invertedPort, key: MetadataKey.signalType, value: "AUDIO")
                 try? client.setProperty(invertedPort, key: MetadataKey.prettyName, value: "Tone, inverted")
             }
         }
 
-        var noisePorts: [Port] = []
+        var noisePorts: [AudioOutPort] = []
         if noise {
             for k in 1...2 {
-                do { noisePorts.append(try client.registerPort(name: "noise_\(k)", direction: .output)) } catch { fail(error.description, 70) }
+                do { noisePorts.append(try client.registerAudioOutput(name: "noise_\(k)")) } catch { fail(error.description, 70) }
                 try? client.setProperty(noisePorts[k - 1], key: MetadataKey.signalType, value: "AUDIO")
                 try? client.setProperty(noisePorts[k - 1], key: MetadataKey.prettyName, value: "White noise \(k)")
             }

@@ -10,7 +10,7 @@ import ToneSynth
 final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     // @unchecked Sendable: `synth` and `appliedGeneration` are touched only by the process
     // callback (and by warm-up before activation); requests arrive through a triple buffer.
-    let port: Port
+    let port: AudioOutPort
     let requests: TripleBuffer<ToneRequest>
     /// The server's sample rate in Hz (updated by the notification handler).
     let sampleRate: Counter
@@ -25,11 +25,11 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     private let appliedGeneration: UnsafeMutablePointer<Int>
 
     /// `--inverted`: the output with its polarity inverted.
-    let inverted: Port?
+    let inverted: AudioOutPort?
 
     /// `--noise`: white noise ports, each with its own generator (xorshift64*), peaking at
     /// `noisePeak`.
-    let noise: [Port]
+    let noise: [AudioOutPort]
     let noisePeak: Float
     /// `--dc`: a constant added to the output; `--bits`: the output rounded to words of that
     /// many bits (0: not).
@@ -38,8 +38,8 @@ final class ToneRenderer: ProcessHandler, @unchecked Sendable {
     private let noiseState: UnsafeMutablePointer<UInt64>
 
     init(
-        port: Port, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: Port? = nil,
-        noise: [Port] = [], noisePeak: Float = 0, offset: Float = 0, wordBits: Int = 0
+        port: AudioOutPort, requests: TripleBuffer<ToneRequest>, sampleRate: Counter, rampSeconds: Double, inverted: AudioOutPort? = nil,
+        noise: [AudioOutPort] = [], noisePeak: Float = 0, offset: Float = 0, wordBits: Int = 0
     ) {
         self.offset = offset
         self.wordBits = wordBits

@@ -14,13 +14,13 @@ import Synchronization
 /// Prints one line per trial and a summary: `median FRAMES frames (P periods)`.
 enum MeterLatency {
     final class Stepper: ProcessHandler, @unchecked Sendable {
-        let port: Port
+        let port: AudioOutPort
         let on = Atomic<Bool>(false)
         let startedMicroseconds = Atomic<UInt64>(0)
         var phase: Float = 0
         var wasOn = false
         var increment: Float = 0
-        init(port: Port) { self.port = port }
+        init(port: AudioOutPort) { self.port = port }
         func process(_ scope: ProcessScope) -> Bool {
             let out = scope.output(port)
             let playing = on.load(ordering: .acquiring)
@@ -36,11 +36,11 @@ enum MeterLatency {
     }
 
     final class Watcher: ProcessHandler, @unchecked Sendable {
-        let port: Port
+        let port: AudioInPort
         let armed = Atomic<Bool>(false)
         let seenMicroseconds = Atomic<UInt64>(0)
         let value = Atomic<UInt32>(0)  // Float bits of the latest meter value
-        init(port: Port) { self.port = port }
+        init(port: AudioInPort) { self.port = port }
         func process(_ scope: ProcessScope) -> Bool {
             let v = scope.input(port).first ?? 0
             value.store(v.bitPattern, ordering: .relaxed)
@@ -56,9 +56,9 @@ enum MeterLatency {
         do {
             let stepClient = try Client(name: "jvlat-step-\(getpid())", server: nil)
             let watchClient = try Client(name: "jvlat-watch-\(getpid())", server: nil)
-            let stepper = Stepper(port: try stepClient.registerPort(name: "out", direction: .output))
+            let stepper = Stepper(port: try stepClient.registerAudioOutput(name: "out"))
             stepper.increment = 2 * Float.pi * 1000 / Float(stepClient.sampleRate)
-            let watcher = Watcher(port: try watchClient.registerPort(name: "in", direction: .input))
+            let watcher = Watcher(port: try watchClient.registerAudioInput(name: "in"))
             stepClient.setHandlers(process: stepper, notifications: nil)
             watchClient.setHandlers(process: watcher, notifications: nil)
             try stepClient.activate()

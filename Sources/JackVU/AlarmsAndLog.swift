@@ -13,7 +13,7 @@ import Realtime
 /// and the command's queue) and hands the log the programmes' new 100 ms blocks, their peaks
 /// and the chain's events. Runs on the worker thread; the command and the log have threads
 /// of their own and only ever take from queues.
-final class Watcher: @unchecked Sendable {
+final class AlarmsAndLog: @unchecked Sendable {
     // @unchecked Sendable: used by the worker thread only, after `init`.
     private let alarms: AlarmEngine?
     let runner: AlarmCommandRunner?
