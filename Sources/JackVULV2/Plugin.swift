@@ -272,7 +272,7 @@ extension PluginInstance {
     }
 }
 
-/// A file path handed from the host's threads (run(), or a state restore) to the worker,
+/// A parameter's text (a file path, or the OSC destinations) handed from the host's threads (run(), or a state restore) to the worker,
 /// without a lock or an allocation: a preallocated buffer under a sequence count (odd while
 /// it is written); the worker copies it out and takes it if the count held still. One writer
 /// at a time: LV2 never runs `run()` and a state restore together.

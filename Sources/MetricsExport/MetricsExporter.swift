@@ -14,16 +14,18 @@ import Version
 /// `_lu`, `_dbfs`, `_dbtp`, `_seconds`, `_hertz`), `_total` for counters; labels `programme`
 /// (`all` for the one programme over every channel without `--programme`), `channel` (1 …
 /// N), `state`, and with `--alarm` `alarm` and `subject`. The set is fixed for a run: 17 series
-/// for the instance, 5 per channel, 9 per programme and 8 more per programme with a target,
+/// for the instance, 5 per channel, 12 per programme and 8 more per programme with a target,
 /// 2 per alarm (see README, "Prometheus").
 ///
-/// Why a list of its own and not one metric per field of the reading table (`Readings`): the
-/// metric names are what a facility's alert rules and dashboards are written against, so
-/// they are a contract chosen once, by Prometheus' conventions (counters with `_total`, a
-/// target state as a state set, names that say the quantity), and must not change when a
-/// JSON key or an OSC address does; the values still come from the snapshot's own readings
-/// (`LoudnessSnapshot`, `ChannelSnapshot`, `Snapshot.state(programme:)`,
-/// `Snapshot.maxTruePeakDBTP(programme:)`), so no reading is computed twice.
+/// Two sources of families. The list below, chosen once: the metric names are what a
+/// facility's alert rules and dashboards are written against, a contract by Prometheus'
+/// conventions (counters with `_total`, a target state as a state set, names that say the
+/// quantity) that must not change when a JSON key or an OSC address does. And every family the
+/// reading table declares with its field (`ReadingField.metric`: PLR, `jackvu_plr_lu`), so a
+/// reading added to the table reaches `/metrics` with no line here. Either way the values come
+/// from the snapshot's own readings (`LoudnessSnapshot`, `ChannelSnapshot`, the table's fields,
+/// `Snapshot.state(programme:)`, `Snapshot.maxTruePeakDBTP(programme:)`): no reading is
+/// computed twice.
 public final class MetricsExporter: @unchecked Sendable {
     // @unchecked Sendable: the registry and its metrics are thread-safe; `channels` and
     // `programmes` are built once, on the output thread, before the first scrape reads them
@@ -52,6 +54,8 @@ public final class MetricsExporter: @unchecked Sendable {
     private var totals: [(counter: Prometheus.Counter, read: (Snapshot.Status) -> Int, seen: Int)]
     private var channels: [ChannelMetrics] = []
     private var programmes: [ProgrammeMetrics] = []
+    /// The reading table's families (`ReadingField.metric`): each field's gauge per subject.
+    private var tableGauges: [(field: ReadingField, subject: Int, gauge: Gauge)] = []
     /// On request (`--send bits`, `--send stereo`): the bit meter per channel, the balance and
     /// mid and side levels per pair.
     private let withBits: Bool, withStereo: Bool
@@ -135,7 +139,11 @@ public final class MetricsExporter: @unchecked Sendable {
     /// Sets every metric from an update. On the output thread only.
     public func record(_ s: Snapshot) {
         if channels.isEmpty { channels = (0..<s.channels.count).map { Self.channelMetrics(registry, $0) } }
-        if programmes.isEmpty { programmes = s.programmes.map { Self.programmeMetrics(registry, $0) } }
+        if programmes.isEmpty {
+            programmes = s.programmes.map { Self.programmeMetrics(registry, $0) }
+            tableGauges = Self.tableGauges(registry, s)
+        }
+        for t in tableGauges { t.gauge.set(to: Self.finite(Self.number(t.field.value(s, t.subject)))) }
         if alarms.isEmpty && !s.alarms.states.isEmpty {
             alarms = s.alarms.states.map { a in
                 let labels = [("alarm", a.kind.rawValue), ("subject", a.subject)]
@@ -221,6 +229,44 @@ public final class MetricsExporter: @unchecked Sendable {
                 for (candidate, gauge) in m.states { gauge.set(to: candidate == state ? 1 : 0) }
             }
         }
+    }
+
+    /// A gauge for each field the reading table gives a family, per channel or programme.
+    private static func tableGauges(_ r: PrometheusCollectorRegistry, _ s: Snapshot) -> [(field: ReadingField, subject: Int, gauge: Gauge)] {
+        var out: [(field: ReadingField, subject: Int, gauge: Gauge)] = []
+        for reading in Readings.table {
+            for field in reading.fields {
+                guard let family = field.metric else { continue }
+                let subjects: [(Int, [(String, String)])]
+                switch reading.scope {
+                case .channel: subjects = s.channels.indices.map { ($0, [("channel", String($0 + 1))]) }
+                case .programme: subjects = s.programmes.indices.map { ($0, [("programme", s.programmes[$0].name.isEmpty ? "all" : s.programmes[$0].name)]) }
+                case .instance: subjects = [(0, [])]
+                case .pair: subjects = s.pairs.indices.map { q in
+                    (q, s.pairs[q].programme.map { [("programme", s.programmes[$0].name), ("pair", s.pairs[q].label)] }
+                        ?? [("pair", "\(s.pairs[q].left + 1)-\(s.pairs[q].right + 1)")])
+                }
+                }
+                for (subject, labels) in subjects {
+                    out.append((field, subject, r.makeGauge(descriptor: named(family.name, family.help), labels: labels)))
+                }
+            }
+        }
+        return out
+    }
+
+    /// A field's value as a number: NaN for none (which `finite` makes the floor, as every
+    /// family here reads silence).
+    static func number(_ v: ReadingValue) -> Double {
+        let x: Double
+        switch v {
+        case .float(let f): x = Double(f)
+        case .double(let d): x = d
+        case .int(let n), .wrappingInt(let n): x = Double(n)
+        case .bool(let b): x = b ? 1 : 0
+        default: x = .nan
+        }
+        return x.isFinite ? x : .nan
     }
 
     /// A metric's full name and help text (the name carries its unit already).

@@ -140,13 +140,31 @@ public struct ReadingField: Sendable {
     public let key: String
     public let unit: ReadingUnit
     public let wire: Wire
+    /// Its Prometheus family on `/metrics` (nil: none of its own; the families named before
+    /// the table could say so are `MetricsExporter`'s fixed list).
+    public let metric: MetricFamily?
     public let value: @Sendable (Snapshot, Int) -> ReadingValue
 
-    public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
+    public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, metric: MetricFamily? = nil,
+                _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
         self.key = key
         self.unit = unit
         self.wire = wire
+        self.metric = metric
         self.value = value
+    }
+}
+
+/// A reading field's Prometheus family: its full name (the `jackvu_` prefix and the unit as a
+/// suffix, by Prometheus' conventions) and help. A gauge per channel (label `channel`) or per
+/// programme (label `programme`), by the reading's scope, set from the field's value — the
+/// exporter's floor, −200, while it has none (as every family there reads silence).
+public struct MetricFamily: Sendable, Equatable {
+    public let name: String
+    public let help: String
+    public init(_ name: String, _ help: String) {
+        self.name = name
+        self.help = help
     }
 }
 
@@ -319,7 +337,8 @@ public enum Readings {
         ], display: .layout),
         Reading("plr", "peak-to-loudness ratio, LU (max true peak - integrated)", scope: .programme,
                 features: [.loudness, .truePeak], fields: [
-            ReadingField("plr_lu", .LU) { s, p in
+            ReadingField("plr_lu", .LU, metric: MetricFamily(
+                "jackvu_plr_lu", "Peak-to-loudness ratio: the programme's max true peak minus its integrated loudness (EBU R 128 s1); -200 before the first gated block.")) { s, p in
                 let plr = LoudnessMeter.peakToLoudnessRatio(
                     maxTruePeakDBTP: Double(s.maxTruePeakDBTP(programme: p)), integratedLUFS: s.programmes[p].loudness.integrated)
                 return plr.isFinite ? .double(plr) : .missing

@@ -255,6 +255,29 @@ final class MetricsExporterTests: XCTestCase {
         XCTAssertFalse(without.contains("bit_depth") || without.contains("jackvu_pair_"), "not asked for")
     }
 
+    /// A family the reading table declares (`ReadingField.metric`) reaches `/metrics` with no
+    /// line in the exporter: PLR per programme, from the table's own field (max true peak
+    /// −20 dBTP, integrated −23 LUFS: 3 LU); the floor before the first gated block. And the
+    /// table's families are exactly those its fields declare, each named once.
+    func testTheReadingTablesFamilies() throws {
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.programmes = [ProgrammeSnapshot(name: "main", channels: [0, 1], target: nil)]
+        s.channels[0].maxTruePeakDBTP = -20
+        s.channels[1].maxTruePeakDBTP = -26
+        let exporter = MetricsExporter(client: "bus-a", channels: 2)
+        exporter.record(s)
+        XCTAssertEqual(value(exporter.exposition(openMetrics: false, at: 1_000_000_000), "jackvu_plr_lu{programme=\"main\"}"), -200,
+                       "no integrated loudness yet: the floor")
+        s.programmes[0].loudness.integrated = -23
+        exporter.record(s)
+        let text = exporter.exposition(openMetrics: false, at: 2_000_000_000)
+        XCTAssertEqual(try XCTUnwrap(value(text, "jackvu_plr_lu{programme=\"main\"}")), 3, accuracy: 1e-9, text)
+        XCTAssertTrue(text.contains("# HELP jackvu_plr_lu Peak-to-loudness ratio"), text)
+        let declared = Readings.table.flatMap(\.fields).compactMap(\.metric?.name)
+        XCTAssertEqual(declared, ["jackvu_plr_lu"])
+        XCTAssertEqual(Set(declared).count, declared.count, "each family named once")
+    }
+
     private func value(_ text: String, _ series: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
