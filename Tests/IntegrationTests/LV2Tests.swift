@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import LV2Description
+import Outputs
 import TestSupport
 import XCTest
 
@@ -46,8 +47,8 @@ final class LV2Tests: XCTestCase {
     private var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
 
     /// The Turtle is valid against LV2's schemas (core, units, port properties), lilv finds the
-    /// three forms, and every port the description makes is there with its symbol — so the
-    /// ports a host shows are the reading table's.
+    /// forms, and every port the description makes is there with its symbol, kind, range,
+    /// default and unit as lilv reads them — so the ports a host shows are the reading table's.
     func testTheGeneratedTurtleValidatesAndLilvReadsEveryPort() throws {
         let validate = try Executables.run("lv2_validate", [folder + "/jackvu.lv2/manifest.ttl", folder + "/jackvu.lv2/jackvu.ttl"])
         XCTAssertEqual(validate.status, 0, validate.stdout + validate.stderr)
@@ -63,6 +64,49 @@ final class LV2Tests: XCTestCase {
             }
             XCTAssertEqual(symbols, LV2Description.ports(form).map(\.symbol), "\(form.name): the ports lilv reads")
             XCTAssertTrue(info.stdout.contains("momentary_lufs"), info.stdout)
+
+            // Each port as lilv reads it from the Turtle (the tests' lilv host): kind, range,
+            // default and unit as the description has them — and each reading port's unit its
+            // field's in the reading table (the table walk).
+            let described = try Executables.run(try Executables.product("jackvu-lv2-host"), ["--describe", folder + "/jackvu.lv2", form.uri])
+            XCTAssertEqual(described.status, 0, described.stderr)
+            let rows = described.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+            let ports = LV2Description.ports(form)
+            XCTAssertEqual(rows.count, ports.count, form.name)
+            for (row, port) in zip(rows, ports) {
+                let what = "\(form.name) \(port.symbol)"
+                XCTAssertEqual(row["symbol"] as? String, port.symbol, what)
+                let kind: String, control: Bool
+                switch port.kind {
+                case .audioIn: (kind, control) = ("audio-in", false)
+                case .audioOut: (kind, control) = ("audio-out", false)
+                case .transport: (kind, control) = ("atom-in", false)
+                case .reading, .alarm, .alarmsActive: (kind, control) = ("control-out", true)
+                default: (kind, control) = ("control-in", true)
+                }
+                XCTAssertEqual(row["kind"] as? String, kind, what)
+                if control {
+                    for (key, expected) in [("minimum", port.minimum), ("maximum", port.maximum), ("default", port.defaultValue)] {
+                        XCTAssertEqual((row[key] as? NSNumber)?.doubleValue ?? .nan, expected, accuracy: 1e-4 * max(1, abs(expected)), "\(what) \(key)")
+                    }
+                }
+                // LV2's own units by name; jackvu's (dBFS, dBTP, LUFS, LU, VU, the PPM's marks) by symbol.
+                let unit: String? = port.unit.flatMap { u in
+                    switch u {
+                    case .dB: return "db"
+                    case .Hz: return "hz"
+                    case .seconds: return "s"
+                    case .dBFS, .dBTP, .LUFS, .LU, .VU, .ppmScale: return u.rawValue
+                    default: return nil
+                    }
+                }
+                XCTAssertEqual(row["unit"] as? String, unit, what)
+                if case .reading(let key, _) = port.kind {
+                    let scope: Reading.Scope = LV2Description.channelKeys.contains(key) ? .channel : LV2Description.pairKeys.contains(key) ? .pair : .programme
+                    let field = try XCTUnwrap(LV2Description.field(key, scope: scope), "\(what): no reading field \(key)")
+                    XCTAssertEqual(port.unit, field.1.unit, "\(what): the table's unit")
+                }
+            }
         }
         print("LV2: \(LV2Description.forms.map { "\($0.name) \(LV2Description.ports($0).count) ports" }.joined(separator: ", "))")
     }

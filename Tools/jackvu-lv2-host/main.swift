@@ -21,6 +21,10 @@
 // instance for its LV2 state after the run (`state:interface`'s save) and prints what it
 // stored, by key, as "state" in its line (paths as stored: this host maps none).
 //
+// `jackvu-lv2-host --describe BUNDLE URI` prints instead what lilv reads of each port from the
+// Turtle, a JSON line each: index, symbol, kind, minimum, maximum, default and unit (a unit of
+// LV2's own by its name, `db`; one of the plugin's by its `units:symbol`).
+//
 // With --times each JSON line also carries what the host measured (BENCHMARKS.md): the wall
 // time `instantiate` took, and `run()`'s own cost on the host's thread (its thread CPU clock
 // around each call) per call and per second of audio per channel; and the CPU of the
@@ -101,6 +105,10 @@ while !args.isEmpty {
         guard let s = args.first, let seed = UInt64(s), seed > 0 else { fail("--random-events takes a seed above 0", 64) }
         args.removeFirst()
         randomEvents = seed
+    case "--describe":
+        guard args.count >= 2 else { fail("--describe takes BUNDLE URI", 64) }
+        describe(bundle: args[0], uri: args[1])
+        exit(0)
     case "-h", "--help":
         print("usage: jackvu-lv2-host [--set SYMBOL=VALUE]... [--block FRAMES] [--times] [--json PATH] [--log PATH] [--osc URLS] [--random-events SEED] [--state] BUNDLE URI FILE [BUNDLE URI FILE]...")
         exit(0)
@@ -114,6 +122,46 @@ guard !positional.isEmpty, positional.count % 3 == 0 else {
 for k in stride(from: 0, to: positional.count, by: 3) { triples.append((positional[k], positional[k + 1], positional[k + 2])) }
 
 // MARK: The instances
+
+/// `--describe`: every port of plugin `uri` in `bundle`, as lilv reads it, a JSON line each.
+func describe(bundle: String, uri: String) {
+    guard let world = lilv_world_new() else { fail("lilv cannot make a world", 66) }
+    let folder = bundle.hasSuffix("/") ? bundle : bundle + "/"
+    let bundleNode = lilv_new_file_uri(world, nil, folder)
+    lilv_world_load_bundle(world, bundleNode)
+    let uriNode = lilv_new_uri(world, uri)
+    guard let plugin = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), uriNode) else {
+        fail("the bundle \(folder) has no plugin \(uri)", 66)
+    }
+    let count = Int(lilv_plugin_get_num_ports(plugin))
+    let (minimum, maximum, defaults) = (UnsafeMutablePointer<Float>.allocate(capacity: count),
+                                        UnsafeMutablePointer<Float>.allocate(capacity: count), UnsafeMutablePointer<Float>.allocate(capacity: count))
+    lilv_plugin_get_port_ranges_float(plugin, minimum, maximum, defaults)
+    func node(_ u: String) -> OpaquePointer { lilv_new_uri(world, u) }
+    let unitKey = node("http://lv2plug.in/ns/extensions/units#unit"), symbolKey = node("http://lv2plug.in/ns/extensions/units#symbol")
+    let classes = [("audio-in", LILV_URI_AUDIO_PORT, LILV_URI_INPUT_PORT), ("audio-out", LILV_URI_AUDIO_PORT, LILV_URI_OUTPUT_PORT),
+                   ("control-in", LILV_URI_CONTROL_PORT, LILV_URI_INPUT_PORT), ("control-out", LILV_URI_CONTROL_PORT, LILV_URI_OUTPUT_PORT),
+                   ("atom-in", "http://lv2plug.in/ns/ext/atom#AtomPort", LILV_URI_INPUT_PORT)].map { ($0.0, node($0.1), node($0.2)) }
+    func number(_ x: Float) -> String { x.isFinite ? "\(x)" : "null" }
+    for i in 0..<count {
+        let port = lilv_plugin_get_port_by_index(plugin, UInt32(i))
+        let symbol = String(cString: lilv_node_as_string(lilv_port_get_symbol(plugin, port)))
+        let kind = classes.first { lilv_port_is_a(plugin, port, $0.1) && lilv_port_is_a(plugin, port, $0.2) }?.0 ?? "other"
+        var unit = "null"
+        if let u = lilv_port_get(plugin, port, unitKey) {
+            if lilv_node_is_uri(u), let text = lilv_node_as_uri(u) {
+                let s = String(cString: text)
+                unit = "\"" + String(s[(s.lastIndex(of: "#").map { s.index(after: $0) } ?? s.startIndex)...]) + "\""
+            } else if let symbolNode = lilv_world_get(world, u, symbolKey, nil) {
+                unit = "\"" + String(cString: lilv_node_as_string(symbolNode)) + "\""
+                lilv_node_free(symbolNode)
+            }
+            lilv_node_free(u)
+        }
+        print("{\"index\": \(i), \"symbol\": \"\(symbol)\", \"kind\": \"\(kind)\", \"minimum\": \(number(minimum[i])), "
+              + "\"maximum\": \(number(maximum[i])), \"default\": \(number(defaults[i])), \"unit\": \(unit)}")
+    }
+}
 
 /// Seconds on `clock`.
 func seconds(_ clock: clockid_t) -> Double {
