@@ -591,15 +591,11 @@ private final class Work: @unchecked Sendable {
             }
             let v: Float
             switch field.value(snapshot, subject) {
-            case .float(let x): v = x
-            case .double(let x): v = Float(x)
-            case .int(let x), .wrappingInt(let x): v = Float(x)
-            case .bool(let b): v = b ? 1 : 0
             // The target state: its place among the states (−1: no target).
             case .text(let t): v = Float(LV2Description.states.firstIndex(of: t) ?? -1)
             // No value (no target, no integrated loudness yet): the port's default.
             case .missing: v = field.unit == .text ? -1 : defaults[k]
-            default: v = .nan
+            case let value: v = value.number.map { Float($0) } ?? .nan
             }
             if v.isFinite { instance.values[k] = v }
         }

@@ -143,7 +143,7 @@ public final class MetricsExporter: @unchecked Sendable {
             programmes = s.programmes.map { Self.programmeMetrics(registry, $0) }
             tableGauges = Self.tableGauges(registry, s)
         }
-        for t in tableGauges { t.gauge.set(to: Self.finite(Self.number(t.field.value(s, t.subject)))) }
+        for t in tableGauges { t.gauge.set(to: Self.finite(t.field.value(s, t.subject).number ?? .nan)) }
         if alarms.isEmpty && !s.alarms.states.isEmpty {
             alarms = s.alarms.states.map { a in
                 let labels = [("alarm", a.kind.rawValue), ("subject", a.subject)]
@@ -253,20 +253,6 @@ public final class MetricsExporter: @unchecked Sendable {
             }
         }
         return out
-    }
-
-    /// A field's value as a number: NaN for none (which `finite` makes the floor, as every
-    /// family here reads silence).
-    static func number(_ v: ReadingValue) -> Double {
-        let x: Double
-        switch v {
-        case .float(let f): x = Double(f)
-        case .double(let d): x = d
-        case .int(let n), .wrappingInt(let n): x = Double(n)
-        case .bool(let b): x = b ? 1 : 0
-        default: x = .nan
-        }
-        return x.isFinite ? x : .nan
     }
 
     /// A metric's full name and help text (the name carries its unit already).

@@ -71,6 +71,18 @@ private func escaped(_ s: String, quote: Bool, _ other: (Unicode.Scalar) -> Stri
 }
 
 extension ReadingValue {
+    /// The value as a number, when it is one (a flag as 1 or 0); nil for text, lists and
+    /// none. (Whether it is finite is the caller's to judge.)
+    public var number: Double? {
+        switch self {
+        case .float(let x): return Double(x)
+        case .double(let x): return x
+        case .int(let n), .wrappingInt(let n): return Double(n)
+        case .bool(let b): return b ? 1 : 0
+        default: return nil
+        }
+    }
+
     /// A value as JSON: numbers with three decimals, null for what is not finite or absent.
     public var json: String {
         switch self {

@@ -123,6 +123,27 @@ for k in stride(from: 0, to: positional.count, by: 3) { triples.append((position
 
 // MARK: The instances
 
+/// What a port is, by the classes its Turtle gives it: `audio-in`, `audio-out`, `control-in`,
+/// `control-out`, `atom-in`, `atom-out`, or `other`.
+struct PortClasses {
+    private let classes: [(name: String, type: OpaquePointer, direction: OpaquePointer)]
+
+    init(_ world: OpaquePointer) {
+        let (input, output) = (LILV_URI_INPUT_PORT, LILV_URI_OUTPUT_PORT)
+        let atom = "http://lv2plug.in/ns/ext/atom#AtomPort"
+        classes = [("audio-in", LILV_URI_AUDIO_PORT, input), ("audio-out", LILV_URI_AUDIO_PORT, output),
+                   ("control-in", LILV_URI_CONTROL_PORT, input), ("control-out", LILV_URI_CONTROL_PORT, output),
+                   ("atom-in", atom, input), ("atom-out", atom, output)]
+            .map { ($0.0, lilv_new_uri(world, $0.1), lilv_new_uri(world, $0.2)) }
+    }
+
+    func name(_ plugin: OpaquePointer, _ port: OpaquePointer?) -> String {
+        classes.first { lilv_port_is_a(plugin, port, $0.type) && lilv_port_is_a(plugin, port, $0.direction) }?.name ?? "other"
+    }
+
+    func free() { for c in classes { lilv_node_free(c.type); lilv_node_free(c.direction) } }
+}
+
 /// `--describe`: every port of plugin `uri` in `bundle`, as lilv reads it, a JSON line each.
 func describe(bundle: String, uri: String) {
     guard let world = lilv_world_new() else { fail("lilv cannot make a world", 66) }
@@ -139,14 +160,12 @@ func describe(bundle: String, uri: String) {
     lilv_plugin_get_port_ranges_float(plugin, minimum, maximum, defaults)
     func node(_ u: String) -> OpaquePointer { lilv_new_uri(world, u) }
     let unitKey = node("http://lv2plug.in/ns/extensions/units#unit"), symbolKey = node("http://lv2plug.in/ns/extensions/units#symbol")
-    let classes = [("audio-in", LILV_URI_AUDIO_PORT, LILV_URI_INPUT_PORT), ("audio-out", LILV_URI_AUDIO_PORT, LILV_URI_OUTPUT_PORT),
-                   ("control-in", LILV_URI_CONTROL_PORT, LILV_URI_INPUT_PORT), ("control-out", LILV_URI_CONTROL_PORT, LILV_URI_OUTPUT_PORT),
-                   ("atom-in", "http://lv2plug.in/ns/ext/atom#AtomPort", LILV_URI_INPUT_PORT)].map { ($0.0, node($0.1), node($0.2)) }
+    let classes = PortClasses(world)
     func number(_ x: Float) -> String { x.isFinite ? "\(x)" : "null" }
     for i in 0..<count {
         let port = lilv_plugin_get_port_by_index(plugin, UInt32(i))
         let symbol = String(cString: lilv_node_as_string(lilv_port_get_symbol(plugin, port)))
-        let kind = classes.first { lilv_port_is_a(plugin, port, $0.1) && lilv_port_is_a(plugin, port, $0.2) }?.0 ?? "other"
+        let kind = classes.name(plugin, port)
         var unit = "null"
         if let u = lilv_port_get(plugin, port, unitKey) {
             if lilv_node_is_uri(u), let text = lilv_node_as_uri(u) {
@@ -239,24 +258,23 @@ final class Instance {
         let defaults = UnsafeMutablePointer<Float>.allocate(capacity: count)
         defer { defaults.deallocate() }
         lilv_plugin_get_port_ranges_float(plugin, nil, nil, defaults)
-        func node(_ u: String) -> OpaquePointer { lilv_new_uri(world, u) }
-        let input = node(LILV_URI_INPUT_PORT), output = node(LILV_URI_OUTPUT_PORT), audioClass = node(LILV_URI_AUDIO_PORT)
-        let controlClass = node(LILV_URI_CONTROL_PORT), atomClass = node("http://lv2plug.in/ns/ext/atom#AtomPort")
-        defer { for n in [input, output, audioClass, controlClass, atomClass] { lilv_node_free(n) } }
+        let classes = PortClasses(world)
+        defer { classes.free() }
         var described: [DescribedPort] = []
         var ins = 0, outs = 0
         for i in 0..<count {
             let port = lilv_plugin_get_port_by_index(plugin, UInt32(i))
             let symbol = String(cString: lilv_node_as_string(lilv_port_get_symbol(plugin, port)))
-            func isA(_ c: OpaquePointer) -> Bool { lilv_port_is_a(plugin, port, c) }
             let kind: DescribedPort.Kind
-            if isA(audioClass) && isA(input) { kind = .audioIn(ins); ins += 1 }
-            else if isA(audioClass) && isA(output) { kind = .audioOut(outs); outs += 1 }
-            else if isA(controlClass) && isA(input) { kind = .controlIn }
-            else if isA(controlClass) && isA(output) { kind = .controlOut }
-            else if isA(atomClass) && isA(input) { kind = .atomIn }
-            else if isA(atomClass) && isA(output) { kind = .atomOut }
-            else { kind = .other }
+            switch classes.name(plugin, port) {
+            case "audio-in": kind = .audioIn(ins); ins += 1
+            case "audio-out": kind = .audioOut(outs); outs += 1
+            case "control-in": kind = .controlIn
+            case "control-out": kind = .controlOut
+            case "atom-in": kind = .atomIn
+            case "atom-out": kind = .atomOut
+            default: kind = .other
+            }
             described.append(DescribedPort(index: Int(lilv_port_get_index(plugin, port)), symbol: symbol, kind: kind,
                                            defaultValue: defaults[i].isFinite ? defaults[i] : 0))
         }
