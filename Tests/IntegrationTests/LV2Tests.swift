@@ -460,7 +460,7 @@ final class LV2Tests: XCTestCase {
     /// parameter (a `patch:Set` of an `atom:Path` on the control port, read in run()), and saved
     /// in the plugin's LV2 state when the host asks (`state:interface`): jackvu-lv2-host
     /// rendering 5 s of a −20 dBFS tone offline gets a JSON line after each second of audio,
-    /// reading the tone, and a log `jackvu report` reads; the state holds both paths; run() takes the `patch:Set` under RealtimeSanitizer without a report.
+    /// reading the tone, and a log `jackvu report` reads; the state holds both paths; run() takes the `patch:Set`s (a path, and the OSC destinations' string) under RealtimeSanitizer without a report.
     func testAHostSetsTheJSONFileAndTheLogAndSavesThemInTheState() throws {
         let audio = try scratch("json")
         let tone = audio + "/tone.wav", lines = audio + "/readings.jsonl", log = audio + "/loudness.db"
@@ -495,11 +495,13 @@ final class LV2Tests: XCTestCase {
         // with no allocation, lock or system call (the canary's one allocation is caught the
         // same way in jalv, testRunIsRealtimeSafeInJalvUnderRealtimeSanitizer).
         let checked = try Executables.run(try Executables.product("jackvu-lv2-host"), [
-            "--json", audio + "/rt.jsonl", "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
+            "--json", audio + "/rt.jsonl", "--osc", "osc.udp://localhost:9/", "--state", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone,
         ], environment: ["LD_PRELOAD": try rtsanPreload()], timeout: 60)
         XCTAssertEqual(checked.status, 0, checked.stderr)
         XCTAssertFalse(checked.stderr.contains("RealtimeSanitizer"), checked.stderr)
         XCTAssertTrue(checked.stdout.contains("\"\(LV2Description.jsonParameter)\": \"\(audio)/rt.jsonl\""), checked.stdout)
+        // (The OSC destinations, an atom:String, through the same patch:Set path in run().)
+        XCTAssertTrue(checked.stdout.contains("\"\(LV2Description.oscParameter)\": \"osc.udp://localhost:9/\""), checked.stdout)
     }
 
     /// What a DAW's master bus feeds elsewhere: OSC to destinations named as `--osc` names them
