@@ -170,12 +170,9 @@ final class PluginInstance: @unchecked Sendable {
         var done = 0
         while done < n {
             let m = freeWheeling ? min(n - done, ring.capacity / 4) : n
-            var reserved = ring.reserve(frames: m)
-            while freeWheeling && !reserved && !isStopping {
-                sched_yield()
-                reserved = ring.reserve(frames: m)
-            }
-            guard reserved else { break }
+            // (Waited for without counting: nothing is dropped while free-wheeling.)
+            while freeWheeling && !ring.hasSpace(for: m) && !isStopping { sched_yield() }
+            guard ring.reserve(frames: m) else { break }
             for c in 0..<audioIn.count {
                 if let input = locations[audioIn[c]]?.assumingMemoryBound(to: Float.self) {
                     ring.copyIn(channel: c, from: input + done, frames: m)
@@ -394,6 +391,13 @@ private final class Work: @unchecked Sendable {
     /// audio's own time.
     let alarms: AlarmEngine
     var resetsSeen = 0
+    /// The ring's overruns already taken (`skipGap`), the frames after the latest gap still
+    /// to leave out of the maxima, and the stderr line's pace.
+    var overrunsSeen = 0
+    var gapsSeen = 0
+    var pendingGaps: [Int] = []
+    var excludedFrames = 0
+    var fellBehind = RepeatedWarning()
     var wasPaused = false
     var targetSeen: TargetSettings?
     /// The OSC outputs: `osc_port` (its port and the socket to it), the `osc` parameter's
@@ -462,20 +466,81 @@ private final class Work: @unchecked Sendable {
                 snapshot.programmes[0].target = settings.target
             }
             sendOSC()
-            let available = ring.readableFrames
-            guard available > 0 else {
+            guard ring.readableFrames > 0 || ring.overruns != overrunsSeen else {
                 usleep(Work.pollMicroseconds)
                 continue
             }
-            let (first, second) = ring.regions(channel: 0, frames: available)
-            analyzer.append(frames: first.count, from: { ring.regions(channel: $0, frames: available).first.baseAddress! }, hop: publish)
-            if second.count > 0 {
-                analyzer.append(frames: second.count, from: { ring.regions(channel: $0, frames: available).second.baseAddress! }, hop: publish)
-            }
-            ring.consume(frames: available)
+            analyseReadable()
         }
         closeLog()
         resolver?.join()
+    }
+
+    /// Analyses the ring's readable frames, cut at the gaps `run()` left when it found the
+    /// ring full and dropped a period (the worker fell behind: a loaded machine, or a host
+    /// faster than real time that does not say it free-wheels). As the JACK client's worker
+    /// does, nothing is analysed across a gap as if it were one signal: the analysis block
+    /// starts again at it, and the step it leaves in every filter's history counts for no
+    /// maximum (`gapFrames` frames). Said on stderr, at most once per 10 s, with the count
+    /// (also the JSON's `status.overruns`).
+    func analyseReadable() {
+        let ring = instance.ring
+        let available = ring.readableFrames
+        let start = ring.framesRead, end = start + available
+        let overruns = ring.overruns
+        if overruns != overrunsSeen {
+            if let held = fellBehind.occurred(at: monotonicNanoseconds()) {
+                let since = held > 0 ? " (and \(held) more times since)" : ""
+                Work.say("the analysis fell behind the host: \(overruns - overrunsSeen) periods of audio were not metered\(since)")
+            }
+            overrunsSeen = overruns
+            snapshot.status.overruns = overruns
+            let places = ring.gaps(since: &gapsSeen)
+            pendingGaps += places ?? [end]
+            if places == nil {
+                // More gaps than the ring remembers: where they are is unknown, so what is
+                // readable now is let go and the analysis starts again after it.
+                ring.consume(frames: available)
+                return
+            }
+        }
+        guard available > 0 else { return }
+        let (first, _) = ring.regions(channel: 0, frames: available)
+        var cuts = [start, start + first.count, end] + pendingGaps.filter { $0 > start && $0 < end }
+        cuts = Array(Set(cuts)).sorted()
+        for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
+            if pendingGaps.contains(a) {
+                analyzer.restartBlock()
+                excludedFrames = Work.gapFrames
+            }
+            let offset = a - start, piece = first.count
+            analyse(frames: b - a) { c in
+                let (one, two) = ring.regions(channel: c, frames: available)
+                return offset < piece ? one.baseAddress! + offset : two.baseAddress! + (offset - piece)
+            }
+        }
+        ring.consume(frames: available)
+        pendingGaps.removeAll { $0 < end }
+    }
+
+    /// The frames after a gap that count for no maximum: the true-peak filter rings for
+    /// 24 frames after a step; 256, as the JACK client leaves out after a connection change.
+    static let gapFrames = 256
+
+    /// Analyses `frames` from `source`; those still within a gap's `excludedFrames` count
+    /// for the loudness, levels and spectrum, not for the maxima and clip counts.
+    func analyse(frames: Int, from source: (Int) -> UnsafePointer<Float>) {
+        var done = 0
+        if excludedFrames > 0 {
+            let n = min(frames, excludedFrames)
+            let channels = instance.form.channels
+            let kept = (0..<channels).map { analyzer.heldMaxima(channel: $0) }
+            analyzer.append(frames: n, from: source, hop: publish)
+            for c in 0..<channels { analyzer.restore(kept[c], channel: c) }
+            excludedFrames -= n
+            done = n
+        }
+        if done < frames { analyzer.append(frames: frames - done, from: { source($0) + done }, hop: publish) }
     }
 
     /// The readings as OSC bundles to `osc_port` on 127.0.0.1 and to the `osc` parameter's

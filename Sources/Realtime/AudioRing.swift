@@ -19,6 +19,8 @@ public final class AudioRing: @unchecked Sendable {
     // consumer thread. The producer only writes frames in [writeIndex, readIndex + capacity)
     // and the consumer only reads frames in [readIndex, writeIndex); the acquire/release pairs
     // on the two indices order those accesses, so no frame is read and written at once.
+    // `lastGapPlace` is the producer's alone; the gap places are atomics published by a
+    // release store of their count.
 
     /// Number of channels.
     public let channels: Int
@@ -36,6 +38,13 @@ public final class AudioRing: @unchecked Sendable {
     private let droppedFrames = Atomic<Int>(0)
     /// Blocks the producer had to drop.
     private let droppedBlocks = Atomic<Int>(0)
+    /// Where the latest gaps are (`gaps(since:)`): the write index at each distinct place a
+    /// block was dropped, the last `gapSlots` of them, and how many places there were; the
+    /// producer's last place (its own).
+    public static let gapSlots = 8
+    private let gapPlaces = AtomicCounterArray(count: AudioRing.gapSlots)
+    private let gapCount = Atomic<Int>(0)
+    private var lastGapPlace = -1
 
     /// Allocates `channels` rings of at least `minimumCapacity` frames each (rounded up to a
     /// power of two), filled with silence. Not real-time safe (allocates).
@@ -78,6 +87,14 @@ public final class AudioRing: @unchecked Sendable {
         if capacity - (w - r) >= frames { return true }
         droppedFrames.add(frames, ordering: .relaxed)
         droppedBlocks.add(1, ordering: .relaxed)
+        if w != lastGapPlace {
+            // A new place: the frames before `w` were captured before the gap, those after it
+            // will be after. (Blocks dropped back to back leave one gap, at one place.)
+            lastGapPlace = w
+            let n = gapCount.load(ordering: .relaxed)
+            gapPlaces.store(w, at: n % AudioRing.gapSlots)
+            gapCount.store(n + 1, ordering: .releasing)
+        }
         return false
     }
 
@@ -157,6 +174,19 @@ public final class AudioRing: @unchecked Sendable {
     /// Consumer: drops everything readable (e.g. after a reconfiguration). Real-time safe.
     public func discardReadable() {
         consume(frames: readableFrames)
+    }
+
+    /// Consumer: the places of the gaps (ring indices: the audio before each was captured
+    /// before the gap, the audio from it on after) recorded since `seen` (a count the caller
+    /// keeps, 0 at first; updated), oldest first; nil when more came than the ring remembers
+    /// (`gapSlots`): then only that there were gaps is known. Not real-time safe (allocates).
+    public func gaps(since seen: inout Int) -> [Int]? {
+        let n = gapCount.load(ordering: .acquiring)
+        defer { seen = n }
+        guard n - seen <= AudioRing.gapSlots else { return nil }
+        let places = (seen..<n).map { gapPlaces[$0 % AudioRing.gapSlots] }
+        // A slot overwritten while it was read (the producer went on): as many as lost.
+        return gapCount.load(ordering: .acquiring) - seen <= AudioRing.gapSlots ? places : nil
     }
 
     // MARK: Statistics (any thread)

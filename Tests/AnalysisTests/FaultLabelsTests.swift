@@ -140,14 +140,15 @@ extension FaultLabelsTests {
     /// as on a loaded machine): the maximum that rose in an earlier update — a click 5 updates
     /// (107 ms) back, beyond the fault's own stretch (a block and two periods) — is labelled
     /// once the xrun is seen, and its update leaves the clean maximum; a maximum older than the
-    /// lateness a notification may have (0.5 s: 24,000 frames) stays the programme's own; a
+    /// lateness a notification may have (1 s: 48,000 frames) stays the programme's own; a
     /// connection change (marked by the callback in its own cycle) reaches back no further.
     func testALateXrunLabelsTheMaximumItsAudioSetAlready() {
         let steady = [Float](repeating: -18, count: 100)
         let recent = steady + [-12] + [Float](repeating: -18, count: 5)
         XCTAssertGreaterThan(6 * 1024, 4096 + 2 * 256)
         XCTAssertEqual(labelAfter(recent, .xrun), MaximumFault(cause: .xrun, clean: -18))
-        XCTAssertNil(labelAfter(steady + [-12] + [Float](repeating: -18, count: 30), .xrun))
+        XCTAssertGreaterThan(50 * 1024, Int(FaultLabels.xrunLateness * 48000) + 2 * 256)
+        XCTAssertNil(labelAfter(steady + [-12] + [Float](repeating: -18, count: 50), .xrun))
         XCTAssertNil(labelAfter(recent, .connection))
     }
 }

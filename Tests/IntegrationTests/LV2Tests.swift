@@ -215,6 +215,30 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual((readings[0]["integrated_lufs"] as? NSNumber)?.doubleValue ?? 0, -23, accuracy: 0.1, "EBU Tech 3341 case 1")
     }
 
+    /// A host that runs the plugin faster than its worker can analyse without saying it
+    /// free-wheels (as a loaded machine makes any host): `run()` drops what does not fit in
+    /// the ring rather than wait, so audio goes unmeasured — said on stderr — but no maximum
+    /// comes of the gaps: a −20 dBFS 1 kHz tone (48 samples a cycle; each dropped run of
+    /// 32,768 frames a phase jump, a step the true-peak filter would overshoot by up to 2 dB)
+    /// keeps its own true peak, −20.0 dBTP.
+    func testAGapInTheAudioSetsNoMaximum() throws {
+        let audio = try scratch("gaps"), tone = audio + "/tone.wav"
+        try writeWAV(tone, [EBUSignals.tones([.init(seconds: 60, dBFS: -20)])[0]])
+        let run = try Executables.run(
+            try Executables.product("jackvu-lv2-host"), ["--block", "32768", folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, tone],
+            timeout: 120)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("the analysis fell behind the host"), "the gaps said: \(run.stderr)")
+        let ports = try XCTUnwrap(run.stdout.split(separator: "\n").compactMap {
+            ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any])?["ports"] as? [String: Any]
+        }.first)
+        func value(_ key: String) -> Double { (ports[key] as? NSNumber)?.doubleValue ?? .nan }
+        print("gaps: \(value("duration_s")) s of 60 measured, max true peak \(value("max_true_peak_dbtp_1")) dBTP")
+        XCTAssertLessThan(value("duration_s"), 59, "audio was dropped (else the test tests nothing)")
+        XCTAssertEqual(value("max_true_peak_dbtp_1"), -20, accuracy: 0.02, "the gaps set no maximum")
+        XCTAssertEqual(value("peak_dbfs_1"), -20, accuracy: 0.02)
+    }
+
     /// The alarm outputs, judged on the audio's own time (an offline host runs minutes in
     /// seconds): a tone at −0.5 dBFS on the left and its inverse on the right raises `truepeak`
     /// (above EBU R 128's −1 dBTP, the default target's) and `phase` (correlation −1 for longer
@@ -387,7 +411,14 @@ final class LV2Tests: XCTestCase {
         for (address, index, key) in [("/jackvu/programme/stereo/integrated", 0, "integrated_lufs"), ("/jackvu/programme/stereo/max_truepeak", 0, "true_peak_dbtp"),
                                       ("/jackvu/ch/1/truepeak", 1, "true_peak_dbtp")] {
             let sent = try XCTUnwrap(latest(address, index), "\(address) from the filter-chain: \(dump.stdout.suffix(800)) \(pipewire.log.suffix(800))")
-            XCTAssertEqual(sent, value(summaries[0], key), accuracy: 0.1, "\(address) against the file's")
+            // A failure's evidence: each value the reading took, in order, and PipeWire's log
+            // (the plugin's stderr).
+            let history = dump.stdout.split(separator: "\n").compactMap { line -> String? in
+                let parts = line.split(separator: " ")
+                return parts.count >= 4 + index && parts[1] == address ? String(parts[3 + index]) : nil
+            }.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+            XCTAssertEqual(sent, value(summaries[0], key), accuracy: 0.1,
+                           "\(address) against the file's; its values: \(history.suffix(40)); \(pipewire.log.suffix(600))")
             XCTAssertEqual(sent, value(summaries[1], key), accuracy: 0.03, "\(address) against the recording's (the same grid)")
         }
         // The audio passed through unchanged: the recording holds the file's samples (from its

@@ -68,6 +68,39 @@ final class AudioRingTests: XCTestCase {
         XCTAssertTrue(ring.reserve(frames: 8))
     }
 
+    /// Where the gaps are: blocks dropped back to back leave one gap, at the write index
+    /// they were dropped at; a gap after some frames were read and more written is another
+    /// place; more places than the ring remembers since the last look: nil.
+    func testTheGapsArePlacedWhereTheBlocksWereDropped() {
+        let ring = AudioRing(channels: 1, minimumCapacity: 8)
+        let block = [Float](repeating: 1, count: 8)
+        func write(_ n: Int) -> Bool {
+            guard ring.reserve(frames: n) else { return false }
+            block.withUnsafeBufferPointer { ring.copyIn(channel: 0, from: $0.baseAddress!, frames: n) }
+            ring.commit(frames: n)
+            return true
+        }
+        var seen = 0
+        XCTAssertEqual(ring.gaps(since: &seen), [])
+        XCTAssertTrue(write(6))
+        XCTAssertFalse(write(4))
+        XCTAssertFalse(write(4))
+        XCTAssertEqual(ring.overruns, 2)
+        XCTAssertEqual(ring.gaps(since: &seen), [6])
+        XCTAssertEqual(ring.gaps(since: &seen), [])
+        ring.consume(frames: 3)
+        XCTAssertTrue(write(4))
+        XCTAssertFalse(write(4))
+        XCTAssertEqual(ring.gaps(since: &seen), [10])
+        for _ in 0...AudioRing.gapSlots {
+            ring.consume(frames: ring.readableFrames)
+            XCTAssertTrue(write(8))
+            XCTAssertFalse(write(1))
+        }
+        XCTAssertNil(ring.gaps(since: &seen), "more places than the ring remembers")
+        XCTAssertEqual(ring.gaps(since: &seen), [])
+    }
+
     /// A producer thread writes a counting sequence in blocks of varying size (dropping blocks
     /// when the ring is full, as the process callback does); a consumer thread reads in varying
     /// amounts and sometimes stalls. Sequence number s is split over two channels (low and high
