@@ -302,6 +302,14 @@ public final class Analyzer: @unchecked Sendable {
         channels[c].held = m.channel
     }
 
+    /// Channel `c`'s largest true peak since the previous call (dBTP; the floor when there was
+    /// nothing), starting a new interval: for a host that gives out peaks per stretch of its
+    /// own (`analyze --log`'s 100 ms blocks). Without `.live` only (its hops take them).
+    public func takeRecentTruePeakDBTP(channel c: Int) -> Double {
+        let peak = truePeak.takeRecentPeak(channel: c)
+        return peak > 0 ? max(Double(Decibels.floor), 20 * log10(Double(peak))) : Double(Decibels.floor)
+    }
+
     /// Feeds the true-peak meter alone, for `channels` (see `append(frames:from:truePeak:hop:)`):
     /// the other channels may be fed the same frames by another call, possibly on another
     /// thread at the same time (each channel's state is its own).

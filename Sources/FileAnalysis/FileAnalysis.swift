@@ -448,7 +448,11 @@ public struct FileAnalysis {
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
             analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
         }
-        let reader = ChunkReader(file: file, chunk: chunk, alongside: stream || watching ? nil : feedTruePeak)
+        // The log's blocks carry their peaks, as the live log's do: the true peak then runs
+        // here, in pieces of a block's step (100 ms), whose peaks go with the next block.
+        let logging = logState.writer != nil || logPath != nil
+        let perHop = stream || watching
+        let reader = ChunkReader(file: file, chunk: chunk, alongside: perHop || logging ? nil : feedTruePeak)
         let alarms = watching ? AlarmEngine(rules: rules) : nil
         // The alarm changes, timed by the audio (seconds into the file).
         var changes: [AlarmEvent] = []
@@ -465,41 +469,53 @@ public struct FileAnalysis {
         if stream {
             output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
         }
+        let step = max(1, file.sampleRate / 10)
+        var pending = [BlockPeaks](repeating: BlockPeaks(), count: programmes.count)
         while let (planar, n) = reader.next() {
-            analyzer.append(frames: n, from: { UnsafePointer(planar + $0 * reader.chunk) }, truePeak: stream || watching) {
-                // As live: until the analysis block is full its levels would read low.
-                guard stream || watching, analyzer.isBlockFull else { return }
-                analyzer.write(into: &snapshot)
-                if let alarms {
-                    // Wall time as if the audio had started at --log-start (default: now).
-                    let t = snapshot.audioTime
-                    let new = alarms.evaluate(snapshot, monotonic: t, unix: logOrigin + t)
-                    for e in new { logState.writer?.alarm(e) }
-                    changes += new
-                    snapshot.alarms = alarms.board
-                    snapshot.alarms.fresh = new
+            var at = 0
+            while at < n {
+                // With a log, a block's step at a time (its peaks go with the next block);
+                // else the whole chunk.
+                let piece = logging ? min(n - at, step - (done + at) % step) : n, start = at
+                analyzer.append(frames: piece, from: { UnsafePointer(planar + $0 * reader.chunk + start) }, truePeak: perHop || logging) {
+                    // As live: until the analysis block is full its levels would read low.
+                    guard perHop, analyzer.isBlockFull else { return }
+                    analyzer.write(into: &snapshot)
+                    if let alarms {
+                        // Wall time as if the audio had started at --log-start (default: now).
+                        let t = snapshot.audioTime
+                        let new = alarms.evaluate(snapshot, monotonic: t, unix: logOrigin + t)
+                        for e in new { logState.writer?.alarm(e) }
+                        changes += new
+                        snapshot.alarms = alarms.board
+                        snapshot.alarms.fresh = new
+                    }
+                    guard stream else { return }
+                    if format == .json {
+                        output += json.line(for: snapshot, file: path)
+                    } else {
+                        output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
+                        for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
+                    }
                 }
-                guard stream else { return }
-                if format == .json {
-                    output += json.line(for: snapshot, file: path)
-                } else {
-                    output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
-                    for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
+                if logging { BlockPeaks.add(analyzer, UnsafePointer(planar + start), stride: reader.chunk, frames: piece, to: &pending, programmes) }
+                if keepBlocks {
+                    for p in programmes.indices {
+                        analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
+                            let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
+                            if reportPath != nil { blocks[p].append(block) }
+                            logState.writer?.block(programme: p, t: logOrigin + block.t, index: index, power: power,
+                                                   truePeak: pending[p].truePeak, samplePeak: pending[p].samplePeak)
+                            pending[p] = BlockPeaks()
+                        }
+                    }
                 }
+                at += piece
             }
-            if !(stream || watching) {
+            if !(perHop || logging) {
                 analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
             }
             reader.release()
-            if keepBlocks {
-                for p in programmes.indices {
-                    analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
-                        let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
-                        if reportPath != nil { blocks[p].append(block) }
-                        logState.writer?.block(programme: p, t: logOrigin + block.t, index: index, power: power, truePeak: nil, samplePeak: nil)
-                    }
-                }
-            }
             if stream && output.utf8.count > 1 << 16 {
                 do { try sink.write(output) } catch { writeError = error; break }
                 output = ""
@@ -523,6 +539,28 @@ public struct FileAnalysis {
             return nil
         }
         return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? changes : nil)
+    }
+
+    /// The largest true and sample peak of a programme's channels since its last logged
+    /// block (dBTP, dBFS; nil before any audio), as the live log keeps them.
+    private struct BlockPeaks {
+        var truePeak: Double?, samplePeak: Double?
+
+        /// A piece of `frames` frames analysed (channel `c`'s samples at `planar + c × stride`):
+        /// each channel's peaks, taken once, to each programme's `pending`.
+        static func add(_ analyzer: Analyzer, _ planar: UnsafePointer<Float>, stride: Int, frames: Int,
+                        to pending: inout [BlockPeaks], _ programmes: [Programme]) {
+            let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
+                let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
+                return (analyzer.takeRecentTruePeakDBTP(channel: c), x > 0 ? max(Double(Decibels.floor), 20 * log10(Double(x))) : Double(Decibels.floor))
+            }
+            for (p, programme) in programmes.enumerated() {
+                for c in programme.channels where c < peaks.count {
+                    pending[p].truePeak = max(pending[p].truePeak ?? peaks[c].0, peaks[c].0)
+                    pending[p].samplePeak = max(pending[p].samplePeak ?? peaks[c].1, peaks[c].1)
+                }
+            }
+        }
     }
 
     /// The file's compliance report, as `jackvu report` makes one from a log: its times are

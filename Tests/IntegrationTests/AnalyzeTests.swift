@@ -479,6 +479,35 @@ extension AnalyzeTests {
         XCTAssertTrue(bad.stderr.contains("--gating"), bad.stderr)
     }
 
+    /// `analyze --log` writes the blocks the live log writes, peaks included: each 100 ms
+    /// block carries the largest true and sample peak of its stretch (read back with sqlite3),
+    /// so `jackvu report` of the log has its max true peak: a −20 dBFS 1 kHz sine with one
+    /// sample at 0.5 (−6.02 dBFS) at 1.55 s — that block alone reads it.
+    func testTheLogsBlocksCarryTheirPeaks() throws {
+        let fs = 48000
+        var samples = (0..<(3 * fs)).map { i in Float(0.1 * sin(2 * Double.pi * 1000 * Double(i) / Double(fs))) }
+        samples[fs * 155 / 100] = 0.5
+        let path = try file("peaks.wav", [samples])
+        let log = directory.appendingPathComponent("peaks.db").path
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--log", log, path], timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let rows = try Executables.run("sqlite3", [log, "SELECT idx, true_peak_dbtp, sample_peak_dbfs FROM blocks ORDER BY idx"]).stdout
+            .split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map { Double($0) } }
+        XCTAssertEqual(rows.count, 30)
+        XCTAssertTrue(rows.allSatisfy { $0.count == 3 && $0[1] != nil && $0[2] != nil }, "every block has its peaks: \(rows)")
+        let loud = rows.filter { ($0[2] ?? -200) > -19 }
+        XCTAssertEqual(loud.map { $0[0] }, [16], "the block of 1.5–1.6 s alone: \(rows)")
+        XCTAssertEqual(loud.first?[2] ?? 0, -6.02, accuracy: 0.01)
+        XCTAssertGreaterThanOrEqual(loud.first?[1] ?? -200, -6.03)
+        for row in rows where row[0] != 16 {
+            XCTAssertEqual(row[2] ?? 0, -20, accuracy: 0.01)
+            XCTAssertEqual(row[1] ?? 0, -20, accuracy: 0.01)
+        }
+        let report = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"], timeout: 60)
+        let result = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(result["max_truepeak_dbtp"] as? Double ?? -200, loud.first?[1] ?? 0, accuracy: 0.01, "\(result)")
+    }
+
     /// Two analyses into one log follow each other: the second file's blocks come after the
     /// first's (which an analysis stamps from its start on, into the future), with no "clock
     /// stepped back" and no blocks 1 ms apart (read back with sqlite3).
