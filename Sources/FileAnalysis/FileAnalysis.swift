@@ -602,7 +602,14 @@ public struct FileAnalysis {
         // Every programme's final readings, and the further programme readings of the table
         // (`Readings.extras`) from them.
         var whole = a.makeSnapshot()
-        for (i, t) in totals.enumerated() { whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP) }
+        // Each channel's whole-file peaks and RMS, for its further readings (`Readings.extras`).
+        for (i, t) in totals.enumerated() {
+            whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP)
+            whole.channels[i].truePeakDBTP = Float(t.truePeakDBTP)
+            whole.channels[i].peakDBFS = Float(t.samplePeakDBFS)
+            whole.channels[i].rmsDBFS = Float(t.rmsDBFS)
+        }
+        let channelExtras = totals.indices.map { Readings.extras(whole, scope: .channel, subject: $0) }
         for p in whole.programmes.indices {
             whole.programmes[p].loudness = a.finalLoudness(programme: p)
             whole.programmes[p].measuredSeconds = a.measuredSeconds(programme: p)
@@ -612,7 +619,8 @@ public struct FileAnalysis {
         if format == .json {
             func n(_ x: Double, _ floor: Double = -120) -> String { x <= floor ? "null" : String(format3(x)) }
             let perChannel = totals.enumerated().map { i, t in
-                "{\"channel\": \(i + 1), \"true_peak_dbtp\": \(n(t.truePeakDBTP)), \"sample_peak_dbfs\": \(n(t.samplePeakDBFS)), \"rms_dbfs\": \(n(t.rmsDBFS))}"
+                "{\"channel\": \(i + 1), \"true_peak_dbtp\": \(n(t.truePeakDBTP)), \"sample_peak_dbfs\": \(n(t.samplePeakDBFS)), \"rms_dbfs\": \(n(t.rmsDBFS))"
+                    + channelExtras[i].map { ", \(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null")" }.joined() + "}"
             }.joined(separator: ", ")
             return "{\"file\": \(jsonString(file.path)), \"format\": \(jsonString(file.formatName)), "
                 + "\"sample_rate_hz\": \(file.sampleRate), \"channels\": \(file.channels), \"layout\": \(jsonString(layout)), "
@@ -655,7 +663,8 @@ public struct FileAnalysis {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
         }
         for (i, t) in totals.enumerated() {
-            text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))\n"
+            text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))"
+                + channelExtras[i].map { ", \($0.label) \($0.text) \($0.unit)" }.joined() + "\n"
         }
         return text
     }

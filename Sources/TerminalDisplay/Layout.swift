@@ -148,7 +148,7 @@ struct Painter {
         case .meters: break
         }
         let wide = width >= 80
-        drawNote(s.channels[selected], channel: selected, y: 1)
+        drawNote(s, channel: selected, y: 1)
         if wide { drawLoudnessBlock(s, x: width - 27, y: 1) }
 
         // Meters: one row a channel (a window round the selected one when they do not all fit),
@@ -220,7 +220,8 @@ struct Painter {
 
     // MARK: Note
 
-    mutating func drawNote(_ ch: ChannelSnapshot, channel: Int, y: Int) {
+    mutating func drawNote(_ s: Snapshot, channel: Int, y: Int) {
+        let ch = s.channels[channel]
         let pixel: Unicode.Scalar = capabilities.unicode ? "█" : "#"
         let name = ch.pitchNote?.name ?? "-"
         let noteStyle = ch.pitchNote == nil ? CellStyle(dim: true) : CellStyle(color: .cyan, bold: true)
@@ -239,7 +240,9 @@ struct Painter {
         }
         screen.put("confidence " + fixed(ch.pitchConfidence, 2), x: x, y: y + 3, style: CellStyle(dim: true), maxWidth: textWidth)
         let peak = ch.peakNote.map { "FFT peak " + Layout.hertz(ch.peakFrequencyHz) + " " + $0.name } ?? "FFT peak -"
-        screen.put(peak, x: x, y: y + 4, style: CellStyle(dim: true), maxWidth: textWidth)
+        // Then the further channel readings of the table (`Readings.extras`, scope channel).
+        let extras = Readings.extras(s, scope: .channel, subject: channel).map { "  \($0.label) \($0.text) \($0.unit)" }.joined()
+        screen.put(peak + extras, x: x, y: y + 4, style: CellStyle(dim: true), maxWidth: textWidth)
     }
 
     /// A tuning needle: −50 … +50 cents, the centre marked, in at most `w` columns (an odd

@@ -183,8 +183,10 @@ public enum ReadingDisplay: Sendable, Equatable {
     /// Drawn by the displays' own layout (meters, note, spectrum, the loudness block, the
     /// title's counters).
     case layout
-    /// A further programme reading: shown by label, value (to `decimals` places) and unit
-    /// beside the loudness block and in the file summary, with no display code of its own.
+    /// A further reading: shown by label, value (to `decimals` places) and unit, with no
+    /// display code of its own — a programme's beside the loudness block and in the file
+    /// summary; a channel's in the selected channel's detail and on each channel's line of
+    /// the file summary (its value over the whole file there).
     case extra(label: String, decimals: Int)
 }
 
@@ -458,21 +460,27 @@ public enum Readings {
         public var text: String { value.isFinite ? fixed(value, decimals) : "-" }
     }
 
-    /// The further programme readings of a snapshot, in the table's order.
-    public static func extras(_ s: Snapshot) -> [Extra] {
+    /// The further readings (`ReadingDisplay.extra`) of a snapshot's `subject` in `scope` — the
+    /// default programme's unless said — in the table's order.
+    public static func extras(_ s: Snapshot, scope: Reading.Scope = .programme, subject: Int = 0) -> [Extra] {
         table.flatMap { r -> [Extra] in
-            guard case .extra(let label, let decimals)? = r.display else { return [] }
+            guard case .extra(let label, let decimals)? = r.display, r.scope == scope else { return [] }
             return r.fields.filter { $0.wire != .oscOnly }.map { f in
-                let x: Double
-                switch f.value(s, 0) {
-                case .float(let v): x = Double(v)
-                case .double(let v): x = v
-                case .int(let n), .wrappingInt(let n): x = Double(n)
-                case .bool, .note, .text, .floats, .counters, .missing, .strings, .alarmEvents: x = .nan
-                }
-                return Extra(key: f.key, label: label, unit: f.unit.rawValue, value: x, decimals: decimals)
+                Extra(key: f.key, label: label, unit: f.unit.rawValue, value: f.value(s, subject).number ?? .nan, decimals: decimals)
             }
         }
+    }
+
+    /// The further readings' descriptions, for a display that draws them from the JSON
+    /// (the browser page's hello): key, label, unit, decimals and scope (`channel`, `programme`).
+    public static var extrasJSON: String {
+        table.flatMap { r -> [String] in
+            guard case .extra(let label, let decimals)? = r.display else { return [] }
+            return r.fields.filter { $0.wire != .oscOnly }.map { f in
+                "{\"key\": \(jsonString(f.key)), \"label\": \(jsonString(label)), \"unit\": \(jsonString(f.unit.rawValue)), "
+                    + "\"decimals\": \(decimals), \"scope\": \(jsonString(r.scope == .channel ? "channel" : r.scope == .pair ? "pair" : "programme"))}"
+            }
+        }.joined(separator: ", ")
     }
 
     /// The kinds whose readings the displays show.

@@ -211,13 +211,8 @@ public final class WebDisplay: Display, @unchecked Sendable {
     static func hello(_ c: DisplayContext) -> String {
         let m = c.meter
         func n(_ x: Double) -> String { fixed(x, 3) }
-        // The further programme readings the page shows by label (`ReadingDisplay.extra`).
-        let extras = Readings.table.flatMap { r -> [String] in
-            guard case .extra(let label, let decimals)? = r.display else { return [] }
-            return r.fields.filter { $0.wire != .oscOnly }.map { f in
-                "{\"key\": \(jsonString(f.key)), \"label\": \(jsonString(label)), \"unit\": \(jsonString(f.unit.rawValue)), \"decimals\": \(decimals)}"
-            }
-        }.joined(separator: ", ")
+        // The further readings the page shows by label (`ReadingDisplay.extra`).
+        let extras = Readings.extrasJSON
         return "{\"display\": {\"client\": \(jsonString(c.clientName)), \"channels\": \(c.channels), "
             + "\"meter\": {\"name\": \(jsonString(m.name)), \"unit\": \(jsonString(m.unit)), "
             + "\"min\": \(n(m.range.lowerBound)), \"max\": \(n(m.range.upperBound)), "

@@ -307,7 +307,10 @@ function drawView() {
     text("no note", nx, top + 3.4 * u, 2 * u, DIM);
   }
   text("confidence " + fixed(ch.pitch_confidence, 2), nx, top + 6.6 * u, 0.9 * u, DIM);
-  text("FFT peak " + (ch.peakfreq_note ? hz(ch.peakfreq_hz) + " " + ch.peakfreq_note : "-"), nx, top + 7.8 * u, 0.9 * u, DIM);
+  // Then the further channel readings the table names (display.extras, scope channel).
+  const channelExtras = (display.extras || []).filter(e => e.scope === "channel" && e.key in ch)
+    .map(e => "   " + e.label + " " + (ch[e.key] === null ? "-" : fixed(ch[e.key], e.decimals)) + " " + e.unit);
+  text("FFT peak " + (ch.peakfreq_note ? hz(ch.peakfreq_hz) + " " + ch.peakfreq_note : "-") + channelExtras.join(""), nx, top + 7.8 * u, 0.9 * u, DIM);
   const l = update.loudness, programmes = update.programmes ? Object.entries(update.programmes) : [];
   const lx = portrait ? pad : W - pad - 17 * u, ly = portrait ? top + 9 * u : top;
   if (programmes.length) {
@@ -328,7 +331,7 @@ function drawView() {
     text("M " + lufs(l.momentary_lufs) + "   S " + lufs(l.short_term_lufs) + " LUFS", lx, ly + 3 * u, 1.2 * u);
     text("I " + lufs(l.integrated_lufs) + " LUFS", lx, ly + 5.2 * u, 1.8 * u, TEXT, "left", "bold");
     // LRA, then the further programme readings the table names (display.extras), by label.
-    const extras = (display.extras || []).filter(e => e.key in l)
+    const extras = (display.extras || []).filter(e => e.scope !== "channel" && e.key in l)
       .map(e => "   " + e.label + " " + (l[e.key] === null ? "-" : fixed(l[e.key], e.decimals)) + " " + e.unit);
     text("LRA " + fixed(l.range_lu, 1) + " LU" + extras.join(""), lx, ly + 6.8 * u, 1.2 * u);
     const tp = Math.max(...channels.map(c => c.max_true_peak_dbtp === null ? -200 : c.max_true_peak_dbtp));
