@@ -78,7 +78,7 @@ public struct AnalysisSettings: Equatable, Sendable {
     /// The scale the meter ports' 0 … 1 spans and the displays draw the meter bar on
     /// (`--meter`), with its colour zones (`MeterScales`).
     public var meterScale: DisplayScale {
-        MeterScales.scale(meterSource.rawValue, MeterScales.Parameters(floorDBFS: meterFloorDBFS, ppmType: ppmType, kHeadroom: kHeadroom))!
+        meterSource.entry.meter.scale(MeterScales.Parameters(floorDBFS: meterFloorDBFS, ppmType: ppmType, kHeadroom: kHeadroom))
     }
 
     /// The programmes metered, each with its target: `programmes`, or without them the
@@ -152,22 +152,29 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
     public var description: String { "\(option) \(message)" }
 }
 
-/// What the meter ports carry: one of the meters, mapped linearly from its scale to 0 … 1.
-public enum MeterSource: String, CaseIterable, Sendable {
-    /// RMS display level on the `--meter-floor` … 0 dBFS scale (with `--fall`).
-    case rms
-    /// Digital peak with hold, `--meter-floor` … 0 dBFS.
-    case peak
-    /// True peak, `--meter-floor` … 0 dBTP.
-    case truepeak
-    /// VU, −20 … +3 VU.
-    case vu
-    /// PPM on the `--ppm` type's scale (e.g. −12 … +12 dB for EBU, marks 1 … 7 for BBC).
-    case ppm
-    /// K-System, −40 … +K dB on the `--k-scale` scale.
-    case k
-    /// Momentary loudness, −59 … −5 LUFS (the EBU +18 scale around −23 LUFS).
-    case momentary
-    /// Short-term loudness, −59 … −5 LUFS.
-    case shortterm
+/// What the meter ports carry: one of the meters of the reading table (`MeterScales.meters`,
+/// `ReadingField.meter`), by the name `--meter` takes, mapped linearly from its scale to 0 … 1.
+public struct MeterSource: RawRepresentable, CaseIterable, Sendable, Hashable {
+    public let rawValue: String
+    /// Nil for a name no reading's meter has.
+    public init?(rawValue: String) {
+        guard MeterScales.meter(rawValue) != nil else { return nil }
+        self.rawValue = rawValue
+    }
+    private init(known: String) { rawValue = known }
+
+    /// Every meter, in the table's order.
+    public static var allCases: [MeterSource] { MeterScales.names.map { MeterSource(known: $0.name) } }
+
+    /// Its meter, reading and field in the table.
+    public var entry: (meter: ReadingMeter, reading: Reading, field: ReadingField) { MeterScales.meter(rawValue)! }
+
+    public static let rms = MeterSource(known: "rms")
+    public static let peak = MeterSource(known: "peak")
+    public static let truepeak = MeterSource(known: "truepeak")
+    public static let vu = MeterSource(known: "vu")
+    public static let ppm = MeterSource(known: "ppm")
+    public static let k = MeterSource(known: "k")
+    public static let momentary = MeterSource(known: "momentary")
+    public static let shortterm = MeterSource(known: "shortterm")
 }

@@ -91,6 +91,10 @@ public final class Analyzer: @unchecked Sendable {
     private let pitchConfidenceThreshold: Double
     /// The scale `meter_N`'s 0 … 1 spans (`--meter`).
     private let meterScale: DisplayScale
+    /// `--meter`'s meter, and its values at the latest hop when it has none of the analyzer's
+    /// own (`updateHopMeter`).
+    private let meter: ReadingMeter
+    private var hopMeter: [Float]
 
     /// Plans the FFTs and allocates every buffer. Not real-time safe.
     public init(settings: AnalysisSettings, sampleRate: Int, features: Features = .all) throws(DSPError) {
@@ -134,6 +138,8 @@ public final class Analyzer: @unchecked Sendable {
         thirdLevels.initialize(repeating: Decibels.floor, count: max(1, c.channels * bandCount))
         pitchConfidenceThreshold = settings.pitchConfidence
         meterScale = settings.meterScale
+        meter = settings.meterSource.entry.meter
+        hopMeter = Array(repeating: 0, count: settings.channels)
         let resolved = settings.resolvedProgrammes
         programmes = resolved.map { ProgrammeMeter($0, inputs: c.channels, sampleRate: sampleRate, gating: c.gating) }
         programmeOfChannel = (0..<c.channels).map { ch in resolved.firstIndex { $0.channels.contains(ch) } ?? 0 }
@@ -365,6 +371,7 @@ public final class Analyzer: @unchecked Sendable {
                 for k in meter.distribution.indices { snapshot.programmes[p].histogram[k] = meter.distribution[k] }
             }
         }
+        updateHopMeter(snapshot)
         for c in channels.indices {
             snapshot.channels[c].meter = meterValue(channel: c, loudness: snapshot.programmes[programmeOfChannel[c]].loudness)
         }
@@ -390,15 +397,29 @@ public final class Analyzer: @unchecked Sendable {
         let ch = channels[c]
         // The scale the ports' pretty-names and the displays show (`MeterScales`).
         func map(_ v: Double) -> Float { Float(meterScale.fraction(of: v)) }
-        switch settings.meterSource {
-        case .rms: return ch.displayLevel
-        case .peak: return map(ch.heldPeak)
-        case .truepeak: return map(ch.displayTruePeak)
+        switch meter.live {
+        case .rmsLevel: return ch.displayLevel
+        case .heldPeak: return map(ch.heldPeak)
+        case .truePeak: return map(ch.displayTruePeak)
         case .vu: return map(vuReading(channel: c))
         case .ppm: return map(ppmReading(channel: c))
         case .k: return map(kReading(channel: c))
         case .momentary: return map(l.momentary)
-        case .shortterm: return map(l.shortTerm)
+        case .shortTerm: return map(l.shortTerm)
+        case nil: return hopMeter[c]
+        }
+    }
+
+    /// A meter with no value of the analyzer's own (`ReadingMeter.live` nil): its field's
+    /// value in the snapshot just written (a channel's own, or its programme's), mapped to
+    /// the scale; held until the next hop. Not finite (none yet): 0.
+    private func updateHopMeter(_ s: Snapshot) {
+        guard meter.live == nil else { return }
+        let field = settings.meterSource.entry.field, scope = settings.meterSource.entry.reading.scope
+        for c in channels.indices {
+            let subject = scope == .programme ? programmeOfChannel[c] : c
+            let v = field.value(s, subject).number ?? .nan
+            hopMeter[c] = v.isFinite ? Float(meterScale.fraction(of: v)) : 0
         }
     }
 

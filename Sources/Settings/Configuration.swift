@@ -309,15 +309,8 @@ extension AnalysisFeatures {
             // The pictures: the goniometer's points, the bit meter and the loudness histogram.
             f.formUnion([.goniometer, .bits, .histogram])
         }
-        switch c.meterSource {
-        case .rms: break
-        case .peak: f.insert(.dpeak)
-        case .truepeak: f.insert(.truePeak)
-        case .vu: f.insert(.vu)
-        case .ppm: f.insert(.ppm)
-        case .k: f.insert(.k)
-        case .momentary, .shortterm: f.insert(.loudness)
-        }
+        // The meter on the ports: what its reading needs.
+        f.formUnion(c.meterSource.entry.reading.features)
         return f
     }
 }

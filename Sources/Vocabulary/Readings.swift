@@ -143,16 +143,52 @@ public struct ReadingField: Sendable {
     /// Its Prometheus family on `/metrics` (nil: none of its own; the families named before
     /// the table could say so are `MetricsExporter`'s fixed list).
     public let metric: MetricFamily?
+    /// The meter `--meter` may put on the meter ports from it (nil: none).
+    public let meter: ReadingMeter?
     public let value: @Sendable (Snapshot, Int) -> ReadingValue
 
-    public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, metric: MetricFamily? = nil,
+    public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, metric: MetricFamily? = nil, meter: ReadingMeter? = nil,
                 _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
         self.key = key
         self.unit = unit
         self.wire = wire
         self.metric = metric
+        self.meter = meter
         self.value = value
     }
+}
+
+/// A meter of `--meter`: the meter ports carry a reading field's value mapped from this scale
+/// to 0 … 1; their pretty-names in JACK's metadata and the displays' bar read the same scale.
+public struct ReadingMeter: Sendable {
+    /// `--meter`'s name for it, and what it is (for `--help`).
+    public let name: String
+    public let summary: String
+    /// Its scale, with the colour zones, on the options it depends on.
+    public let scale: @Sendable (MeterScales.Parameters) -> DisplayScale
+    /// The analyzer's own value of it, brought up to date every period (a JACK cycle) with
+    /// the ballistics the ports show; nil: the field's value at each analysis hop.
+    public let live: LiveMeter?
+    /// Where `--help` lists it (lower first; meters that do not say come after, in the
+    /// table's order).
+    public let listed: Int
+
+    public init(_ name: String, _ summary: String, live: LiveMeter? = nil, listed: Int = .max,
+                scale: @escaping @Sendable (MeterScales.Parameters) -> DisplayScale) {
+        self.name = name
+        self.summary = summary
+        self.live = live
+        self.listed = listed
+        self.scale = scale
+    }
+}
+
+/// The meters the analyzer keeps up to date every period, sample-accurate, for the ports.
+public enum LiveMeter: Sendable, Equatable {
+    /// The RMS display level (with `--fall`); the digital peak with hold; the true peak's
+    /// display value; the VU, PPM and K readings; the channel's programme's momentary and
+    /// short-term loudness.
+    case rmsLevel, heldPeak, truePeak, vu, ppm, k, momentary, shortTerm
 }
 
 /// A reading field's Prometheus family: its full name (the `jackvu_` prefix and the unit as a
@@ -253,7 +289,7 @@ public enum Readings {
             ReadingField("peak_dbfs", .dBFS) { s, i in .float(s.channels[i].peakDBFS) },
         ], display: .layout),
         Reading("rms", "RMS of the analysis block, dBFS", scope: .channel, fields: [
-            ReadingField("rms_dbfs", .dBFS) { s, i in .float(s.channels[i].rmsDBFS) },
+            ReadingField("rms_dbfs", .dBFS, meter: MeterScales.rms) { s, i in .float(s.channels[i].rmsDBFS) },
         ], display: .layout),
         Reading("level", "display level 0..1", scope: .channel, fields: [
             ReadingField("level", .fraction) { s, i in .float(s.channels[i].level) },
@@ -265,7 +301,7 @@ public enum Readings {
             ReadingField("meter", .fraction) { s, i in .float(s.channels[i].meter) },
         ], display: .layout),
         Reading("truepeak", "true peak, dBTP", scope: .channel, features: .truePeak, fields: [
-            ReadingField("true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].truePeakDBTP) },
+            ReadingField("true_peak_dbtp", .dBTP, meter: MeterScales.truePeak) { s, i in .float(s.channels[i].truePeakDBTP) },
             ReadingField("max_true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].maxTruePeakDBTP) },
         ], display: .layout),
         // Only when a fault set the maximum: its cause and the maximum over the clean periods
@@ -276,17 +312,17 @@ public enum Readings {
             ReadingField("clean_max_true_peak_dbtp", .dBTP) { s, i in s.channels[i].maxTruePeakFault.map { .double($0.clean) } ?? .missing },
         ], display: .layout),
         Reading("dpeak", "digital peak with hold, dBFS, and clips", scope: .channel, features: .dpeak, fields: [
-            ReadingField("dpeak_dbfs", .dBFS) { s, i in .float(s.channels[i].heldPeakDBFS) },
+            ReadingField("dpeak_dbfs", .dBFS, meter: MeterScales.peak) { s, i in .float(s.channels[i].heldPeakDBFS) },
             ReadingField("clips", .count) { s, i in .int(s.channels[i].clips) },
         ], display: .layout),
         Reading("vu", "VU meter", scope: .channel, features: .vu, fields: [
-            ReadingField("vu", .VU) { s, i in .float(s.channels[i].vu) },
+            ReadingField("vu", .VU, meter: MeterScales.vu) { s, i in .float(s.channels[i].vu) },
         ]),
         Reading("ppm", "PPM", scope: .channel, features: .ppm, fields: [
-            ReadingField("ppm", .ppmScale) { s, i in .float(s.channels[i].ppm) },
+            ReadingField("ppm", .ppmScale, meter: MeterScales.ppm) { s, i in .float(s.channels[i].ppm) },
         ]),
         Reading("k", "K-System meter", scope: .channel, features: .k, fields: [
-            ReadingField("k_db", .dB) { s, i in .float(s.channels[i].k) },
+            ReadingField("k_db", .dB, meter: MeterScales.k) { s, i in .float(s.channels[i].k) },
         ]),
         Reading("pitch", "the note played (YIN)", scope: .channel, features: .yin, fields: [
             ReadingField("pitch_hz", .Hz) { s, i in .double(s.channels[i].pitchHz) },
@@ -330,8 +366,8 @@ public enum Readings {
         // Per programme: PREFIX/loudness/NAME for the default programme (JSON in "loudness"),
         // PREFIX/programme/P/NAME for programme P of --programme (JSON in "programmes": {"P": …}).
         Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [
-            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.momentary) }]),
-            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
+            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS, meter: MeterScales.momentary) { s, p in .double(s.programmes[p].loudness.momentary) }]),
+            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS, meter: MeterScales.shortTerm) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
             ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.integrated) }]),
             ReadingMessage("range", [ReadingField("range_lu", .LU) { s, p in .double(s.programmes[p].loudness.range) }]),
             ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
@@ -489,9 +525,14 @@ public enum Readings {
     }
 }
 
-/// What `--meter` puts on the meter ports, and the scale its 0 … 1 value spans: one entry per
-/// meter, from which the ports' values, their pretty-names in JACK's metadata and the
-/// displays' bar are derived.
+/// What `--meter` puts on the meter ports, and the scale its 0 … 1 value spans: each meter is
+/// a reading field's (`ReadingField.meter`), and the ports' values, their pretty-names in JACK's
+/// metadata and the displays' bar all derive from it. The scales' colour zones: dBFS meters
+/// green below −18, yellow to −6, red above (true peak: −6 and −1 dBTP, the R 128 limit); VU
+/// yellow from −3, red from 0 VU; PPM yellow from the alignment mark, red from the permitted
+/// maximum (+9 dB; DIN 0 dB; BBC 4 and 6); K-System green to 0, yellow to +4, red above
+/// (Katz); loudness yellow from −23 LUFS (the R 128 target), red from −18 (the +18 scale of
+/// EBU Tech 3341, −59 … −5 LUFS).
 public enum MeterScales {
     /// What a scale depends on.
     public struct Parameters: Sendable, Equatable {
@@ -507,64 +548,65 @@ public enum MeterScales {
         }
     }
 
-    /// The meters `--meter` takes, with what each is, in the order `--help` lists them.
-    public static let names: [(name: String, summary: String)] = [
-        ("rms", "RMS display level, --meter-floor .. 0 dBFS (with --fall)"),
-        ("peak", "digital peak with hold, --meter-floor .. 0 dBFS"),
-        ("truepeak", "true peak, --meter-floor .. 0 dBTP"),
-        ("vu", "VU, -20 .. +3 VU"),
-        ("ppm", "PPM on the --ppm type's scale"),
-        ("k", "K-System, -40 .. +K dB (--k-scale)"),
-        ("momentary", "momentary loudness, -59 .. -5 LUFS"),
-        ("shortterm", "short-term loudness, -59 .. -5 LUFS"),
-    ]
+    /// Every meter `--meter` takes, with its reading and field, in the order `--help` lists
+    /// them (`ReadingMeter.listed`, then the table's).
+    public static var meters: [(meter: ReadingMeter, reading: Reading, field: ReadingField)] {
+        let all = Readings.table.flatMap { r in r.fields.compactMap { f in f.meter.map { ($0, r, f) } } }
+        return all.enumerated().sorted { ($0.element.0.listed, $0.offset) < ($1.element.0.listed, $1.offset) }.map(\.element)
+    }
 
-    /// The scale of meter `name`, with its colour zones: dBFS meters green below −18, yellow
-    /// to −6, red above (true peak: −6 and −1 dBTP, the R 128 limit); VU yellow from −3, red
-    /// from 0 VU; PPM yellow from the alignment mark, red from the permitted maximum (+9 dB;
-    /// DIN 0 dB; BBC 4 and 6); K-System green to 0, yellow to +4, red above (Katz); loudness
-    /// yellow from −23 LUFS (the R 128 target), red from −18 (the +18 scale of EBU Tech 3341,
-    /// −59 … −5 LUFS).
-    public static func scale(_ name: String, _ p: Parameters) -> DisplayScale? {
-        let floor = p.floorDBFS
-        let dbStep = floor <= -90 ? 20.0 : floor <= -40 ? 10.0 : floor <= -20 ? 6.0 : 3.0
-        switch name {
-        case "rms", "peak":
-            return DisplayScale(
-                name: name == "rms" ? "RMS" : "Peak", unit: "dBFS", range: floor...0, yellowFrom: -18, redFrom: -6,
-                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
-        case "truepeak":
-            return DisplayScale(
-                name: "True peak", unit: "dBTP", range: floor...0, yellowFrom: -6, redFrom: -1,
-                marks: DisplayScale.marks(floor...0, step: dbStep), holdIsSamplePeak: true)
-        case "vu":
-            return DisplayScale(
-                name: "VU", unit: "VU", range: VUMeter.scale, yellowFrom: -3, redFrom: 0,
-                marks: [-20, -10, -7, -5, -3, -2, -1, 0, 1, 2, 3], holdIsSamplePeak: false)
-        case "ppm":
-            let scale = p.ppmType.scale
-            let (yellow, red, step): (Double, Double, Double)
-            switch p.ppmType {
-            case .ebu: (yellow, red, step) = (0, 9, 4)
-            case .nordic: (yellow, red, step) = (0, 9, 6)
-            case .din: (yellow, red, step) = (-9, 0, 5)
-            case .bbc: (yellow, red, step) = (4, 6, 1)
-            }
-            return DisplayScale(
-                name: "PPM \(p.ppmType.rawValue.uppercased())", unit: p.ppmType == .bbc ? "mark" : "dB", range: scale,
-                yellowFrom: yellow, redFrom: red, marks: DisplayScale.marks(scale, step: step), holdIsSamplePeak: false)
-        case "k":
-            let range = -40...Double(p.kHeadroom)
-            return DisplayScale(
-                name: "K-\(p.kHeadroom)", unit: "dB", range: range, yellowFrom: 0, redFrom: 4,
-                marks: DisplayScale.marks(range, step: 4), holdIsSamplePeak: false)
-        case "momentary", "shortterm":
-            return DisplayScale(
-                name: name == "momentary" ? "Momentary" : "Short-term", unit: "LUFS", range: -59...(-5),
-                yellowFrom: -23, redFrom: -18, marks: stride(from: -59.0, through: -5, by: 6).map { $0 },
-                holdIsSamplePeak: false)
-        default:
-            return nil
+    /// The meters `--meter` takes, with what each is.
+    public static var names: [(name: String, summary: String)] { meters.map { ($0.meter.name, $0.meter.summary) } }
+
+    /// The meter named `name`, with its reading and field.
+    public static func meter(_ name: String) -> (meter: ReadingMeter, reading: Reading, field: ReadingField)? {
+        meters.first { $0.meter.name == name }
+    }
+
+    /// The scale of meter `name` (nil: no such meter).
+    public static func scale(_ name: String, _ p: Parameters) -> DisplayScale? { meter(name)?.meter.scale(p) }
+
+    /// Marks every `step` of a dBFS scale from `floor` to 0, the step by the floor's depth.
+    static func dBFSMarks(_ floor: Double) -> [Double] {
+        DisplayScale.marks(floor...0, step: floor <= -90 ? 20.0 : floor <= -40 ? 10.0 : floor <= -20 ? 6.0 : 3.0)
+    }
+
+    static let rms = ReadingMeter("rms", "RMS display level, --meter-floor .. 0 dBFS (with --fall)", live: .rmsLevel, listed: 0) { p in
+        DisplayScale(name: "RMS", unit: "dBFS", range: p.floorDBFS...0, yellowFrom: -18, redFrom: -6, marks: dBFSMarks(p.floorDBFS), holdIsSamplePeak: true)
+    }
+    static let peak = ReadingMeter("peak", "digital peak with hold, --meter-floor .. 0 dBFS", live: .heldPeak, listed: 1) { p in
+        DisplayScale(name: "Peak", unit: "dBFS", range: p.floorDBFS...0, yellowFrom: -18, redFrom: -6, marks: dBFSMarks(p.floorDBFS), holdIsSamplePeak: true)
+    }
+    static let truePeak = ReadingMeter("truepeak", "true peak, --meter-floor .. 0 dBTP", live: .truePeak, listed: 2) { p in
+        DisplayScale(name: "True peak", unit: "dBTP", range: p.floorDBFS...0, yellowFrom: -6, redFrom: -1, marks: dBFSMarks(p.floorDBFS), holdIsSamplePeak: true)
+    }
+    static let vu = ReadingMeter("vu", "VU, -20 .. +3 VU", live: .vu, listed: 3) { _ in
+        DisplayScale(name: "VU", unit: "VU", range: VUMeter.scale, yellowFrom: -3, redFrom: 0,
+                     marks: [-20, -10, -7, -5, -3, -2, -1, 0, 1, 2, 3], holdIsSamplePeak: false)
+    }
+    static let ppm = ReadingMeter("ppm", "PPM on the --ppm type's scale", live: .ppm, listed: 4) { p in
+        let scale = p.ppmType.scale
+        let (yellow, red, step): (Double, Double, Double)
+        switch p.ppmType {
+        case .ebu: (yellow, red, step) = (0, 9, 4)
+        case .nordic: (yellow, red, step) = (0, 9, 6)
+        case .din: (yellow, red, step) = (-9, 0, 5)
+        case .bbc: (yellow, red, step) = (4, 6, 1)
         }
+        return DisplayScale(
+            name: "PPM \(p.ppmType.rawValue.uppercased())", unit: p.ppmType == .bbc ? "mark" : "dB", range: scale,
+            yellowFrom: yellow, redFrom: red, marks: DisplayScale.marks(scale, step: step), holdIsSamplePeak: false)
+    }
+    static let k = ReadingMeter("k", "K-System, -40 .. +K dB (--k-scale)", live: .k, listed: 5) { p in
+        let range = -40...Double(p.kHeadroom)
+        return DisplayScale(name: "K-\(p.kHeadroom)", unit: "dB", range: range, yellowFrom: 0, redFrom: 4,
+                            marks: DisplayScale.marks(range, step: 4), holdIsSamplePeak: false)
+    }
+    static let momentary = ReadingMeter("momentary", "momentary loudness, -59 .. -5 LUFS", live: .momentary, listed: 6) { _ in loudness("Momentary") }
+    static let shortTerm = ReadingMeter("shortterm", "short-term loudness, -59 .. -5 LUFS", live: .shortTerm, listed: 7) { _ in loudness("Short-term") }
+
+    static func loudness(_ name: String) -> DisplayScale {
+        DisplayScale(name: name, unit: "LUFS", range: -59...(-5), yellowFrom: -23, redFrom: -18,
+                     marks: stride(from: -59.0, through: -5, by: 6).map { $0 }, holdIsSamplePeak: false)
     }
 }
