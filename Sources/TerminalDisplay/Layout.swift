@@ -167,7 +167,10 @@ struct Painter {
         // Spectrum of the selected channel.
         let spectrumTop = top + shown + 1
         let spectrumRows = height - spectrumTop - bottomLines
-        drawSpectrum(s.channels[selected], sampleRate: s.sampleRate, channel: selected, y: spectrumTop, rows: spectrumRows)
+        // Its title line also carries the selected channel's further readings of the table
+        // (`Readings.extras`, scope channel: the crest factor), by label.
+        let extras = Readings.extras(s, scope: .channel, subject: selected).map { "\($0.label) \($0.text) \($0.unit)   " }.joined()
+        drawSpectrum(s.channels[selected], sampleRate: s.sampleRate, channel: selected, y: spectrumTop, rows: spectrumRows, detail: extras)
 
         // Last line: correlation, and loudness when it was not beside the note.
         drawLastLine(s, loudness: !wide, y: height - 1)
@@ -240,9 +243,7 @@ struct Painter {
         }
         screen.put("confidence " + fixed(ch.pitchConfidence, 2), x: x, y: y + 3, style: CellStyle(dim: true), maxWidth: textWidth)
         let peak = ch.peakNote.map { "FFT peak " + Layout.hertz(ch.peakFrequencyHz) + " " + $0.name } ?? "FFT peak -"
-        // Then the further channel readings of the table (`Readings.extras`, scope channel).
-        let extras = Readings.extras(s, scope: .channel, subject: channel).map { "  \($0.label) \($0.text) \($0.unit)" }.joined()
-        screen.put(peak + extras, x: x, y: y + 4, style: CellStyle(dim: true), maxWidth: textWidth)
+        screen.put(peak, x: x, y: y + 4, style: CellStyle(dim: true), maxWidth: textWidth)
     }
 
     /// A tuning needle: −50 … +50 cents, the centre marked, in at most `w` columns (an odd
@@ -403,7 +404,7 @@ struct Painter {
 
     // MARK: Spectrum
 
-    mutating func drawSpectrum(_ ch: ChannelSnapshot, sampleRate: Int, channel: Int, y: Int, rows: Int) {
+    mutating func drawSpectrum(_ ch: ChannelSnapshot, sampleRate: Int, channel: Int, y: Int, rows: Int, detail: String = "") {
         guard rows >= 1 else { return }
         let axis = 4
         let x0 = axis, w = width - axis - 1
@@ -452,8 +453,8 @@ struct Painter {
             lastEnd = start + text.count
         }
         screen.put("Hz", x: 0, y: labelY, style: CellStyle(dim: true))
-        let title = "Spectrum, input \(channel + 1)"
-        screen.put(title, x: width - title.count - 2, y: y, style: CellStyle(dim: true))
+        let title = detail + "Spectrum, input \(channel + 1)"
+        screen.put(title, x: max(axis, width - title.count - 2), y: y, style: CellStyle(dim: true))
     }
 
     // MARK: Last line
