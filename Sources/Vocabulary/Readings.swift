@@ -324,6 +324,21 @@ public enum Readings {
         Reading("k", "K-System meter", scope: .channel, features: .k, fields: [
             ReadingField("k_db", .dB, meter: MeterScales.k) { s, i in .float(s.channels[i].k) },
         ]),
+        // How far the block's sample peak stands above its RMS: a sine 3.01 dB, a square 0,
+        // speech and music 12 to 20; a heavily limited master 6 to 8 (null in silence). On
+        // request; the displays show it by the selected channel's detail, the file summary over
+        // the whole file. Its meter has no colour zones: a crest factor is neither good nor bad.
+        Reading("crest", "crest factor: the analysis block's sample peak minus its RMS, dB", scope: .channel, fields: [
+            ReadingField("crest_db", .dB,
+                         metric: MetricFamily("jackvu_crest_factor_db", "The analysis block's sample peak minus its RMS, dB (a sine 3.01, a square 0); -200 in silence."),
+                         meter: ReadingMeter("crest", "crest factor, 0 .. 30 dB") { _ in
+                             DisplayScale(name: "Crest", unit: "dB", range: 0...30, yellowFrom: 30, redFrom: 30,
+                                          marks: DisplayScale.marks(0...30, step: 6), holdIsSamplePeak: false)
+                         }) { s, i in
+                let ch = s.channels[i]
+                return ch.rmsDBFS > Decibels.floor && ch.peakDBFS > Decibels.floor ? .float(ch.peakDBFS - ch.rmsDBFS) : .missing
+            },
+        ], display: .extra(label: "crest", decimals: 1), onRequest: true),
         Reading("pitch", "the note played (YIN)", scope: .channel, features: .yin, fields: [
             ReadingField("pitch_hz", .Hz) { s, i in .double(s.channels[i].pitchHz) },
             ReadingField("note", .note) { s, i in .note(s.channels[i].pitchNote) },

@@ -113,9 +113,15 @@ final class ReadingsTests: XCTestCase {
             // The displays: what they show is computed whatever --send says.
             XCTAssertEqual(Readings.displayed.contains(kind), reading.display != nil, name)
             if case .extra(let label, _)? = reading.display {
-                XCTAssertEqual(reading.scope, .programme, "\(name): extras are programme readings")
-                let shown = Readings.extras(s).filter { $0.label == label }
+                XCTAssertTrue([.programme, .channel].contains(reading.scope), "\(name): extras are programme or channel readings")
+                let shown = Readings.extras(s, scope: reading.scope, subject: 0).filter { $0.label == label }
                 XCTAssertEqual(shown.map(\.key), reading.fields.filter { $0.wire != .oscOnly }.map(\.key), name)
+                XCTAssertTrue(Readings.extrasJSON.contains("\"label\": \"\(label)\""), "\(name): in the page's hello")
+            }
+            // A field's meter: --meter takes its name, and its scale has its zones on it.
+            for field in reading.fields {
+                guard let meter = field.meter else { continue }
+                XCTAssertEqual(MeterScales.meter(meter.name)?.field.key, field.key, "\(name): --meter \(meter.name)")
             }
         }
         // A file's stream leaves the live-only readings out.
@@ -274,7 +280,7 @@ final class MetricsExporterTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(value(text, "jackvu_plr_lu{programme=\"main\"}")), 3, accuracy: 1e-9, text)
         XCTAssertTrue(text.contains("# HELP jackvu_plr_lu Peak-to-loudness ratio"), text)
         let declared = Readings.table.flatMap(\.fields).compactMap(\.metric?.name)
-        XCTAssertEqual(declared, ["jackvu_plr_lu"])
+        XCTAssertEqual(Set(declared), ["jackvu_plr_lu", "jackvu_crest_factor_db"])
         XCTAssertEqual(Set(declared).count, declared.count, "each family named once")
     }
 

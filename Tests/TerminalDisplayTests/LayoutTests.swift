@@ -371,3 +371,21 @@ final class LayoutTests: XCTestCase {
         XCTAssertEqual(context().barEdgesHz(bars: 4, sampleRate: 22050).last!, 11025, accuracy: 1e-6)
     }
 }
+
+extension LayoutTests {
+    /// A channel reading the table shows as an extra (the crest factor) is in the selected
+    /// channel's detail, by label, value and unit, with no code of its own in the layout:
+    /// channel 1's sine (peak −18, RMS −21.01: 3.0 dB), then channel 2 selected (silence: -).
+    func testTheSelectedChannelsDetailShowsItsExtras() {
+        var s = snapshot()
+        s.channels[0].peakDBFS = -18
+        s.channels[0].rmsDBFS = -21.01
+        for width in [80, 120] {
+            let screen = Layout.render(s, context: context(), state: ViewState(), width: width, height: 24, capabilities: color)
+            XCTAssertTrue(screen.text.contains("crest 3.0 dB"), "\(width) columns:\n\(screen.text)")
+        }
+        var state = ViewState()
+        state.selected = 1
+        XCTAssertTrue(Layout.render(s, context: context(), state: state, width: 80, height: 24, capabilities: color).text.contains("crest - dB"))
+    }
+}

@@ -377,3 +377,13 @@ public final class UDPEndpoint {
         }
     }
 }
+
+/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass; whether it held.
+public func eventually(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(timeout)
+    while Date() < end {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}
