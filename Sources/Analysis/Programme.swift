@@ -110,6 +110,7 @@ public struct Programme: Sendable, Equatable {
     /// Why `name` cannot name a programme, or nil.
     static func nameProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= 32 else { return "a name is 1 to 32 characters" }
+        guard name != ProgrammeSnapshot.defaultName else { return "'\(name)' names the default programme (the one over every channel without --programme)" }
         let allowed = name.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
         }

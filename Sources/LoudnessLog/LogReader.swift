@@ -175,13 +175,13 @@ public struct LogReader {
                 byName[name] = entry
             }
             if let names {
-                for n in names where byName[n] == nil && !(n == "programme" && byName[""] != nil) {
-                    throw Failure(description: "no programme '\(n)' in '\(path)' (it has: \(order.map { $0.isEmpty ? "programme" : $0 }.joined(separator: ", ")))")
+                for n in names where byName[n] == nil && !(n == ProgrammeSnapshot.defaultName && byName[""] != nil) {
+                    throw Failure(description: "no programme '\(n)' in '\(path)' (it has: \(order.map(ProgrammeSnapshot.shownName).joined(separator: ", ")))")
                 }
             }
             var out: [ReportProgramme] = []
             for name in order {
-                let shown = name.isEmpty ? "programme" : name
+                let shown = ProgrammeSnapshot.shownName(name)
                 if let names, !names.contains(shown) && !names.contains(name) { continue }
                 let entry = byName[name]!
                 let chosen = target(name)

@@ -47,7 +47,7 @@ public struct ReportProgramme: Sendable {
         self.blocks = blocks
     }
     /// `programme` for the default programme, else its name.
-    public var displayName: String { name.isEmpty ? "programme" : name }
+    public var displayName: String { ProgrammeSnapshot.shownName(name) }
 }
 
 /// An alarm change or chain event as logged.

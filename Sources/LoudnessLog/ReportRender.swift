@@ -104,7 +104,7 @@ extension Report {
         out += incidents.map { i in
             "{\"time\": \"\(stamp(i.t))\", \"kind\": \(jsonString(i.kind)), \"subject\": \(jsonString(i.subject)), "
                 + "\"state\": \(i.state.map(jsonString) ?? "null"), \"value\": \(n(i.value, floor: -.infinity)), "
-                + "\"detail\": \(i.detail.map(jsonString) ?? "null"), \"programme\": \(i.programme.map { jsonString($0.isEmpty ? "programme" : $0) } ?? "null")}"
+                + "\"detail\": \(i.detail.map(jsonString) ?? "null"), \"programme\": \(i.programme.map { jsonString(ProgrammeSnapshot.shownName($0)) } ?? "null")}"
         }.joined(separator: ",\n  ")
         // Beyond the first LogReader.incidentLimit, incidents are counted, not listed.
         return out + "],\n \"incidents_omitted\": \(incidentsOmitted)}\n"

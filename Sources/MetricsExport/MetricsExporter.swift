@@ -110,7 +110,7 @@ public final class MetricsExporter: @unchecked Sendable {
     }
 
     private static func programmeMetrics(_ r: PrometheusCollectorRegistry, _ p: ProgrammeSnapshot) -> ProgrammeMetrics {
-        let labels = [("programme", p.name.isEmpty ? "all" : p.name)]
+        let labels = [("programme", p.shownName)]
         func gauge(_ name: String, _ help: String) -> Gauge { r.makeGauge(descriptor: MetricsExporter.named(name, help), labels: labels) }
         let stateHelp = "1 for the programme's state against its target (pending, within, above, below, true-peak-over, short-term-over), 0 for the others."
         let states: [(LoudnessTarget.State, Gauge)] = p.target == nil ? [] : LoudnessTarget.State.allCases.map { state in
@@ -240,7 +240,7 @@ public final class MetricsExporter: @unchecked Sendable {
                 let subjects: [(Int, [(String, String)])]
                 switch reading.scope {
                 case .channel: subjects = s.channels.indices.map { ($0, [("channel", String($0 + 1))]) }
-                case .programme: subjects = s.programmes.indices.map { ($0, [("programme", s.programmes[$0].name.isEmpty ? "all" : s.programmes[$0].name)]) }
+                case .programme: subjects = s.programmes.indices.map { ($0, [("programme", s.programmes[$0].shownName)]) }
                 case .instance: subjects = [(0, [])]
                 case .pair: subjects = s.pairs.indices.map { q in
                     (q, s.pairs[q].programme.map { [("programme", s.programmes[$0].name), ("pair", s.pairs[q].label)] }

@@ -101,7 +101,7 @@ public final class LoudnessHistory: Sendable {
         for (p, name) in programmes.enumerated() {
             if p > 0 { out += ", " }
             let s = all[p]
-            out += "{\"name\": \(jsonString(name)), \"age_s\": ["
+            out += "{\"name\": \(jsonString(ProgrammeSnapshot.shownName(name))), \"age_s\": ["
             out += s.times.map { fixed(max(0, now - $0), 1) }.joined(separator: ",")
             out += "], \"momentary_lufs\": [" + s.momentary.map(value).joined(separator: ",")
             out += "], \"short_term_lufs\": [" + s.shortTerm.map(value).joined(separator: ",") + "]}"

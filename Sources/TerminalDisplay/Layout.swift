@@ -192,7 +192,7 @@ struct Painter {
             text += "  overruns \(s.status.overruns)  skipped \(s.status.outputSkipped)"
         }
         let programme = state.programme.flatMap { p in s.flatMap { p < $0.programmes.count ? $0.programmes[p].name : nil } }
-        let right = (state.paused ? "PAUSED  " : "") + (programme.map { "keys: \($0.isEmpty ? "all" : $0)  " } ?? "")
+        let right = (state.paused ? "PAUSED  " : "") + (programme.map { "keys: \(ProgrammeSnapshot.shownName($0))  " } ?? "")
             + "ch \(selected + 1)/\(channels)  ? help "
         screen.put(text, x: 0, y: 0, style: bar, maxWidth: max(0, width - right.count - 1))
         screen.put(right, x: width - right.count, y: 0, style: CellStyle(bold: state.paused, reverse: true))

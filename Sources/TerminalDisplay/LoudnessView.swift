@@ -65,7 +65,7 @@ extension Painter {
     mutating func drawProgrammeLine(_ s: Snapshot, programme p: Int, selected: Bool, y: Int) {
         let prog = s.programmes[p]
         let l = prog.loudness
-        let label = prog.name.isEmpty ? "all" : prog.name
+        let label = prog.shownName
         let name = label.count > 10 ? String(label.prefix(9)) + "~" : label
         var x = screen.put((selected ? ">" : " ") + "\(p + 1) " + name + String(repeating: " ", count: 10 - name.count), x: 0, y: y,
                            style: CellStyle(bold: true, reverse: selected))

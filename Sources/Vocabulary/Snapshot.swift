@@ -92,6 +92,13 @@ public struct MaximumFault: Sendable, Equatable {
 public struct ProgrammeSnapshot: Sendable {
     /// Its name; empty for the default programme (addresses `PREFIX/loudness/…`).
     public var name: String
+    /// The name people and other tools see: its own, or `defaultName` for the default
+    /// programme — the same in `/metrics`, both displays, `/history`, the alarms and the
+    /// reports (the log keeps the empty name as its key).
+    public var shownName: String { ProgrammeSnapshot.shownName(name) }
+    /// The default programme's name where it is shown (`--programme` cannot take it).
+    public static let defaultName = "programme"
+    public static func shownName(_ name: String) -> String { name.isEmpty ? defaultName : name }
     public var loudness = LoudnessSnapshot()
     /// Its inputs, 0-based (its largest true peak is theirs: `Snapshot.maxTruePeakDBTP`).
     public var channels: [Int]

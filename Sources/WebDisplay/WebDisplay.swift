@@ -221,7 +221,7 @@ public final class WebDisplay: Display, @unchecked Sendable {
             + "\"hold_is_sample_peak\": \(m.holdIsSamplePeak)}, "
             + "\"bars_from_hz\": \(n(c.barsFromHz)), \"bars_to_hz\": \(n(c.barsToHz)), "
             + "\"hold_s\": \(n(c.holdSeconds)), \"rate_hz\": \(n(c.rate)), \"stall_limit_s\": \(n(stallLimit)), "
-            + "\"extras\": [\(extras)]}}"
+            + "\"default_programme\": \(jsonString(ProgrammeSnapshot.defaultName)), \"extras\": [\(extras)]}}"
     }
 
     /// Whether `host` resolves (getaddrinfo), so a typo fails before anything starts.

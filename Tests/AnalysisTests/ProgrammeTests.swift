@@ -55,7 +55,7 @@ final class ProgrammeTests: XCTestCase {
         XCTAssertEqual(mix.weights, [1, 1, 0.5])
         XCTAssertEqual(mix.pairs.map(\.label), ["1-2"])
         for bad in ["main", "=1-2", "a b=1-2", "main=0-2", "main=3-1", "main=1-2,2", "main=1-3:5.1", "main=1-2:7.2",
-                    "main=1-2:weights=1", "main=1-2:weights=0,0", "main=1-2:weights=1,x", "main=1-1100"] {
+                    "main=1-2:weights=1", "main=1-2:weights=0,0", "main=1-2:weights=1,x", "main=1-1100", "programme=1-2"] {
             XCTAssertThrowsError(try Programme.parse(bad), bad) { error in
                 let text = (error as? ConfigurationError)?.description ?? ""
                 XCTAssertTrue(text.hasPrefix("--programme '\(bad)': "), text)

@@ -337,3 +337,20 @@ final class MetricsExporterTests: XCTestCase {
         XCTAssertEqual(value(exporter.exposition(openMetrics: false, at: t0 + 300_000_000), "jackvu_xruns_total"), 9)
     }
 }
+
+extension MetricsExporterTests {
+    /// The default programme (over every channel, without `--programme`) has one name where
+    /// it is shown: `/metrics`' label, `/history`, the report's and the log reader's name
+    /// (`ProgrammeSnapshot.defaultName`; the displays draw the same).
+    func testTheDefaultProgrammeHasOneName() {
+        let name = ProgrammeSnapshot.defaultName
+        XCTAssertEqual(name, "programme")
+        var s = Snapshot(channels: 2, barCount: 0)
+        s.programmes = [ProgrammeSnapshot(name: "", channels: [0, 1], target: nil)]
+        let exporter = MetricsExporter(client: "bus-a", channels: 2)
+        exporter.record(s)
+        XCTAssertTrue(exporter.exposition(openMetrics: false, at: 1_000_000_000).contains("jackvu_short_term_loudness_lufs{programme=\"\(name)\"}"))
+        XCTAssertTrue(LoudnessHistory(programmes: [""]).json(now: 0).contains("{\"name\": \"\(name)\""))
+        XCTAssertEqual(s.programmes[0].shownName, name)
+    }
+}

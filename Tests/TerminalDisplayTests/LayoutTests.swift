@@ -303,7 +303,7 @@ final class LayoutTests: XCTestCase {
             let lines = screen.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             XCTAssertTrue(lines[1].hasPrefix("Last 10 min, EBU +9 scale, LU"), lines[1])
             for i in 0..<count {
-                let name = count == 1 ? "all" : "prog\(i + 1)"
+                let name = count == 1 ? ProgrammeSnapshot.defaultName : "prog\(i + 1)"
                 XCTAssertTrue(lines.contains { $0.hasPrefix(" \(i + 1) \(name)") && $0.contains("S -23.0") && $0.hasSuffix("OK") },
                               "programme \(i + 1) of \(count):\n\(screen.text)")
             }
