@@ -71,42 +71,13 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
             // Keys (waiting for them paces the loop: at most 20 ms between looks at the slot).
             let keys = terminal.readKeys(waiting: 20)
             if !keys.isEmpty {
-                let channels = shown?.channels.count ?? context.channels
                 for action in KeyParser.actions(keys) {
-                    switch action {
+                    switch state.apply(action, shown: shown, channels: shown?.channels.count ?? context.channels) {
+                    case .none: break
                     case .quit: context.quit()
-                    case .reset: context.resetProgramme(state.programme)
-                    case .integration:
-                        // Pause what runs, resume what is paused, as shown.
-                        let programmes = shown?.programmes ?? []
-                        if let p = state.programme {
-                            context.setIntegration(p, !(p < programmes.count && programmes[p].paused))
-                        } else {
-                            context.setIntegration(nil, !(!programmes.isEmpty && programmes.allSatisfy(\.paused)))
-                        }
-                    case .view: state.view = state.view == .loudness ? .meters : .loudness
-                    case .goniometer: state.view = state.view == .goniometer ? .meters : .goniometer
-                    case .spectrogram: state.view = state.view == .spectrogram ? .meters : .spectrogram
-                    case .programme(let p):
-                        let count = shown?.programmes.count ?? 1
-                        state.programme = p.flatMap { $0 < count && count > 1 ? $0 : nil }
-                    case .longer, .shorter:
-                        if state.view == .spectrogram {
-                            let spans = ViewState.spectrogramSpans
-                            let i = spans.firstIndex(of: state.spectrogramSeconds) ?? 2
-                            state.spectrogramSeconds = spans[max(0, min(spans.count - 1, i + (action == .longer ? 1 : -1)))]
-                            break
-                        }
-                        let windows = ViewState.historyWindows
-                        let i = windows.firstIndex(of: state.historyMinutes) ?? 3
-                        state.historyMinutes = windows[max(0, min(windows.count - 1, i + (action == .longer ? 1 : -1)))]
-                    case .scale: state.scale = state.scale == .plus9 ? .plus18 : .plus9
-                    case .pause: state.paused.toggle()
-                    case .help: state.help.toggle()
-                    case .next: state.selected = (state.selected + 1) % max(1, channels)
-                    case .previous: state.selected = (state.selected + max(1, channels) - 1) % max(1, channels)
+                    case .reset(let p): context.resetProgramme(p)
+                    case .integration(let p, let pause): context.setIntegration(p, pause)
                     case .redraw: onScreen = nil
-                    case .escape: state.help = false
                     }
                 }
                 dirty = true
@@ -123,20 +94,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
                 dirty = true
             }
             guard dirty else { continue }
-            var history: HistoryView?
-            if state.view == .loudness, let h = context.history {
-                let now = Double(monotonicNanoseconds()) / 1e9
-                history = HistoryView(series: h.series(since: now - Double(state.historyMinutes * 60)), now: now)
-            }
-            var spectrogram: SpectrogramView?
-            if state.view == .spectrogram {
-                let width = max(1, size.width - 5)
-                let group = max(1, Int((Double(state.spectrogramSeconds) * context.rate / Double(width)).rounded(.up)))
-                spectrogram = columns.view(channel: state.selected, columns: width, group: group)
-            }
-            let screen = Layout.render(
-                shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities,
-                history: history, spectrogram: spectrogram)
+            let screen = render(shown, state: state, columns: columns, size: size)
             let ok: Bool
             if terminal.addressable {
                 ok = terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors))
@@ -155,6 +113,25 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
             onScreen = screen
             dirty = false
         }
+    }
+
+    /// The screen for `shown` as `state` asks: the loudness history or the spectrogram's
+    /// columns when that view is on.
+    private func render(_ shown: Snapshot?, state: ViewState, columns: SpectrogramColumns, size: (width: Int, height: Int)) -> Screen {
+        var history: HistoryView?
+        if state.view == .loudness, let h = context.history {
+            let now = Double(monotonicNanoseconds()) / 1e9
+            history = HistoryView(series: h.series(since: now - Double(state.historyMinutes * 60)), now: now)
+        }
+        var spectrogram: SpectrogramView?
+        if state.view == .spectrogram {
+            let width = max(1, size.width - 5)
+            let group = max(1, Int((Double(state.spectrogramSeconds) * context.rate / Double(width)).rounded(.up)))
+            spectrogram = columns.view(channel: state.selected, columns: width, group: group)
+        }
+        return Layout.render(
+            shown, context: context, state: state, width: size.width, height: size.height, capabilities: capabilities,
+            history: history, spectrogram: spectrogram)
     }
 
     /// The bar's own held maximum for meters whose `hold` is on another scale: kept
@@ -178,6 +155,57 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
 }
 
 /// Key presses, from the bytes a terminal sends.
+/// What a key asks of jackvu beyond the display's own state (`ViewState.apply`).
+enum KeyEffect: Equatable {
+    case none, quit, redraw
+    /// Reset a programme (nil: every one).
+    case reset(Int?)
+    /// Pause (true) or resume (false) a programme's integration (nil: every one).
+    case integration(Int?, pause: Bool)
+}
+
+extension ViewState {
+    /// Applies one key's `action` to what the display shows (`shown`: the update on screen,
+    /// `channels` its inputs), and says what it asks of jackvu. Pure: the keys are tested
+    /// without a terminal.
+    mutating func apply(_ action: KeyAction, shown: Snapshot?, channels: Int) -> KeyEffect {
+        switch action {
+        case .quit: return .quit
+        case .reset: return .reset(programme)
+        case .integration:
+            // Pause what runs, resume what is paused, as shown.
+            let programmes = shown?.programmes ?? []
+            if let p = programme { return .integration(p, pause: !(p < programmes.count && programmes[p].paused)) }
+            return .integration(nil, pause: !(!programmes.isEmpty && programmes.allSatisfy(\.paused)))
+        case .view: view = view == .loudness ? .meters : .loudness
+        case .goniometer: view = view == .goniometer ? .meters : .goniometer
+        case .spectrogram: view = view == .spectrogram ? .meters : .spectrogram
+        case .programme(let p):
+            let count = shown?.programmes.count ?? 1
+            programme = p.flatMap { $0 < count && count > 1 ? $0 : nil }
+        case .longer, .shorter:
+            let step = action == .longer ? 1 : -1
+            if view == .spectrogram {
+                let spans = ViewState.spectrogramSpans
+                let i = spans.firstIndex(of: spectrogramSeconds) ?? 2
+                spectrogramSeconds = spans[max(0, min(spans.count - 1, i + step))]
+            } else {
+                let windows = ViewState.historyWindows
+                let i = windows.firstIndex(of: historyMinutes) ?? 3
+                historyMinutes = windows[max(0, min(windows.count - 1, i + step))]
+            }
+        case .scale: scale = scale == .plus9 ? .plus18 : .plus9
+        case .pause: paused.toggle()
+        case .help: help.toggle()
+        case .next: selected = (selected + 1) % max(1, channels)
+        case .previous: selected = (selected + max(1, channels) - 1) % max(1, channels)
+        case .redraw: return .redraw
+        case .escape: help = false
+        }
+        return .none
+    }
+}
+
 enum KeyAction: Equatable {
     case quit, reset, pause, integration, help, next, previous, redraw, escape
     /// The meters or the loudness view (`l`), the goniometer (`g`), the spectrogram (`w`).

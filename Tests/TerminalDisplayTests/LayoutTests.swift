@@ -389,3 +389,34 @@ extension LayoutTests {
         XCTAssertTrue(Layout.render(s, context: context(), state: state, width: 80, height: 24, capabilities: color).text.contains("crest - dB"))
     }
 }
+
+extension LayoutTests {
+    /// The keys as the display applies them, without a terminal (`ViewState.apply`): views
+    /// toggle, `+`/`-` step the history window (or the spectrogram's span in its view),
+    /// `n`/`p` go round the channels, `i` pauses what runs and resumes what is paused (the
+    /// selected programme, or every one), `r` resets it; quit and redraw go to the caller.
+    func testTheKeysChangeTheViewAndAskForWhatTheyMean() {
+        var state = ViewState()
+        var s = snapshot()
+        XCTAssertEqual(state.apply(.quit, shown: s, channels: 2), .quit)
+        XCTAssertEqual(state.apply(.redraw, shown: s, channels: 2), .redraw)
+        XCTAssertEqual(state.apply(.view, shown: s, channels: 2), .none)
+        XCTAssertEqual(state.view, .loudness)
+        let minutes = state.historyMinutes
+        _ = state.apply(.longer, shown: s, channels: 2)
+        XCTAssertGreaterThan(state.historyMinutes, minutes)
+        _ = state.apply(.spectrogram, shown: s, channels: 2)
+        XCTAssertEqual(state.view, .spectrogram)
+        let span = state.spectrogramSeconds
+        _ = state.apply(.shorter, shown: s, channels: 2)
+        XCTAssertLessThan(state.spectrogramSeconds, span)
+        _ = state.apply(.previous, shown: s, channels: 2)
+        XCTAssertEqual(state.selected, 1, "round from the first channel to the last")
+        _ = state.apply(.next, shown: s, channels: 2)
+        XCTAssertEqual(state.selected, 0)
+        XCTAssertEqual(state.apply(.integration, shown: s, channels: 2), .integration(nil, pause: true), "running: pause every programme")
+        s.programmes[0].paused = true
+        XCTAssertEqual(state.apply(.integration, shown: s, channels: 2), .integration(nil, pause: false), "paused: resume")
+        XCTAssertEqual(state.apply(.reset, shown: s, channels: 2), .reset(nil))
+    }
+}
