@@ -164,7 +164,7 @@ let package = Package(
             name: "jackvu",
             dependencies: [
                 "Analysis", "Settings", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "LoudnessLog",
-                "Version", "MetricsExport", argumentParser,
+                "Version", "MetricsExport", "Realtime", argumentParser,
             ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(

@@ -7,15 +7,6 @@
 #include <jack/midiport.h>
 #include <jack/uuid.h>
 #include <stddef.h>
-#include <spawn.h>
-
-/// glibc 2.34's posix_spawn_file_actions_addclosefrom_np (declared only with _GNU_SOURCE):
-/// the helper processes an internal client starts inside jackd must not inherit the server's
-/// client sockets.
-extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
-static inline int jackvu_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
 
 /// `jack_client_open` is variadic (the server name follows `JackServerName`), which Swift
 /// cannot call. `server_name` may be NULL for the default server.

@@ -246,9 +246,13 @@ public final class Client: @unchecked Sendable {
             return "for i in 1 2 3; do \(call) && break; sleep 0.1; done"
         }.joined(separator: "; ")
         deferredProperties = []
-        var environment = ProcessEnvironment.current()
+        var environment = ChildProcess.environment
         if let name = Client.serverNameOfThisProcess() { environment["JACK_DEFAULT_SERVER"] = name }
-        if let pid = ProcessEnvironment.spawn(["/bin/sh", "-c", script], environment: environment) { helpers.append(pid) }
+        // No thread is left waiting for it: inside jackd, code of jackvu.so still running after
+        // `jack_unload` unmapped the library would crash the server (reaped in `close`).
+        if case .success(let pid) = ChildProcess.spawn(["/bin/sh", "-c", script], environment: environment, output: .null, defaultSignals: false) {
+            helpers.append(pid)
+        }
     }
 
     /// The server name on this process's command line (`jackd -n NAME`, `--name NAME`), if
@@ -292,7 +296,7 @@ public final class Client: @unchecked Sendable {
             // The server closes an internal client itself (after jack_finish), and may still
             // deliver a notification until then: the handlers' context stays.
             if wasActive { jack_deactivate(handle) }
-            for pid in helpers { ProcessEnvironment.stop(pid) }
+            for pid in helpers { ChildProcess.stop(pid) }
             helpers = []
             return
         }

@@ -86,7 +86,7 @@ final class AlarmCommandRunner: @unchecked Sendable {
 
     /// The command's environment for `e`: jackvu's own, and the alarm's.
     func environment(_ e: AlarmEvent) -> [String: String] {
-        var env = ProcessEnvironment.current()
+        var env = ChildProcess.environment
         env["JACKVU_ALARM"] = e.kind.rawValue
         env["JACKVU_SUBJECT"] = e.subject
         env["JACKVU_PROGRAMME"] = e.programme.map { programmeNames.indices.contains($0) ? programmeNames[$0] : "" } ?? ""
@@ -101,38 +101,13 @@ final class AlarmCommandRunner: @unchecked Sendable {
 
     /// Runs the command once; nil when it exited 0, else what went wrong.
     private func runOnce(_ e: AlarmEvent) -> String? {
-        let words: [String] = ["/bin/sh", "-c", command]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment(e).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for p in argv { free(p) }
-            for p in envp { free(p) }
-        }
         // stdin from /dev/null; its stdout to jackvu's stderr (jackvu's stdout is the data
-        // stream); none of jackvu's other descriptors (sockets, the log).
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        jackvu_spawn_close_from_fd(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Its own process group (so a timeout stops what it started too), no blocked signals
-        // (jackvu's threads block the ones the main thread waits for), default SIGPIPE.
-        var none = sigset_t()
-        sigemptyset(&none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
-        guard rc == 0 else { return "cannot start /bin/sh: \(String(cString: strerror(rc)))" }
+        // stream); its own process group (so a timeout stops what it started too).
+        let pid: pid_t
+        switch ChildProcess.spawn(["/bin/sh", "-c", command], environment: environment(e), output: .stderr, defaultSignals: true) {
+        case .success(let p): pid = p
+        case .failure(let error): return "cannot start /bin/sh: \(error)"
+        }
         let deadline = monotonicNanoseconds() + Int(timeout * 1e9)
         var status: Int32 = 0
         var killedAt: Int?

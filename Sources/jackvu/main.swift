@@ -7,6 +7,7 @@ import JackVUOptions
 import LoudnessLog
 import MetricsExport
 import Outputs
+import Realtime
 import TerminalDisplay
 import WebDisplay
 
@@ -105,21 +106,10 @@ do throws(any Error) {
     exit(ExitStatus.software.rawValue)
 }
 
-/// The process environment.
-func environment() -> [String: String] {
-    var out: [String: String] = [:]
-    var p = environ
-    while let entry = p.pointee {
-        let text = String(cString: entry)
-        if let eq = text.firstIndex(of: "=") { out[String(text[..<eq])] = String(text[text.index(after: eq)...]) }
-        p += 1
-    }
-    return out
-}
 
 /// The terminal display (`--tui`, or stdout is a terminal).
 func makeTerminalDisplay(_ context: DisplayContext) throws -> any Display {
-    do { return try TerminalDisplay(context: context, environment: environment()) } catch {
+    do { return try TerminalDisplay(context: context, environment: ChildProcess.environment) } catch {
         throw EngineError(.usage, error.description)
     }
 }

@@ -11,8 +11,10 @@
 /// (ETIMEDOUT at the deadline).
 int jackvu_sem_wait_monotonic(sem_t *semaphore, const struct timespec *deadline);
 
-/// glibc 2.34's posix_spawn_file_actions_addclosefrom_np (it needs _GNU_SOURCE): the
-/// --on-alarm command gets none of jackvu's descriptors from 3 on.
+/// glibc 2.34's posix_spawn_file_actions_addclosefrom_np (it needs _GNU_SOURCE): a helper
+/// process (`ChildProcess.spawn`: the --on-alarm command, the in-process client's metadata
+/// helper) gets none of jackvu's descriptors from 3 on — inside jackd those are the server's
+/// client sockets, which a copy held open would keep registered.
 int jackvu_spawn_close_from_fd(posix_spawn_file_actions_t *actions, int from);
 
 #endif
