@@ -4,6 +4,7 @@ import Glibc
 import Jack
 import Analysis
 import JackVU
+import Settings
 import JackVUOptions
 import Outputs
 import Realtime
