@@ -359,7 +359,11 @@ struct SegmentJudge {
         row.faultedMaxima = faultedMaxima.filter {
             !($0.reading == "max_truepeak_dbtp" && p.truePeakOverride != nil) && !($0.reading == "max_sample_peak_dbfs" && p.samplePeakOverride != nil)
         }
-        if let tp, integrated > LoudnessMeter.floor { row.plrLU = tp - integrated }
+        // PLR as everywhere else (the reading table's `plr`, the summary): one definition.
+        if let tp {
+            let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: tp, integratedLUFS: integrated)
+            row.plrLU = plr.isFinite ? plr : nil
+        }
         if let target = p.target {
             var failures: [String] = []
             if integrated <= LoudnessMeter.floor {
