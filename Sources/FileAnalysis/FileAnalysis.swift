@@ -433,9 +433,6 @@ public struct FileAnalysis {
         let rules = c.alarms.filter { $0.kind.scope != .instance }
         let watching = !rules.isEmpty
         let analyzer = try makeAnalyzer(c, file: file, path: path, watching: watching)
-        var snapshot = analyzer.makeSnapshot()
-        let addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
-        let json = JSONLines(kinds: c.send)
         // Chunks of 2^18 samples (1 MB; 131072 stereo frames): each hand-over between the
         // threads is a futex wake, tens of microseconds here, so fewer of them matter (a
         // 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now).
@@ -453,24 +450,15 @@ public struct FileAnalysis {
         let logging = logState.writer != nil || logPath != nil
         let perHop = stream || watching
         let reader = ChunkReader(file: file, chunk: chunk, alongside: perHop || logging ? nil : feedTruePeak)
-        let alarms = watching ? AlarmEngine(rules: rules) : nil
-        // The alarm changes, timed by the audio (seconds into the file).
-        var changes: [AlarmEvent] = []
         var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
         var done = 0
-        var output = ""
         var writeError: OutputError?
-        // The programmes' 100 ms blocks, for --report and --log.
         let programmes = c.resolvedProgrammes
-        let keepBlocks = reportPath != nil || logPath != nil
-        var cursors = [Int](repeating: 0, count: programmes.count)
-        var blocks = [[LoggedBlock]](repeating: [], count: programmes.count)
         let logOrigin = openLog(programmes)
-        if stream {
-            output = format == .json ? "" : OSCMessage(c.prefix + "/file", [.string(path)]).text
-        }
+        let blocks = FileBlocks(programmes: programmes, kept: reportPath != nil, writer: logState.writer, origin: logOrigin)
+        let hops = FileHops(analyzer: analyzer, configuration: c, path: path, alarms: watching ? AlarmEngine(rules: rules) : nil,
+                            log: logState.writer, origin: logOrigin, stream: stream ? format : nil)
         let step = max(1, file.sampleRate / 10)
-        var pending = [BlockPeaks](repeating: BlockPeaks(), count: programmes.count)
         while let (planar, n) = reader.next() {
             var at = 0
             while at < n {
@@ -479,46 +467,18 @@ public struct FileAnalysis {
                 let piece = logging ? min(n - at, step - (done + at) % step) : n, start = at
                 analyzer.append(frames: piece, from: { UnsafePointer(planar + $0 * reader.chunk + start) }, truePeak: perHop || logging) {
                     // As live: until the analysis block is full its levels would read low.
-                    guard perHop, analyzer.isBlockFull else { return }
-                    analyzer.write(into: &snapshot)
-                    if let alarms {
-                        // Wall time as if the audio had started at --log-start (default: now).
-                        let t = snapshot.audioTime
-                        let new = alarms.evaluate(snapshot, monotonic: t, unix: logOrigin + t)
-                        for e in new { logState.writer?.alarm(e) }
-                        changes += new
-                        snapshot.alarms = alarms.board
-                        snapshot.alarms.fresh = new
-                    }
-                    guard stream else { return }
-                    if format == .json {
-                        output += json.line(for: snapshot, file: path)
-                    } else {
-                        output += OSCMessage(c.prefix + "/time", [.float(Float(snapshot.audioTime))]).text
-                        for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
-                    }
+                    if perHop && analyzer.isBlockFull { hops.hop() }
                 }
-                if logging { BlockPeaks.add(analyzer, UnsafePointer(planar + start), stride: reader.chunk, frames: piece, to: &pending, programmes) }
-                if keepBlocks {
-                    for p in programmes.indices {
-                        analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
-                            let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
-                            if reportPath != nil { blocks[p].append(block) }
-                            logState.writer?.block(programme: p, t: logOrigin + block.t, index: index, power: power,
-                                                   truePeak: pending[p].truePeak, samplePeak: pending[p].samplePeak)
-                            pending[p] = BlockPeaks()
-                        }
-                    }
-                }
+                blocks.take(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
                 at += piece
             }
             if !(perHop || logging) {
                 analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
             }
             reader.release()
-            if stream && output.utf8.count > 1 << 16 {
-                do { try sink.write(output) } catch { writeError = error; break }
-                output = ""
+            if hops.output.utf8.count > 1 << 16 {
+                do { try sink.write(hops.output) } catch { writeError = error; break }
+                hops.output = ""
             }
             done += n
             progress.update(done)
@@ -531,36 +491,14 @@ public struct FileAnalysis {
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
-            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks, alarms: changes,
+            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks.kept, alarms: hops.changes,
                             seconds: Double(done) / Double(file.sampleRate))
         }
         if stream {
-            do { try sink.write(output) } catch { throw EngineError.writing(error) }
+            do { try sink.write(hops.output) } catch { throw EngineError.writing(error) }
             return nil
         }
-        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? changes : nil)
-    }
-
-    /// The largest true and sample peak of a programme's channels since its last logged
-    /// block (dBTP, dBFS; nil before any audio), as the live log keeps them.
-    private struct BlockPeaks {
-        var truePeak: Double?, samplePeak: Double?
-
-        /// A piece of `frames` frames analysed (channel `c`'s samples at `planar + c × stride`):
-        /// each channel's peaks, taken once, to each programme's `pending`.
-        static func add(_ analyzer: Analyzer, _ planar: UnsafePointer<Float>, stride: Int, frames: Int,
-                        to pending: inout [BlockPeaks], _ programmes: [Programme]) {
-            let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
-                let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
-                return (analyzer.takeRecentTruePeakDBTP(channel: c), x > 0 ? max(Double(Decibels.floor), 20 * log10(Double(x))) : Double(Decibels.floor))
-            }
-            for (p, programme) in programmes.enumerated() {
-                for c in programme.channels where c < peaks.count {
-                    pending[p].truePeak = max(pending[p].truePeak ?? peaks[c].0, peaks[c].0)
-                    pending[p].samplePeak = max(pending[p].samplePeak ?? peaks[c].1, peaks[c].1)
-                }
-            }
-        }
+        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? hops.changes : nil)
     }
 
     /// The file's compliance report, as `jackvu report` makes one from a log: its times are
@@ -738,5 +676,113 @@ extension EngineError {
     static func writing(_ error: OutputError) -> EngineError {
         if case .closed = error { return EngineError(.success, "") }
         return EngineError(.ioError, "\(error.description): stopping")
+    }
+}
+
+/// One file's 100 ms loudness blocks, per programme: kept for `--report`, written to `--log`
+/// with the largest true and sample peak of the audio since the block before (as the live
+/// log's blocks carry them), at the log's time for the file's start (`origin`).
+private final class FileBlocks {
+    let programmes: [Programme]
+    let writer: LogWriter?
+    let origin: Double
+    /// The blocks kept for the report (nil: none asked for).
+    private(set) var kept: [[LoggedBlock]]
+    private let keep: Bool
+    private var cursors: [Int]
+    /// Per programme, the peaks since its last block (dBTP, dBFS; nil before any audio).
+    private var truePeaks: [Double?], samplePeaks: [Double?]
+
+    init(programmes: [Programme], kept keep: Bool, writer: LogWriter?, origin: Double) {
+        self.programmes = programmes
+        self.writer = writer
+        self.origin = origin
+        self.keep = keep
+        kept = Array(repeating: [], count: programmes.count)
+        cursors = Array(repeating: 0, count: programmes.count)
+        truePeaks = Array(repeating: nil, count: programmes.count)
+        samplePeaks = Array(repeating: nil, count: programmes.count)
+    }
+
+    /// After `frames` frames were analysed (channel `c`'s samples at `planar + c × stride`):
+    /// with a log, each channel's peaks of them (taken once) go to its programmes' next block;
+    /// then the blocks completed, kept and written.
+    func take(_ analyzer: Analyzer, planar: UnsafePointer<Float>, stride: Int, frames: Int) {
+        guard keep || writer != nil else { return }
+        if writer != nil {
+            let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
+                let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
+                return (analyzer.takeRecentTruePeakDBTP(channel: c), x > 0 ? max(Double(Decibels.floor), 20 * log10(Double(x))) : Double(Decibels.floor))
+            }
+            for (p, programme) in programmes.enumerated() {
+                for c in programme.channels where c < peaks.count {
+                    truePeaks[p] = max(truePeaks[p] ?? peaks[c].0, peaks[c].0)
+                    samplePeaks[p] = max(samplePeaks[p] ?? peaks[c].1, peaks[c].1)
+                }
+            }
+        }
+        for p in programmes.indices {
+            analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
+                let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
+                if keep { kept[p].append(block) }
+                writer?.block(programme: p, t: origin + block.t, index: index, power: power, truePeak: truePeaks[p], samplePeak: samplePeaks[p])
+                truePeaks[p] = nil
+                samplePeaks[p] = nil
+            }
+        }
+    }
+}
+
+/// One file's updates at each hop, for a stream (`--stream`: its text or JSON lines, in
+/// `output`) and the alarms (`--alarm`: judged on the audio's own time, the changes kept and
+/// logged at the log's time for the file's start, `origin`).
+private final class FileHops {
+    let analyzer: Analyzer
+    let path: String, prefix: String
+    let alarms: AlarmEngine?
+    let log: LogWriter?
+    let origin: Double
+    /// The stream's form (nil: no stream), its address space and JSON lines.
+    let stream: OutputFormat?
+    let addressSpace: AddressSpace, json: JSONLines
+    var snapshot: Snapshot
+    /// The stream not yet written out, and the alarm changes, timed by the audio.
+    var output = ""
+    private(set) var changes: [AlarmEvent] = []
+
+    init(analyzer: Analyzer, configuration c: Configuration, path: String, alarms: AlarmEngine?, log: LogWriter?, origin: Double,
+         stream: OutputFormat?) {
+        self.analyzer = analyzer
+        self.path = path
+        prefix = c.prefix
+        self.alarms = alarms
+        self.log = log
+        self.origin = origin
+        self.stream = stream
+        addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
+        json = JSONLines(kinds: c.send)
+        snapshot = analyzer.makeSnapshot()
+        if stream == .text { output = OSCMessage(prefix + "/file", [.string(path)]).text }
+    }
+
+    /// A hop whose analysis block is full: the update, its alarms, its stream lines.
+    func hop() {
+        analyzer.write(into: &snapshot)
+        if let alarms {
+            // Wall time as if the audio had started at --log-start (default: now).
+            let t = snapshot.audioTime
+            let new = alarms.evaluate(snapshot, monotonic: t, unix: origin + t)
+            for e in new { log?.alarm(e) }
+            changes += new
+            snapshot.alarms = alarms.board
+            snapshot.alarms.fresh = new
+        }
+        switch stream {
+        case .json?: output += json.line(for: snapshot, file: path)
+        case .text?:
+            output += OSCMessage(prefix + "/time", [.float(Float(snapshot.audioTime))]).text
+            for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
+        case nil: break
+        }
     }
 }
