@@ -155,7 +155,8 @@ function takeHistory(h) {
   const now = performance.now();
   history = {};
   for (const p of h.programmes) {
-    history[p.name] = p.age_s.map((age, i) => ({
+    // /history names the default programme as it is shown; the page keys it "".
+    history[p.name === shownName("") ? "" : p.name] = p.age_s.map((age, i) => ({
       t: now - age * 1000,
       m: p.momentary_lufs[i] === null ? -120 : p.momentary_lufs[i],
       s: p.short_term_lufs[i] === null ? -120 : p.short_term_lufs[i] }));
@@ -165,11 +166,17 @@ function takeHistory(h) {
     + Math.max(0, ...h.programmes.map(p => p.age_s.length ? p.age_s[0] : 0)).toFixed(1) + " s");
 }
 
-// Every programme of an update as [name, readings]: the default one (named as the hello says,
-// as in /history, /metrics and the reports) or the named ones.
+// Every programme of an update as [name, readings]: the default one ("", as the pictures'
+// frames name it too) or the named ones.
 function programmeList(u) {
   const named = u.programmes ? Object.entries(u.programmes) : [];
-  return named.length ? named : u.loudness ? [[(display && display.default_programme) || "programme", u.loudness]] : [];
+  return named.length ? named : u.loudness ? [["", u.loudness]] : [];
+}
+
+// The name a programme is shown by: its own, or the default programme's (the hello says it:
+// the same as /history, /metrics, the reports and the terminal show).
+function shownName(name) {
+  return name || (display && display.default_programme) || "programme";
 }
 
 // Adds the update's readings to the history (one point per 250 ms, the largest momentary
@@ -466,7 +473,7 @@ function drawLoudness(W, H, u, pad, portrait) {
   list.forEach(([name, p], i) => {
     const y0 = top + i * blockH;
     // The readings line.
-    const label = name;
+    const label = shownName(name);
     let line = "M " + lufs(p.momentary_lufs) + "  S " + lufs(p.short_term_lufs) + "  I " + lufs(p.integrated_lufs) + " LUFS";
     if (!portrait || W > 500) line += "  LRA " + fixed(p.range_lu, 1) + " LU";
     if (p.max_true_peak_dbtp !== undefined && (!portrait || W > 700)) line += "  TP max " + (p.max_true_peak_dbtp === null ? "-inf" : fixed(p.max_true_peak_dbtp, 1)) + " dBTP";
@@ -528,7 +535,7 @@ function drawLoudness(W, H, u, pad, portrait) {
   text(hint, W - pad, H - 0.8 * u, 0.8 * u, DIM, "right");
   text(minutes + " min ago", pad + labelW, H - 0.8 * u, 0.8 * u, DIM);
   const summary = (!connected ? "Reconnecting to jackvu. " : "") + list.map(([name, p]) =>
-    name + ": short-term " + lufs(p.short_term_lufs) + " LUFS, integrated " + lufs(p.integrated_lufs) + " LUFS"
+    shownName(name) + ": short-term " + lufs(p.short_term_lufs) + " LUFS, integrated " + lufs(p.integrated_lufs) + " LUFS"
     + (p.state ? ", " + p.state : "")).join("; ");
   if (live.textContent !== summary) live.textContent = summary;
 }
