@@ -312,8 +312,16 @@ public final class Analyzer: @unchecked Sendable {
     /// nothing), starting a new interval: for a host that gives out peaks per stretch of its
     /// own (`analyze --log`'s 100 ms blocks). Without `.live` only (its hops take them).
     public func takeRecentTruePeakDBTP(channel c: Int) -> Double {
-        let peak = truePeak.takeRecentPeak(channel: c)
-        return peak > 0 ? max(Double(Decibels.floor), 20 * log10(Double(peak))) : Double(Decibels.floor)
+        Double(Decibels.fromAmplitude(truePeak.takeRecentPeak(channel: c)))
+    }
+
+    /// Appends frames that count for the loudness, levels and spectrum but not for the maxima
+    /// and clip counts of `excluded` (a stretch after a gap or a connection change): their
+    /// held maxima are put back as they were (`heldMaxima`, `restore`).
+    public func append(frames: Int, from source: (Int) -> UnsafePointer<Float>, leavingOutMaximaOf excluded: [Int], hop: () -> Void) {
+        let kept = excluded.map { heldMaxima(channel: $0) }
+        append(frames: frames, from: source, hop: hop)
+        for (c, m) in zip(excluded, kept) { restore(m, channel: c) }
     }
 
     /// Feeds the true-peak meter alone, for `channels` (see `append(frames:from:truePeak:hop:)`):

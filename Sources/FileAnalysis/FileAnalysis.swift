@@ -712,7 +712,7 @@ private final class FileBlocks {
         if writer != nil {
             let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
                 let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
-                return (analyzer.takeRecentTruePeakDBTP(channel: c), x > 0 ? max(Double(Decibels.floor), 20 * log10(Double(x))) : Double(Decibels.floor))
+                return (analyzer.takeRecentTruePeakDBTP(channel: c), Double(Decibels.fromAmplitude(x)))
             }
             for (p, programme) in programmes.enumerated() {
                 for c in programme.channels where c < peaks.count {

@@ -398,9 +398,7 @@ final class Worker: @unchecked Sendable {
             // whole block of the new connections; its stretch counts for no maximum.
             if exclusions.contains(where: { $0.start == at }) { analyzer.restartBlock() }
             let excluded = exclusions.filter { $0.start <= at && at < $0.end }.map(\.channel)
-            let kept = excluded.map { analyzer.heldMaxima(channel: $0) }
-            analyzer.append(frames: b - a, from: { pointer($0, a) }, hop: publish)
-            for (c, m) in zip(excluded, kept) { analyzer.restore(m, channel: c) }
+            analyzer.append(frames: b - a, from: { pointer($0, a) }, leavingOutMaximaOf: excluded, hop: publish)
         }
         exclusions.removeAll { $0.end <= start + available }
     }

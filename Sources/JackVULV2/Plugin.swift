@@ -533,10 +533,7 @@ private final class Work: @unchecked Sendable {
         var done = 0
         if excludedFrames > 0 {
             let n = min(frames, excludedFrames)
-            let channels = instance.form.channels
-            let kept = (0..<channels).map { analyzer.heldMaxima(channel: $0) }
-            analyzer.append(frames: n, from: source, hop: publish)
-            for c in 0..<channels { analyzer.restore(kept[c], channel: c) }
+            analyzer.append(frames: n, from: source, leavingOutMaximaOf: Array(0..<instance.form.channels), hop: publish)
             excludedFrames -= n
             done = n
         }
