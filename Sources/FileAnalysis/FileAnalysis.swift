@@ -531,65 +531,38 @@ public struct FileAnalysis {
     }
 
     private func summary(_ a: Analyzer, file: AudioFile, configuration c: Configuration, replaced: Int, alarms: [AlarmEvent]?) -> String {
-        let l = a.finalLoudness()
-        let totals = (0..<file.channels).map { a.totals(channel: $0) }
-        let truePeak = totals.map(\.truePeakDBTP).max() ?? Double(Decibels.floor)
-        let samplePeak = totals.map(\.samplePeakDBFS).max() ?? Double(Decibels.floor)
         let seconds = Double(a.framesSeen) / Double(file.sampleRate)
         let layout = (c.layout ?? ChannelLayout.forChannelCount(file.channels))?.rawValue ?? "\(file.channels) channels, weight 1"
-        // Every programme's final readings, and the further programme readings of the table
-        // (`Readings.extras`) from them.
+        // The readings over the whole file: each channel's peaks and RMS, each programme's
+        // final loudness; the summary's lines (`Readings.summaryLines`) read them.
         var whole = a.makeSnapshot()
-        // Each channel's whole-file peaks and RMS, for its further readings (`Readings.extras`).
-        for (i, t) in totals.enumerated() {
+        for i in 0..<file.channels {
+            let t = a.totals(channel: i)
             whole.channels[i].maxTruePeakDBTP = Float(t.truePeakDBTP)
             whole.channels[i].truePeakDBTP = Float(t.truePeakDBTP)
             whole.channels[i].peakDBFS = Float(t.samplePeakDBFS)
             whole.channels[i].rmsDBFS = Float(t.rmsDBFS)
         }
-        let channelExtras = totals.indices.map { Readings.extras(whole, scope: .channel, subject: $0) }
         for p in whole.programmes.indices {
             whole.programmes[p].loudness = a.finalLoudness(programme: p)
             whole.programmes[p].measuredSeconds = a.measuredSeconds(programme: p)
         }
-        let extras = Readings.extras(whole)
+        let summary = FileSummary(whole, gating: c.gating, json: format == .json)
         let named = c.programmes.isEmpty ? [] : Array(whole.programmes.indices)
         if format == .json {
-            func n(_ x: Double, _ floor: Double = -120) -> String { x <= floor ? "null" : String(format3(x)) }
-            let perChannel = totals.enumerated().map { i, t in
-                "{\"channel\": \(i + 1), \"true_peak_dbtp\": \(n(t.truePeakDBTP)), \"sample_peak_dbfs\": \(n(t.samplePeakDBFS)), \"rms_dbfs\": \(n(t.rmsDBFS))"
-                    + channelExtras[i].map { ", \(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null")" }.joined() + "}"
-            }.joined(separator: ", ")
+            let perChannel = (0..<file.channels).map { "{\"channel\": \($0 + 1), " + summary.channelJSON($0) + "}" }.joined(separator: ", ")
             return "{\"file\": \(jsonString(file.path)), \"format\": \(jsonString(file.formatName)), "
                 + "\"sample_rate_hz\": \(file.sampleRate), \"channels\": \(file.channels), \"layout\": \(jsonString(layout)), "
-                + "\"duration_s\": \(format3(seconds)), \"integrated_lufs\": \(n(l.integrated)), \"gating\": \"\(c.gating)\", "
-                + "\"loudness_range_lu\": \(format3(l.range)), \"max_momentary_lufs\": \(n(l.maxMomentary)), "
-                + "\"max_short_term_lufs\": \(n(l.maxShortTerm)), \"true_peak_dbtp\": \(n(truePeak)), "
-                + "\"sample_peak_dbfs\": \(n(samplePeak)), "
-                + extras.map { "\(jsonString($0.key)): \($0.value.isFinite ? format3($0.value) : "null"), " }.joined()
-                + targetJSON(whole, 0)
-                + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(whole, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
+                + "\"duration_s\": \(format3(seconds)), " + summary.fileJSON() + targetJSON(whole, 0)
+                + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(summary, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
                 + (alarms.map { "\"alarms\": [" + $0.map(\.json).joined(separator: ", ") + "], " } ?? "")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         var text = "\(escapedForLine(file.path))\n"
         text += "  format            \(file.formatName), \(file.sampleRate) Hz, \(file.channels) ch (\(named.isEmpty ? layout : "\(named.count) programmes")), \(fixed(seconds, 3)) s\n"
-        if named.isEmpty {
-            text += "  integrated        \(db(l.integrated, "LUFS"))\n"
-            if c.gating != .bs1770_4 { text += "  gating            \(c.gating)\(c.gating == .bs1770_1 ? " (ungated)" : " (not EBU R 128's)")\n" }
-            text += "  loudness range    \(fixed(l.range, 1)) LU\n"
-            text += "  max momentary     \(db(l.maxMomentary, "LUFS"))\n"
-            text += "  max short-term    \(db(l.maxShortTerm, "LUFS"))\n"
-        }
-        text += "  true peak         \(db(truePeak, "dBTP"))\n"
-        text += "  sample peak       \(db(samplePeak, "dBFS"))\n"
-        if named.isEmpty {
-            for e in extras {
-                text += "  " + e.label + String(repeating: " ", count: max(1, 18 - e.label.count)) + e.text + " " + e.unit + "\n"
-            }
-            text += targetText(whole, 0)
-        }
-        for p in named { text += programmeText(whole, p, c.programmes[p]) }
+        text += summary.fileText(programmes: !named.isEmpty)
+        if named.isEmpty { text += targetText(whole, 0) }
+        for p in named { text += "  programme \(whole.programmes[p].name) (\(programmeDescription(c.programmes[p])))\n" + summary.programmeText(p) + targetText(whole, p, indent: "    ", width: 16) }
         if let alarms {
             let raised = alarms.filter(\.raised).count
             text += "  alarms            \(raised == 0 ? "none raised" : "\(raised) raised")\n"
@@ -600,16 +573,70 @@ public struct FileAnalysis {
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"
         }
-        for (i, t) in totals.enumerated() {
-            text += "  ch \(i + 1)              RMS \(db(t.rmsDBFS, "dBFS")), peak \(db(t.samplePeakDBFS, "dBFS")), true peak \(db(t.truePeakDBTP, "dBTP"))"
-                + channelExtras[i].map { ", \($0.label) \($0.text) \($0.unit)" }.joined() + "\n"
-        }
+        for i in 0..<file.channels { text += "  ch \(i + 1)              " + summary.channelText(i) + "\n" }
         return text
     }
 }
 
-/// A level as the summary prints it: one decimal, `-inf` at the floor.
-private func db(_ x: Double, _ unit: String) -> String { x <= -120 ? "-inf \(unit)" : "\(fixed(x, 1)) \(unit)" }
+/// The summary's readings of a snapshot over the whole file, line by line as the table says
+/// (`Readings.summaryLines`): the file's lines, each programme's block and each channel's line,
+/// as text (`label value unit`) and as JSON members.
+struct FileSummary {
+    let snapshot: Snapshot
+    let gating: Gating
+    private let file: [Readings.SummaryEntry], programme: [Readings.SummaryEntry], channel: [Readings.SummaryEntry]
+
+    init(_ snapshot: Snapshot, gating: Gating, json: Bool) {
+        self.snapshot = snapshot
+        self.gating = gating
+        file = Readings.summaryLines([.file, .fileMaximum], json: json)
+        programme = Readings.summaryLines([.programme], json: json)
+        channel = Readings.summaryLines([.channel], json: json)
+    }
+
+    /// An entry's value: the subject's, or for the file's maxima the largest of the channels'.
+    private func value(_ e: Readings.SummaryEntry, _ subject: Int) -> Double {
+        guard e.line.place == .fileMaximum else { return e.field.value(snapshot, subject).number ?? .nan }
+        return snapshot.channels.indices.map { e.field.value(snapshot, $0).number ?? -.infinity }.max() ?? .nan
+    }
+
+    private func line(_ e: Readings.SummaryEntry, _ subject: Int, indent: String, width: Int) -> String {
+        indent + e.line.label + String(repeating: " ", count: max(1, width - e.line.label.count)) + e.line.text(value(e, subject), unit: e.unit) + "\n"
+    }
+
+    private func member(_ e: Readings.SummaryEntry, _ subject: Int) -> String { "\(jsonString(e.key)): \(e.line.json(value(e, subject)))" }
+
+    /// The file's lines: the first programme's readings (when `programmes` of `--programme`
+    /// have their own blocks, only the channels' maxima), the integrated loudness followed by
+    /// its gating where it is not BS.1770-4's.
+    func fileText(programmes: Bool) -> String {
+        file.filter { !programmes || $0.line.place == .fileMaximum }.map { e in
+            line(e, 0, indent: "  ", width: 18)
+                + (e.key == "integrated_lufs" && gating != .bs1770_4 ? "  gating            \(gating)\(gating == .bs1770_1 ? " (ungated)" : " (not EBU R 128's)")\n" : "")
+        }.joined()
+    }
+
+    /// The file's JSON members, each followed by ", "; the gating after the integrated loudness.
+    func fileJSON() -> String {
+        file.map { e in member(e, 0) + ", " + (e.key == "integrated_lufs" ? "\"gating\": \"\(gating)\", " : "") }.joined()
+    }
+
+    /// Programme `p`'s block of lines.
+    func programmeText(_ p: Int) -> String { programme.map { line($0, p, indent: "    ", width: 16) }.joined() }
+
+    /// Programme `p`'s JSON members before its target and after it, each pair joined by ", ".
+    func programmeJSON(_ p: Int) -> (beforeTarget: String, afterTarget: String) {
+        let before = programme.filter { $0.line.jsonOrder < SummaryLine.targetJSONOrder }, after = programme.filter { $0.line.jsonOrder >= SummaryLine.targetJSONOrder }
+        return (before.map { member($0, p) }.joined(separator: ", "), after.map { member($0, p) }.joined(separator: ", "))
+    }
+
+    /// Channel `c`'s line: `RMS -16.0 dBFS, peak -10.5 dBFS, …`.
+    func channelText(_ c: Int) -> String { channel.map { "\($0.line.label) \($0.line.text(value($0, c), unit: $0.unit))" }.joined(separator: ", ") }
+
+    /// Channel `c`'s JSON members, joined by ", ".
+    func channelJSON(_ c: Int) -> String { channel.map { member($0, c) }.joined(separator: ", ") }
+}
+
 
 /// The summary's lines about programme `index`'s target, if it has one: labels indented by
 /// `indent` and padded to `width` (as the lines around them).
@@ -635,33 +662,13 @@ private func targetJSON(_ s: Snapshot, _ index: Int) -> String {
         + "\"relative_integrated_lu\": \(relative), \"state\": \(jsonString(state.rawValue)), "
 }
 
-/// One programme's block of a text summary.
-private func programmeText(_ s: Snapshot, _ index: Int, _ programme: Programme) -> String {
-    let p = s.programmes[index], l = p.loudness, peak = Double(s.maxTruePeakDBTP(programme: index))
-    let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: peak, integratedLUFS: l.integrated)
-    var text = "  programme \(p.name)" + " (\(programmeDescription(programme)))\n"
-    text += "    integrated      \(db(l.integrated, "LUFS"))\n"
-    text += "    loudness range  \(fixed(l.range, 1)) LU\n"
-    text += "    max momentary   \(db(l.maxMomentary, "LUFS"))\n"
-    text += "    max short-term  \(db(l.maxShortTerm, "LUFS"))\n"
-    text += "    max true peak   \(db(peak, "dBTP"))\n"
-    text += "    PLR             \(plr.isFinite ? fixed(plr, 1) : "-") LU\n"
-    text += "    duration        \(fixed(p.measuredSeconds, 1)) s\n"
-    return text + targetText(s, index, indent: "    ", width: 16)
-}
-
 /// One programme of a JSON summary.
-private func programmeJSON(_ s: Snapshot, _ index: Int, _ programme: Programme) -> String {
-    let p = s.programmes[index], l = p.loudness, peak = Double(s.maxTruePeakDBTP(programme: index))
-    func n(_ x: Double) -> String { x <= -120 || !x.isFinite ? "null" : format3(x) }
-    let plr = LoudnessMeter.peakToLoudnessRatio(maxTruePeakDBTP: peak, integratedLUFS: l.integrated)
-    return "{\"name\": \(jsonString(p.name)), \"channels\": [\(programme.channels.map { String($0 + 1) }.joined(separator: ", "))], "
+private func programmeJSON(_ summary: FileSummary, _ index: Int, _ programme: Programme) -> String {
+    let members = summary.programmeJSON(index)
+    return "{\"name\": \(jsonString(summary.snapshot.programmes[index].name)), \"channels\": [\(programme.channels.map { String($0 + 1) }.joined(separator: ", "))], "
         + "\"layout\": \(jsonString(programme.layout?.rawValue ?? "weights")), "
         + "\"weights\": [\(programme.weights.map { format3($0) }.joined(separator: ", "))], "
-        + "\"integrated_lufs\": \(n(l.integrated)), \"range_lu\": \(format3(l.range)), "
-        + "\"max_momentary_lufs\": \(n(l.maxMomentary)), \"max_short_term_lufs\": \(n(l.maxShortTerm)), "
-        + "\"max_true_peak_dbtp\": \(n(peak)), \"plr_lu\": \(n(plr)), "
-        + targetJSON(s, index) + "\"duration_s\": \(format3(p.measuredSeconds))}"
+        + members.beforeTarget + ", " + targetJSON(summary.snapshot, index) + members.afterTarget + "}"
 }
 
 /// `5.1 on 1-6`, `weights 1,1 on 9,10`.

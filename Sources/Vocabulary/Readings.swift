@@ -3,8 +3,8 @@ import DSP
 // jackvu's vocabulary of readings: one table (`Readings.table`) says, for every kind of
 // message, what it is, in which unit, what analysis it needs, how it goes out as OSC and as
 // JSON, and whether and how the displays show it. `--send`, the analysis features computed,
-// the OSC address space (and so the oscdump-style text), JSON lines, the browser page's data
-// and the file summary's further lines all derive from it: a new reading is its DSP and one
+// the OSC address space (and so the oscdump-style text), JSON lines, the browser page's data,
+// `/metrics`' further families and `jackvu analyze`'s summary (`SummaryLine`) all derive from it: a new reading is its DSP and one
 // entry here. (The model: LSP plugins' metadata tables, which declare each port once, with
 // its unit and range, for every wrapper to derive from.)
 //
@@ -145,15 +145,19 @@ public struct ReadingField: Sendable {
     public let metric: MetricFamily?
     /// The meter `--meter` may put on the meter ports from it (nil: none).
     public let meter: ReadingMeter?
+    /// Its lines in `jackvu analyze`'s summary (its value over the whole file); none: only a
+    /// further reading's (`ReadingDisplay.extra`) line by its label, or none.
+    public let summary: [SummaryLine]
     public let value: @Sendable (Snapshot, Int) -> ReadingValue
 
     public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, metric: MetricFamily? = nil, meter: ReadingMeter? = nil,
-                _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
+                summary: [SummaryLine] = [], _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
         self.key = key
         self.unit = unit
         self.wire = wire
         self.metric = metric
         self.meter = meter
+        self.summary = summary
         self.value = value
     }
 }
@@ -286,10 +290,13 @@ public enum Readings {
     public static let table: [Reading] = [
         // Per channel N: PREFIX/ch/N/KIND.
         Reading("peak", "sample peak of the analysis block, dBFS", scope: .channel, fields: [
-            ReadingField("peak_dbfs", .dBFS) { s, i in .float(s.channels[i].peakDBFS) },
+            ReadingField("peak_dbfs", .dBFS, summary: [
+                SummaryLine(.channel, "peak", key: "sample_peak_dbfs", order: 1),
+                SummaryLine(.fileMaximum, "sample peak", key: "sample_peak_dbfs", order: 5),
+            ]) { s, i in .float(s.channels[i].peakDBFS) },
         ], display: .layout),
         Reading("rms", "RMS of the analysis block, dBFS", scope: .channel, fields: [
-            ReadingField("rms_dbfs", .dBFS, meter: MeterScales.rms) { s, i in .float(s.channels[i].rmsDBFS) },
+            ReadingField("rms_dbfs", .dBFS, meter: MeterScales.rms, summary: [SummaryLine(.channel, "RMS", order: 0, jsonOrder: 2)]) { s, i in .float(s.channels[i].rmsDBFS) },
         ], display: .layout),
         Reading("level", "display level 0..1", scope: .channel, fields: [
             ReadingField("level", .fraction) { s, i in .float(s.channels[i].level) },
@@ -301,7 +308,9 @@ public enum Readings {
             ReadingField("meter", .fraction) { s, i in .float(s.channels[i].meter) },
         ], display: .layout),
         Reading("truepeak", "true peak, dBTP", scope: .channel, features: .truePeak, fields: [
-            ReadingField("true_peak_dbtp", .dBTP, meter: MeterScales.truePeak) { s, i in .float(s.channels[i].truePeakDBTP) },
+            ReadingField("true_peak_dbtp", .dBTP, meter: MeterScales.truePeak, summary: [
+                SummaryLine(.channel, "true peak", order: 2, jsonOrder: 0), SummaryLine(.fileMaximum, "true peak", order: 4),
+            ]) { s, i in .float(s.channels[i].truePeakDBTP) },
             ReadingField("max_true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].maxTruePeakDBTP) },
         ], display: .layout),
         // Only when a fault set the maximum: its cause and the maximum over the clean periods
@@ -383,15 +392,25 @@ public enum Readings {
         Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [
             ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS, meter: MeterScales.momentary) { s, p in .double(s.programmes[p].loudness.momentary) }]),
             ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS, meter: MeterScales.shortTerm) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
-            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.integrated) }]),
-            ReadingMessage("range", [ReadingField("range_lu", .LU) { s, p in .double(s.programmes[p].loudness.range) }]),
-            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
-            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
+            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS, summary: [
+                SummaryLine(.programme, "integrated", order: 0), SummaryLine(.file, "integrated", order: 0),
+            ]) { s, p in .double(s.programmes[p].loudness.integrated) }]),
+            ReadingMessage("range", [ReadingField("range_lu", .LU, summary: [
+                SummaryLine(.programme, "loudness range", level: false, order: 1),
+                SummaryLine(.file, "loudness range", key: "loudness_range_lu", level: false, order: 1),
+            ]) { s, p in .double(s.programmes[p].loudness.range) }]),
+            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS, summary: [
+                SummaryLine(.programme, "max momentary", order: 2), SummaryLine(.file, "max momentary", order: 2),
+            ]) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
+            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS, summary: [
+                SummaryLine(.programme, "max short-term", order: 3), SummaryLine(.file, "max short-term", order: 3),
+            ]) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
         ], display: .layout),
         Reading("plr", "peak-to-loudness ratio, LU (max true peak - integrated)", scope: .programme,
                 features: [.loudness, .truePeak], fields: [
             ReadingField("plr_lu", .LU, metric: MetricFamily(
-                "jackvu_plr_lu", "Peak-to-loudness ratio: the programme's max true peak minus its integrated loudness (EBU R 128 s1); -200 before the first gated block.")) { s, p in
+                "jackvu_plr_lu", "Peak-to-loudness ratio: the programme's max true peak minus its integrated loudness (EBU R 128 s1); -200 before the first gated block."),
+                summary: [SummaryLine(.programme, "PLR", level: false, order: 5), SummaryLine(.file, "PLR", level: false, order: 6)]) { s, p in
                 let plr = LoudnessMeter.peakToLoudnessRatio(
                     maxTruePeakDBTP: Double(s.maxTruePeakDBTP(programme: p)), integratedLUFS: s.programmes[p].loudness.integrated)
                 return plr.isFinite ? .double(plr) : .missing
@@ -399,8 +418,10 @@ public enum Readings {
         ], display: .extra(label: "PLR", decimals: 1)),
         Reading("programme", "the programme's max true peak (dBTP), integrated duration (s) and pause state", scope: .programme,
                 features: [.loudness, .truePeak], messages: [
-            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP) { s, p in .float(s.maxTruePeakDBTP(programme: p)) }]),
-            ReadingMessage("duration", [ReadingField("duration_s", .seconds) { s, p in .double(s.programmes[p].measuredSeconds) }]),
+            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP, summary: [SummaryLine(.programme, "max true peak", order: 4)]) { s, p in
+                .float(s.maxTruePeakDBTP(programme: p))
+            }]),
+            ReadingMessage("duration", [ReadingField("duration_s", .seconds, summary: [SummaryLine(.programme, "duration", level: false, order: 6, jsonOrder: 8)]) { s, p in .double(s.programmes[p].measuredSeconds) }]),
             ReadingMessage("paused", [ReadingField("paused", .flag) { s, p in .bool(s.programmes[p].paused) }]),
         ]),
         // Where the short-term loudness has been: % of the short-term windows in each 1 LU

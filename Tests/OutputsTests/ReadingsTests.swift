@@ -118,6 +118,23 @@ final class ReadingsTests: XCTestCase {
                 XCTAssertEqual(shown.map(\.key), reading.fields.filter { $0.wire != .oscOnly }.map(\.key), name)
                 XCTAssertTrue(Readings.extrasJSON.contains("\"label\": \"\(label)\""), "\(name): in the page's hello")
             }
+            // The file summary: each line of a field (and each further reading's) is among
+            // its place's lines, its JSON key carrying its unit.
+            let summaryPlaces: [SummaryLine.Place] = [.programme, .file, .fileMaximum, .channel]
+            for field in reading.fields where field.wire != .oscOnly {
+                let lines = summaryPlaces.flatMap { place in Readings.summaryLines([place]).filter { $0.reading.kind == name && $0.field.key == field.key }.map { (place, $0) } }
+                // A further reading with no lines of its own: a channel's on each channel's
+                // line; a programme's in each programme's block and the file's lines.
+                var extra = false
+                if case .extra? = reading.display { extra = true }
+                let expected = !field.summary.isEmpty ? field.summary.count : !extra ? 0 : reading.scope == .channel ? 1 : 2
+                XCTAssertEqual(lines.count, expected, "\(name): \(field.key) in the summary")
+                for (place, entry) in lines {
+                    XCTAssertEqual(entry.line.place, place)
+                    if let suffix = field.unit.jsonSuffix { XCTAssertTrue(entry.key.hasSuffix(suffix), "\(name): summary key \(entry.key)") }
+                    XCTAssertEqual([.channel, .fileMaximum].contains(place), reading.scope == .channel, "\(name): \(field.key)'s summary line in its scope's place")
+                }
+            }
             // A field's meter: --meter takes its name, and its scale has its zones on it.
             for field in reading.fields {
                 guard let meter = field.meter else { continue }
