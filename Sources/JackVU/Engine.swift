@@ -175,7 +175,7 @@ public final class Engine {
         let worker = Worker(
             configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
             outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
-            alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil)
+            alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil, outputCounters: OutputCounterRegistry(outputs))
         let keeper = ConnectionKeeper(
             first: first, capture: capture, configuration: c, shared: shared, events: events,
             notifications: notifications, inProcess: adopted != nil)

@@ -146,9 +146,6 @@ final class OutputLoop: @unchecked Sendable {
                 var latest = snapshot
                 latest.alarms.fresh = latest.alarms.recent.filter { $0.sequence > lastAlarm }
                 lastAlarm = latest.alarms.recent.last?.sequence ?? lastAlarm
-                latest.outputCounters = outputs.flatMap { o in
-                    o.counters.sorted { $0.key < $1.key }.map { OutputCounter(output: o.name, name: $0.key, value: $0.value) }
-                }
                 let update = OutputUpdate(snapshot: latest, addressSpace: addressSpace, json: json)
                 for output in outputs { output.take(update) }
                 return true

@@ -95,6 +95,8 @@ final class Worker: @unchecked Sendable {
     private var exclusions: [(channel: Int, start: Int, end: Int)] = []
     /// The displays' loudness history, a point a second of audio.
     private let history: LoudnessHistory?
+    /// The outputs' counters, for the status (`OutputCounterRegistry`).
+    private let outputCounters: OutputCounterRegistry?
     private var recorder: HistoryRecorder
     /// The analyser's frames when the history last took a reading.
     private var historyFrames = 0
@@ -118,9 +120,10 @@ final class Worker: @unchecked Sendable {
 
     init(configuration: Configuration, analyzer: Analyzer, capture: CaptureBuffers, snapshots: TripleBuffer<Snapshot>,
          shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
-         alarmsAndLog: AlarmsAndLog? = nil)
+         alarmsAndLog: AlarmsAndLog? = nil, outputCounters: OutputCounterRegistry? = nil)
     {
         self.history = history
+        self.outputCounters = outputCounters
         self.alarmsAndLog = alarmsAndLog
         changesTaken = (0..<configuration.channels).map { capture.connectionChangedAt[$0] }
         recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
@@ -458,6 +461,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.oscSendFailures = shared.oscSendFailures.count
             snapshot.status.oscPortDropped = capture.oscQueue?.droppedPackets ?? 0
             snapshot.status.controlRejected = controlRejected?.count ?? 0
+            if let outputCounters { snapshot.outputCounters = outputCounters.counters }
             let cycles = capture.cycles.count
             snapshot.status.cycles = cycles
             snapshot.status.bufferFrames = shared.serverBufferSize.count

@@ -66,3 +66,20 @@ public final class OutputUpdate {
         return made
     }
 }
+
+/// Every output's counters (`SnapshotOutput.counters`), in one place that the status reads:
+/// the worker copies them into each snapshot's `outputCounters` before it publishes it, as it
+/// copies the engine's own counters into `status` — the outputs never write into what they
+/// print. Read from any thread (the counters are atomics).
+public final class OutputCounterRegistry: Sendable {
+    private let outputs: [any SnapshotOutput]
+
+    public init(_ outputs: [any SnapshotOutput]) { self.outputs = outputs }
+
+    /// Each output's counters, by output in its list's order, then by name.
+    public var counters: [OutputCounter] {
+        outputs.flatMap { o in
+            o.counters.sorted { $0.key < $1.key }.map { OutputCounter(output: o.name, name: $0.key, value: $0.value) }
+        }
+    }
+}

@@ -531,8 +531,8 @@ final class OSCOutputTests: XCTestCase {
         }
         let firstDrops = try XCTUnwrap(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > 0 }.flatMap(dropped), "no drops counted")
         XCTAssertNotNil(wide.waitForStdout(timeout: 20) { (dropped($0) ?? 0) > firstDrops }, "the count does not grow")
-        // The outputs' own counters, by name: the osc port's drops (read by the output thread
-        // after the worker's status, so never fewer), stdout's skips.
+        // The outputs' own counters, by name: the osc port's drops (read from the registry by
+        // the worker after its status's count, so never fewer), stdout's skips.
         let latest = try XCTUnwrap(completeLines(wide.stdout).last.flatMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         })
