@@ -100,6 +100,8 @@ public final class Analyzer: @unchecked Sendable {
     public init(settings: AnalysisSettings, sampleRate: Int, features: Features = .all) throws(DSPError) {
         try SampleRates.validate(sampleRate)
         self.settings = settings
+        // What is asked for and what it needs (the histogram the loudness meter, …).
+        let features = features.withImplied
         self.features = features
         self.sampleRate = sampleRate
         hopSize = min(settings.hopSize, settings.fftSize)

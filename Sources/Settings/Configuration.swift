@@ -311,6 +311,6 @@ extension AnalysisFeatures {
         }
         // The meter on the ports: what its reading needs.
         f.formUnion(c.meterSource.entry.reading.features)
-        return f
+        return f.withImplied
     }
 }

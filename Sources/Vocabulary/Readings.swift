@@ -54,6 +54,22 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     /// What the default `--send` (all) needs: every feature but those of the readings sent
     /// only on request (`.bits`).
     public static let all: AnalysisFeatures = [.spectrum, .yin, .thirds, .meters, .live, .summary]
+    /// What each feature needs computed for it: the histogram is of the short-term loudness
+    /// (the loudness meter's); every hop's spectrum and pitch are live hops'.
+    public static let implications: [(feature: AnalysisFeatures, needs: AnalysisFeatures)] = [
+        (.histogram, .loudness),
+        (.everyHop, .live),
+    ]
+
+    /// These features with everything they need (`implications`), transitively.
+    public var withImplied: AnalysisFeatures {
+        var f = self
+        while true {
+            let more = AnalysisFeatures.implications.reduce(f) { f.isSuperset(of: $1.feature) ? $0.union($1.needs) : $0 }
+            if more == f { return f }
+            f = more
+        }
+    }
 }
 
 /// The unit of a reading's value. A JSON key carries it as its suffix where it has one.
@@ -427,7 +443,7 @@ public enum Readings {
         // Where the short-term loudness has been: % of the short-term windows in each 1 LU
         // bin from −70 LUFS up (70 bins; the last from −1 LUFS up), recomputed once a second.
         Reading("histogram", "the short-term loudness histogram: % of short-term windows per 1 LU bin from -70 LUFS (70 bins)",
-                scope: .programme, features: [.loudness, .histogram], fields: [
+                scope: .programme, features: .histogram, fields: [
             ReadingField("histogram_pct", .percent) { s, p in .floats(s.programmes[p].histogram) },
         ], onRequest: true),
         // Only for a maximum a fault set (an xrun, a connection change near it): its cause and

@@ -34,6 +34,28 @@ final class AnalyzerTests: XCTestCase {
     }
 
 
+    /// A feature brings what it needs (`AnalysisFeatures.implications`): an analyzer asked only
+    /// for the loudness histogram measures the loudness it is made of — a 5 s 1 kHz tone of
+    /// peak −19.49 dBFS (−22.5 LUFS: a full-scale sine reads −3.01) fills the one 1 LU bin of
+    /// −23 … −22 LUFS.
+    func testAFeatureBringsWhatItNeeds() throws {
+        XCTAssertTrue(AnalysisFeatures.histogram.withImplied.contains(.loudness))
+        XCTAssertTrue(AnalysisFeatures.everyHop.withImplied.contains(.live))
+        XCTAssertEqual(AnalysisFeatures.all.withImplied, .all, "all needs nothing more")
+        var c = Configuration()
+        c.channels = 1
+        let analyzer = try Analyzer(configuration: c, sampleRate: 48000, features: [.live, .histogram])
+        XCTAssertTrue(analyzer.features.contains(.loudness))
+        var s = analyzer.makeSnapshot()
+        let tone = sine(1000, rate: 48000, count: 5 * 48000, amplitude: 0.106)
+        tone.withUnsafeBufferPointer { b in analyzer.append(frames: b.count, from: { _ in b.baseAddress! }) { analyzer.write(into: &s) } }
+        let histogram = s.programmes[0].histogram
+        XCTAssertEqual(histogram.count, ProgrammeSnapshot.histogramBins)
+        let fullest = try XCTUnwrap(histogram.indices.max { histogram[$0] < histogram[$1] })
+        XCTAssertEqual(-70 + fullest * Int(ProgrammeSnapshot.histogramBinLU), -23, "\(histogram)")
+        XCTAssertGreaterThan(histogram[fullest], 90)
+    }
+
     func testStreamingToneAt48kNamesA4AndMeasuresLevels() throws {
         let analyzer = try Analyzer(configuration: Configuration(), sampleRate: 48000)
         XCTAssertEqual(analyzer.hopSize, 1024)  // 4096 × (1 − 0.75)
