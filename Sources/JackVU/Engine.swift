@@ -110,27 +110,14 @@ public final class Engine {
         let logFile = try Engine.claimLog(c)
 
         // The first client: the server's sample rate sizes the analysis.
-        let first: JackConnection
-        if let adopted {
-            first = JackConnection(adopting: adopted, configuration: c, notifications: notifications)
-        } else {
-            first = try JackConnection(configuration: c, notifications: notifications)
-        }
+        let first = try firstConnection(notifications)
         var started = false
         defer { if !started { first.close() } }
-        let sampleRate = first.client.sampleRate
         // The client's real name: under PipeWire a name in use becomes NAME-2 (see
         // `Client.init`). Every output uses the real one.
         let clientName = first.client.name
         Engine.reportName(clientName, asked: c.clientName)
-        let analyzer: Analyzer
-        do { analyzer = try Analyzer(configuration: c, sampleRate: sampleRate, features: features) } catch {
-            throw EngineError(.software, error.description)
-        }
-        // Long-lived capture state: outlives every client.
-        let capture = CaptureBuffers(configuration: c, sampleRate: sampleRate, wake: wake)
-        shared.serverSampleRate.store(sampleRate)
-        shared.serverBufferSize.store(first.client.bufferSize)
+        let (analyzer, capture) = try Engine.analysis(c, client: first.client, features: features, shared: shared, wake: wake)
         let requestReset: @Sendable () -> Void = {
             shared.resetRequested.store(true, ordering: .relaxed)
             wake.signal()
@@ -145,11 +132,9 @@ public final class Engine {
             controlRejected: controlInput?.rejected)
         // The programmes' loudness over the last hour, for the displays' history graphs.
         let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
-        let context = Engine.displayContext(
-            c, clientName: clientName, shared: shared, wake: wake, events: events, reset: requestReset, history: history)
-        var displays: [any Display] = []
+        let displays = try makeDisplays(Engine.displayContext(
+            c, clientName: clientName, shared: shared, wake: wake, events: events, reset: requestReset, history: history))
         defer { for d in displays { d.stop() } }
-        for make in displayFactories { displays.append(try Engine.display(make, context)) }
 
         // Ports: only now, after the slow setup (FFT planning), shortly before the client is
         // active and can be connected to.
@@ -157,39 +142,130 @@ public final class Engine {
         try first.registerPorts(capture: capture)
         capture.resetStatistics()
 
-        let snapshots = TripleBuffer { analyzer.makeSnapshot() }
-        let outputError = Mutex<String>("")
-        let stdoutWriter = !c.stdoutStream ? nil : StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
-            if case .closed = error {
-                events.stop(.outputClosed)  // the reader went away: end quietly
-            } else {
-                outputError.withLock { $0 = error.description }
-                events.stop(.outputFailed)
-            }
-        }
-        let control = OutputControl(rate: c.rate)
-        let outputs = factory.outputs(displays: displays, stdout: stdoutWriter)
-        let output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
-        // The alarms, their command and the log (`--alarm`, `--on-alarm`, `--log`).
-        let alarmsAndLog = AlarmsAndLog(configuration: c, clientName: clientName, logFile: logFile)
-        let worker = Worker(
-            configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
-            outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
-            alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil, outputCounters: OutputCounterRegistry(outputs))
-        let keeper = ConnectionKeeper(
-            first: first, capture: capture, configuration: c, shared: shared, events: events,
-            notifications: notifications, inProcess: adopted != nil)
-        alarmsAndLog.start()
-        worker.start()
-        output.start()
-        controlInput?.start { command in
+        let running = Running(
+            self, first: first, analyzer: analyzer, capture: capture, shared: shared, wake: wake, notifications: notifications,
+            outputs: factory.outputs(displays: displays, stdout: stdoutWriter(shared)), history: history,
+            alarmsAndLog: AlarmsAndLog(configuration: c, clientName: clientName, logFile: logFile), controlInput: controlInput)
+        let (control, alarmsAndLog) = (running.control, running.alarmsAndLog)
+        running.start { command in
             Engine.apply(
                 command, configuration: c, shared: shared, control: control, udp: factory.udp, reset: requestReset,
                 rejected: controlInput?.rejected, alarmsAndLog: alarmsAndLog)
         }
         started = true
-        defer {
-            // Order: stop JACK calling us, then the threads that read what it wrote.
+        defer { running.stop() }
+        try running.keeper.start()
+        onStarted?(clientName)
+
+        try waitUntilStopped(running.keeper, &signals, reset: requestReset)
+        if events.stopReason == .outputFailed { throw EngineError(.ioError, outputError.value.withLock { $0 } + ": stopping") }
+        // Otherwise a signal, `q`, or a closed stdout (which ends jackvu quietly, like other
+        // filters).
+    }
+
+    /// The first client: the one the server gave (in process), or one of our own.
+    private func firstConnection(_ notifications: Notifications) throws(EngineError) -> JackConnection {
+        if let adopted { return JackConnection(adopting: adopted, configuration: configuration, notifications: notifications) }
+        return try JackConnection(configuration: configuration, notifications: notifications)
+    }
+
+    /// The displays, made by their factories in order; when one fails, those made before it
+    /// are stopped (the terminal given back) and its error ends the run.
+    private func makeDisplays(_ context: DisplayContext) throws(EngineError) -> [any Display] {
+        var made: [any Display] = []
+        for make in displayFactories {
+            do { made.append(try Engine.display(make, context)) } catch {
+                for d in made { d.stop() }
+                throw error
+            }
+        }
+        return made
+    }
+
+    /// The analysis for the first client's sample rate, and the capture buffers, which outlive
+    /// every client.
+    private static func analysis(
+        _ c: Configuration, client: Client, features: Analyzer.Features, shared: EngineState, wake: WakeSignal
+    ) throws(EngineError) -> (Analyzer, CaptureBuffers) {
+        let analyzer: Analyzer
+        do { analyzer = try Analyzer(configuration: c, sampleRate: client.sampleRate, features: features) } catch {
+            throw EngineError(.software, error.description)
+        }
+        shared.serverSampleRate.store(client.sampleRate)
+        shared.serverBufferSize.store(client.bufferSize)
+        return (analyzer, CaptureBuffers(configuration: c, sampleRate: client.sampleRate, wake: wake))
+    }
+
+    /// Why the stream on stdout failed, when it did (said as the run ends).
+    private let outputError = Shared(Mutex<String>(""))
+
+    /// The text or JSON stream on stdout (nil without one): a closed reader ends the run
+    /// quietly, any other failure with 74.
+    private func stdoutWriter(_ shared: EngineState) -> StdoutWriter? {
+        guard configuration.stdoutStream else { return nil }
+        let events = self.events, outputError = self.outputError
+        return StdoutWriter(sink: sink, skipped: shared.outputSkipped) { error in
+            if case .closed = error {
+                events.stop(.outputClosed)  // the reader went away: end quietly
+            } else {
+                outputError.value.withLock { $0 = error.description }
+                events.stop(.outputFailed)
+            }
+        }
+    }
+
+    /// A value shared by reference (a `Mutex` is not copyable).
+    private final class Shared<Value: ~Copyable>: Sendable where Value: Sendable {
+        let value: Value
+        init(_ value: consuming Value) { self.value = value }
+    }
+
+    /// The threads of a run — the worker, the output loop, the alarms' and the log's, the
+    /// control input's — and the keeper of the JACK connection; started together, stopped in
+    /// order.
+    private final class Running {
+        let keeper: ConnectionKeeper
+        let worker: Worker
+        let output: OutputLoop
+        let outputs: [any SnapshotOutput]
+        let control: OutputControl
+        let alarmsAndLog: AlarmsAndLog
+        let controlInput: ControlInput?
+        let shared: EngineState
+        let wake: WakeSignal
+
+        init(_ engine: Engine, first: JackConnection, analyzer: Analyzer, capture: CaptureBuffers, shared: EngineState, wake: WakeSignal,
+             notifications: Notifications, outputs: [any SnapshotOutput], history: LoudnessHistory, alarmsAndLog: AlarmsAndLog,
+             controlInput: ControlInput?)
+        {
+            let c = engine.configuration
+            let snapshots = TripleBuffer { analyzer.makeSnapshot() }
+            control = OutputControl(rate: c.rate)
+            output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
+            worker = Worker(
+                configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
+                outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
+                alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil, outputCounters: OutputCounterRegistry(outputs))
+            keeper = ConnectionKeeper(
+                first: first, capture: capture, configuration: c, shared: shared, events: engine.events,
+                notifications: notifications, inProcess: engine.adopted != nil)
+            self.outputs = outputs
+            self.alarmsAndLog = alarmsAndLog
+            self.controlInput = controlInput
+            self.shared = shared
+            self.wake = wake
+        }
+
+        /// Starts the threads; the control input's commands go to `apply`.
+        func start(apply: @escaping @Sendable (ControlCommand) -> Void) {
+            alarmsAndLog.start()
+            worker.start()
+            output.start()
+            controlInput?.start(apply)
+        }
+
+        /// Stops JACK calling us first, then the threads that read what it wrote.
+        func stop() {
             controlInput?.stop()
             keeper.close()
             shared.stopping.store(true, ordering: .relaxed)
@@ -199,13 +275,6 @@ public final class Engine {
             for o in outputs { o.stop() }
             alarmsAndLog.stop()
         }
-        try keeper.start()
-        onStarted?(clientName)
-
-        try waitUntilStopped(keeper, &signals, reset: requestReset)
-        if events.stopReason == .outputFailed { throw EngineError(.ioError, outputError.withLock { $0 } + ": stopping") }
-        // Otherwise a signal, `q`, or a closed stdout (which ends jackvu quietly, like other
-        // filters).
     }
 
     /// Waits for signals (SIGUSR1 comes from our own threads and JACK's notifications) and
