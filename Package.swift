@@ -34,7 +34,8 @@
 //   Analysis      — the analysis core: AnalysisSettings, the Analyzer (every meter of a channel
 //                   set, fed planar chunks), the channel pool and its lanes; DSP, Realtime and
 //                   the vocabulary beneath it only (ModuleBoundaryTests): no outputs, no JACK,
-//                   no I/O, no threads but the pool's. jackvu-bench imports it and not the engine
+//                   no I/O, no threads but the pool's. jackvu-bench depends on it alone (jackvu-probe
+//                   measures a running jackvu from outside)
 //   Settings      — Configuration: everything a run is told, the analysis's settings beside the
 //                   JACK client's, the outputs', the alarms' and the log's, validated
 //   FileAnalysis  — `jackvu analyze`: audio files (libsndfile, plain WAV read directly)
@@ -57,6 +58,7 @@ let package = Package(
         .executable(name: "jackvu", targets: ["jackvu"]),
         .executable(name: "jacktone", targets: ["jacktone"]),
         .executable(name: "jackvu-bench", targets: ["jackvu-bench"]),
+        .executable(name: "jackvu-probe", targets: ["jackvu-probe"]),
         // jackvu as a JACK internal client (jack_load): install as JACK's jackvu.so.
         .library(name: "JackVUInternal", type: .dynamic, targets: ["JackVUInternal"]),
         // jackvu as an LV2 plugin: Tools/lv2.sh makes the bundle (jackvu.lv2/) of this library
@@ -174,8 +176,13 @@ let package = Package(
         // of files otherwise): see Tools/test.sh and FuzzTests.
         .executableTarget(name: "jackvu-fuzz", dependencies: ["FileAnalysis", "Outputs"], path: "Tools/jackvu-fuzz"),
         .executableTarget(
-            name: "jackvu-bench", dependencies: ["DSP", "Realtime", "Jack", "Analysis", "Settings", "Outputs"],
+            name: "jackvu-bench", dependencies: ["DSP", "Analysis", "Vocabulary"],
             path: "Tools/jackvu-bench"),
+        // A running jackvu measured from outside (OSC latency, WebSocket bytes, thread CPU, the
+        // meter port's latency through JACK).
+        .executableTarget(
+            name: "jackvu-probe", dependencies: ["Jack", "Outputs", "Vocabulary"],
+            path: "Tools/jackvu-probe"),
         // Helpers for tests that run real processes (jackd, jacktone, oscdump); no mocks.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DSPTests", dependencies: ["DSP", "TestSupport"]),

@@ -9,7 +9,7 @@
 # only the outputs' figures: worker CPU by --send, and OSC-over-UDP latency (time tag of the
 # last analysed frame to the datagram's arrival) on a real-time dummy server.
 # `bash Tools/bench.sh latency`: a level step at the input to the meter port, per --meter, on a
-# real-time dummy server at 256 frames (jackvu-bench meter-latency, 20 trials each).
+# real-time dummy server at 256 frames (jackvu-probe meter-latency, 20 trials each).
 # `bash Tools/bench.sh rt`: the real-time threads' own CPU per period (schedstat: the
 # thread CPU clock) of jack_meter and of jackvu with 1, 8, 64 and 256 channels, and of jackd's
 # process thread with jackvu loaded in process, on one real-time dummy server, with jackvu's
@@ -382,7 +382,7 @@ if [ "$only" = latency ]; then
     vu=$!
     pids+=($vu)
     for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^jackvu:meter_1$' && break; sleep 0.1; done
-    echo "--meter $meter: $("$bin/jackvu-bench" meter-latency jackvu 20 | tail -1)"
+    echo "--meter $meter: $("$bin/jackvu-probe" meter-latency jackvu 20 | tail -1)"
     kill -INT "$vu"; wait "$vu" || true
   done
   exit 0
@@ -402,7 +402,7 @@ if [ "$only" = outputs ]; then
   "$bin/jackvu" --connect jacktone:out --osc "udp://127.0.0.1:$port" --rate 20 >/dev/null 2>&1 &
   pids+=($!)
   echo "jackd -R -d dummy -r 48000 -p 256, jackvu --osc udp://127.0.0.1:$port --rate 20, 20 s:"
-  "$bin/jackvu-bench" osc-latency "$port" 20
+  "$bin/jackvu-probe" osc-latency "$port" 20
   exit 0
 fi
 
@@ -416,7 +416,7 @@ if [ "$only" = displays ]; then
   tmux -L "$sock" new-session -d -s bench -x 100 -y 30 \
     "env JACK_DEFAULT_SERVER=$server TERM=xterm-256color LANG=C.UTF-8 $bin/jackvu --name tuibench --tui --channels 8 --rate 20 ${connect[*]} 2>/dev/null"
   sleep 3
-  "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name tuibench")" "$seconds"
+  "$bin/jackvu-probe" threads "$(pgrep -f "^$bin/jackvu --name tuibench")" "$seconds"
   tmux -L "$sock" send-keys -t bench q
   sleep 1
   tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
@@ -426,11 +426,11 @@ if [ "$only" = displays ]; then
   echo "Browser display: jackvu --http $port --send status --channels 8 --rate 20 (stdout to /dev/null), one WebSocket reader, ${seconds} s"
   "$bin/jackvu" --name webbench --http "$port" --send status --channels 8 --rate 20 "${connect[@]}" >/dev/null 2>&1 &
   pids+=($!)
-  for _ in $(seq 50); do "$bin/jackvu-bench" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
-  "$bin/jackvu-bench" ws-read "$port" "$((seconds + 2))" &
+  for _ in $(seq 50); do "$bin/jackvu-probe" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+  "$bin/jackvu-probe" ws-read "$port" "$((seconds + 2))" &
   reader=$!
   sleep 1
-  "$bin/jackvu-bench" threads "$(pgrep -f "^$bin/jackvu --name webbench")" "$seconds"
+  "$bin/jackvu-probe" threads "$(pgrep -f "^$bin/jackvu --name webbench")" "$seconds"
   wait "$reader"
   exit 0
 fi
@@ -445,8 +445,8 @@ if [ "$only" = pictures ]; then
     "$bin/jackvu" --name "pic$channels" --http "$port" --quiet --channels "$channels" --rate 20 "${connect[@]}" >/dev/null 2>&1 &
     pid=$!
     pids+=($pid)
-    for _ in $(seq 50); do "$bin/jackvu-bench" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
-    "$bin/jackvu-bench" ws-read "$port" "$seconds"
+    for _ in $(seq 50); do "$bin/jackvu-probe" ws-read "$port" 0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+    "$bin/jackvu-probe" ws-read "$port" "$seconds"
     kill -INT "$pid"; wait "$pid" 2>/dev/null || true
     port=$((port + 1))
   done
@@ -494,7 +494,7 @@ if [ "$only" = watch ]; then
     vu=$!
     pids+=($vu)
     sleep 2
-    "$bin/jackvu-bench" threads "$vu" "$seconds" | grep -E "jackvu-log|jackvu-worker" | sed "s/^/  $count programmes$([ "$run" != "$count" ] && echo ', no log'): /"
+    "$bin/jackvu-probe" threads "$vu" "$seconds" | grep -E "jackvu-log|jackvu-worker" | sed "s/^/  $count programmes$([ "$run" != "$count" ] && echo ', no log'): /"
     kill -TERM "$vu"; wait "$vu" || true
     [ "$run" = "$count" ] || continue
     rows=$(sqlite3 "$db" "SELECT count(*) FROM blocks")

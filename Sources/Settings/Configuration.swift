@@ -295,20 +295,14 @@ extension Analyzer {
 
 extension AnalysisFeatures {
     /// What the selected message kinds (`Readings.table`), the displays, the meter ports
-    /// (`--meter`) and MIDI notes need.
+    /// (`--meter`), MIDI notes, the alarms and the log need.
     public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
-        var f: AnalysisFeatures = [.live]
-        for kind in c.send.kinds { f.formUnion(kind.reading.features) }
+        var f = AnalysisFeatures.needed(kinds: c.send, displayed: c.displayed)
         if midiNotes { f.formUnion([.yin, .everyHop]) }
         // The alarms judge levels, clips, true peaks, loudness and correlation; the log keeps
         // loudness blocks and peaks: whatever --send says.
         if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }
         if c.log != nil { f.formUnion([.loudness, .truePeak]) }
-        if c.displayed {
-            for r in Readings.table where r.display != nil { f.formUnion(r.features) }
-            // The pictures: the goniometer's points, the bit meter and the loudness histogram.
-            f.formUnion([.goniometer, .bits, .histogram])
-        }
         // The meter on the ports: what its reading needs.
         f.formUnion(c.meterSource.entry.reading.features)
         return f.withImplied

@@ -61,6 +61,20 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
         (.everyHop, .live),
     ]
 
+    /// What the message kinds `kinds` need, and with `displayed` what the displays show
+    /// (every displayed reading, the goniometer's points, the bit meter and the loudness
+    /// histogram), with their implications; `.live` always (a host running a summary asks for
+    /// `.summary` instead).
+    public static func needed(kinds: MessageKinds, displayed: Bool) -> AnalysisFeatures {
+        var f: AnalysisFeatures = [.live]
+        for kind in kinds.kinds { f.formUnion(kind.reading.features) }
+        if displayed {
+            for r in Readings.table where r.display != nil { f.formUnion(r.features) }
+            f.formUnion([.goniometer, .bits, .histogram])
+        }
+        return f.withImplied
+    }
+
     /// These features with everything they need (`implications`), transitively.
     public var withImplied: AnalysisFeatures {
         var f = self

@@ -4,7 +4,8 @@ import XCTest
 /// The analysis core stands on its own: read from Package.swift, the targets `Analysis`
 /// depends on — directly or through others — are DSP, the real-time helpers and the
 /// vocabulary, with no output module (Outputs, the displays, the log, the settings of a run)
-/// and no C library but FFTW; and the vocabulary needs nothing but DSP.
+/// and no C library but FFTW; the vocabulary needs nothing but DSP; and `jackvu-bench`
+/// nothing but the analysis.
 final class ModuleBoundaryTests: XCTestCase {
     /// Each target's name and the targets it names as dependencies (products of other
     /// packages, named by a variable such as `argumentParser`, left out), and the system
@@ -49,5 +50,8 @@ final class ModuleBoundaryTests: XCTestCase {
         }
         XCTAssertEqual(analysis.intersection(system), ["CFFTW"], "the C libraries under Analysis")
         XCTAssertEqual(closure(of: "Vocabulary", in: dependencies).subtracting(["CFFTW"]), ["DSP"], "the vocabulary stands on DSP alone")
+        // The benchmarks of the analysis run on it alone (the probes of a running jackvu are
+        // jackvu-probe's).
+        XCTAssertEqual(closure(of: "jackvu-bench", in: dependencies).subtracting(analysis), ["Analysis"], "jackvu-bench on the analysis alone")
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 import Jack
 import Synchronization
 
-/// `jackvu-bench meter-latency CLIENT [TRIALS]`: how long a level step at jackvu's input takes
+/// `jackvu-probe meter-latency CLIENT [TRIALS]`: how long a level step at jackvu's input takes
 /// to show on its meter port, in the server's frames. Two JACK clients of this process: a
 /// stepper plays silence, then a 1 kHz sine at -6 dBFS into CLIENT:in_1; a watcher reads
 /// CLIENT:meter_1. The delay of a trial is from the cycle whose buffer starts the sine to the
@@ -72,8 +72,8 @@ enum MeterLatency {
                 stepper.on.store(false, ordering: .releasing)
                 // Wait for the meter to rest on the floor (and a little longer).
                 var quiet = 0
-                let deadline = Bench.monotonic() + 5
-                while quiet < 10 && Bench.monotonic() < deadline {
+                let deadline = Probe.monotonicSeconds() + 5
+                while quiet < 10 && Probe.monotonicSeconds() < deadline {
                     quiet = Float(bitPattern: watcher.value.load(ordering: .relaxed)) < 0.01 ? quiet + 1 : 0
                     usleep(10_000)
                 }
@@ -82,8 +82,8 @@ enum MeterLatency {
                 watcher.seenMicroseconds.store(0, ordering: .relaxed)
                 watcher.armed.store(true, ordering: .releasing)
                 stepper.on.store(true, ordering: .releasing)
-                let end = Bench.monotonic() + 1
-                while watcher.seenMicroseconds.load(ordering: .acquiring) == 0 && Bench.monotonic() < end { usleep(1_000) }
+                let end = Probe.monotonicSeconds() + 1
+                while watcher.seenMicroseconds.load(ordering: .acquiring) == 0 && Probe.monotonicSeconds() < end { usleep(1_000) }
                 let seen = watcher.seenMicroseconds.load(ordering: .acquiring)
                 let started = stepper.startedMicroseconds.load(ordering: .acquiring)
                 guard seen > 0, started > 0, seen >= started else { print("trial \(trial): no step seen within 1 s"); continue }
@@ -96,7 +96,7 @@ enum MeterLatency {
             guard !delays.isEmpty else { print("no trial succeeded"); exit(1) }
             delays.sort()
             let median = delays[delays.count / 2]
-            print("median \(median) frames (\(Bench.fmt(Double(median) / Double(period))) periods), min \(delays.first!), max \(delays.last!), \(delays.count) trials")
+            print("median \(median) frames (\(Probe.fmt(Double(median) / Double(period))) periods), min \(delays.first!), max \(delays.last!), \(delays.count) trials")
         } catch {
             print("meter-latency: \(error)")
             exit(69)
