@@ -27,18 +27,19 @@ final class AlarmsAndLog: @unchecked Sendable {
     private var clockOffset = 0.0
 
     /// `logFile`: the log's file as the start claimed it (nil: not yet, or no `--log`).
-    init(configuration c: Configuration, clientName: String, logFile: LogFile? = nil) {
-        let programmes = c.resolvedProgrammes
-        alarms = c.alarms.isEmpty ? nil : AlarmEngine(rules: c.alarms)
-        runner = c.onAlarm.map {
-            AlarmCommandRunner(command: $0, timeout: c.onAlarmTimeout, clientName: clientName, programmeNames: programmes.map(\.name))
+    /// `programmes`: the programmes metered, with their targets; `ports`: where the meter
+    /// ports' and alarm ports' values go.
+    init(_ c: AlarmingSettings, log logging: LogSettings, programmes: [Programme], ports: PortPlan, clientName: String, logFile: LogFile? = nil) {
+        alarms = c.rules.isEmpty ? nil : AlarmEngine(rules: c.rules)
+        runner = c.command.map {
+            AlarmCommandRunner(command: $0, timeout: c.commandTimeout, clientName: clientName, programmeNames: programmes.map(\.name))
         }
-        log = c.log.map {
+        log = logging.path.map {
             LogWriter(path: $0, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
-                      retentionDays: c.logRetentionDays, file: logFile)
+                      retentionDays: logging.retentionDays, file: logFile)
         }
-        channels = c.channels
-        alarmPorts = c.alarmPortCount
+        channels = ports.channels
+        alarmPorts = ports.alarms.count
         recorder = log.map { LogRecorder(log: $0, programmes: programmes.count) }
     }
 

@@ -87,15 +87,15 @@ final class CaptureBuffers: Sendable {
         self.notesQueue = notesQueue
     }
 
-    /// What a run of `c` at `sampleRate` needs: a ring of at least a second (and 32768
+    /// What a run with `ports` at `sampleRate` needs: a ring of at least a second (and 32768
     /// frames; with `--follow-transport` one channel more, the transport's), the `osc` and
     /// `notes` ports' queues when those ports exist.
-    convenience init(configuration c: Configuration, sampleRate: Int, wake: WakeSignal) {
+    convenience init(ports: PortPlan, followTransport: Bool, canary: Bool, sampleRate: Int, wake: WakeSignal) {
         self.init(
-            ring: AudioRing(channels: c.channels + (c.followTransport ? 1 : 0), minimumCapacity: max(sampleRate, 32768)),
-            inputs: c.channels, meterValues: AtomicFloatArray(count: c.channels + c.alarmPortCount), wake: wake, canary: c.realtimeCanary,
-            oscQueue: c.oscPort ? PacketQueue(minimumCapacity: 1 << 16) : nil,
-            notesQueue: c.midiNotes ? PacketQueue(minimumCapacity: 4096) : nil)
+            ring: AudioRing(channels: ports.channels + (followTransport ? 1 : 0), minimumCapacity: max(sampleRate, 32768)),
+            inputs: ports.channels, meterValues: AtomicFloatArray(count: ports.channels + ports.alarms.count), wake: wake, canary: canary,
+            oscQueue: ports.oscPrettyName != nil ? PacketQueue(minimumCapacity: 1 << 16) : nil,
+            notesQueue: ports.notes ? PacketQueue(minimumCapacity: 4096) : nil)
     }
 
     /// Forgets the warm-up: statistics start at activation.

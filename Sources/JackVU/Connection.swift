@@ -15,7 +15,8 @@ final class JackConnection {
     let client: Client
     private(set) var inputs: [AudioInPort] = []
     private(set) var meters: [AudioOutPort] = []
-    private let configuration: Configuration
+    private let settings: ClientSettings
+    private let ports: PortPlan
     private let notifications: any NotificationHandler
     /// The ports' metadata, written after activation by `metadataWriter`.
     private var properties: [(port: AnyPort, key: String, value: String, type: String?)] = []
@@ -34,11 +35,12 @@ final class JackConnection {
     static let metadataPause: UInt32 = 20_000
 
     /// Opens a client (no ports yet).
-    init(configuration c: Configuration, notifications: any NotificationHandler) throws(EngineError) {
-        configuration = c
+    init(_ settings: ClientSettings, ports: PortPlan, notifications: any NotificationHandler) throws(EngineError) {
+        self.settings = settings
+        self.ports = ports
         self.notifications = notifications
         do {
-            client = try Client(name: c.clientName, server: c.serverName)
+            client = try Client(name: settings.name, server: settings.server)
         } catch {
             switch error {
             case .nameInUse: throw EngineError(.nameInUse, error.description)
@@ -48,8 +50,9 @@ final class JackConnection {
     }
 
     /// Takes the client the server gave (in process).
-    init(adopting client: Client, configuration c: Configuration, notifications: any NotificationHandler) {
-        configuration = c
+    init(adopting client: Client, _ settings: ClientSettings, ports: PortPlan, notifications: any NotificationHandler) {
+        self.settings = settings
+        self.ports = ports
         self.notifications = notifications
         self.client = client
     }
@@ -57,20 +60,20 @@ final class JackConnection {
     /// Registers every port, with metadata; sets the handlers, with a process callback that
     /// writes into `capture`, and runs it once outside real time. Not active yet.
     func registerPorts(capture: CaptureBuffers) throws(EngineError) {
-        let c = configuration
+        let c = ports
         var oscPort: MIDIOutPort?
         var notesPort: MIDIOutPort?
         do {
             for n in 1...c.channels { inputs.append(try client.registerAudioInput(name: "in_\(n)")) }
             for n in 1...c.channels { meters.append(try client.registerAudioOutput(name: "meter_\(n)")) }
             // With --alarm: a CV port per programme, 1.0 while any of its alarms is active.
-            for name in c.alarmPortNames { meters.append(try client.registerAudioOutput(name: name)) }
-            if c.oscPort { oscPort = try client.registerMIDIOutput(name: "osc") }
-            if c.midiNotes { notesPort = try client.registerMIDIOutput(name: "notes") }
+            for alarm in c.alarms { meters.append(try client.registerAudioOutput(name: alarm.name)) }
+            if c.oscPrettyName != nil { oscPort = try client.registerMIDIOutput(name: "osc") }
+            if c.notes { notesPort = try client.registerMIDIOutput(name: "notes") }
         } catch {
             // Usually the server's port limit (jackd -p/--port-max; its own ports and every
             // other client's count too).
-            let needed = 2 * c.channels + c.alarmPortCount + (c.oscPort ? 1 : 0) + (c.midiNotes ? 1 : 0)
+            let needed = c.count
             throw EngineError(
                 .software,
                 "\(error.description): the JACK server refused it (jackvu needs \(needed) ports for --channels \(c.channels); "
@@ -188,7 +191,7 @@ final class JackConnection {
     func connectInputs(strict: Bool, announce: Bool, onlyNew: Bool = false) throws(EngineError) -> [String] {
         var sources: [String] = []
         var unmatched: [String] = []
-        for pattern in configuration.connect {
+        for pattern in settings.connect {
             let matches: [String]
             do {
                 matches = try client.portNames(matching: pattern, direction: .output)
@@ -249,12 +252,9 @@ final class JackConnection {
     /// (qjackctl) show the meters as CV. Collected here, written by `writeMetadata`: the meter
     /// ports' first (what patchbays need most), then the inputs'.
     private func describePorts(inputs: [AudioInPort], meters: [AudioOutPort], osc: MIDIOutPort?, notes: MIDIOutPort?) {
-        let programmes = configuration.resolvedProgrammes
         for (i, port) in meters.enumerated() {
             properties.append((port.any, MetadataKey.signalType, "CV", nil))
-            let name = i < configuration.channels
-                ? configuration.meterPortPrettyName(i + 1)
-                : "Alarm \(programmes[i - configuration.channels].name.isEmpty ? "" : programmes[i - configuration.channels].name + " ")(0..1 = clear..active)"
+            let name = i < ports.channels ? ports.meterPrettyNames[i] : ports.alarms[i - ports.channels].prettyName
             properties.append((port.any, MetadataKey.prettyName, name, nil))
             properties.append((port.any, MetadataKey.order, "\(i + 1)", MetadataKey.integerType))
         }
@@ -265,7 +265,7 @@ final class JackConnection {
         }
         if let osc {
             properties.append((osc.any, MetadataKey.eventTypes, "OSC", nil))
-            properties.append((osc.any, MetadataKey.prettyName, "OSC readings (\(configuration.prefix))", nil))
+            properties.append((osc.any, MetadataKey.prettyName, ports.oscPrettyName ?? "OSC readings", nil))
         }
         if let notes {
             properties.append((notes.any, MetadataKey.eventTypes, "MIDI", nil))

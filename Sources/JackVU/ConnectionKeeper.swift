@@ -12,7 +12,8 @@ import Realtime
 /// that `--connect` may match). Used by the engine's main thread only; the worker, the
 /// outputs and the measurements live on across connections (`Engine`).
 final class ConnectionKeeper {
-    private let configuration: Configuration
+    private let settings: ClientSettings
+    private let ports: PortPlan
     private let capture: CaptureBuffers
     private let shared: EngineState
     private let events: EngineEvents
@@ -27,12 +28,13 @@ final class ConnectionKeeper {
     static let reconnectDelays: [Double] = [0.1, 0.2, 0.4, 0.8, 1.0]
 
     init(
-        first: JackConnection, capture: CaptureBuffers, configuration: Configuration, shared: EngineState, events: EngineEvents,
+        first: JackConnection, capture: CaptureBuffers, settings: ClientSettings, ports: PortPlan, shared: EngineState, events: EngineEvents,
         notifications: Notifications, inProcess: Bool
     ) {
         connection = first
         self.capture = capture
-        self.configuration = configuration
+        self.settings = settings
+        self.ports = ports
         self.shared = shared
         self.events = events
         self.notifications = notifications
@@ -57,7 +59,7 @@ final class ConnectionKeeper {
     func start() throws(EngineError) {
         guard let connection else { return }
         try connection.activate()
-        let unmatched = try connection.connectInputs(strict: !configuration.followGraph, announce: true)
+        let unmatched = try connection.connectInputs(strict: !settings.followGraph, announce: true)
         connection.startFromTheConnections(capture)
         connection.writeMetadata()
         shared.inputsConnected.store(connection.connectedInputs)
@@ -79,7 +81,7 @@ final class ConnectionKeeper {
     /// and the run ends (`--no-reconnect`, or in process).
     func step() -> Bool {
         if events.takeServerGone(), let gone = connection {
-            guard configuration.reconnect && !inProcess else { return false }
+            guard settings.reconnect && !inProcess else { return false }
             let reason = events.shutdownReason
             printError(
                 "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))")
@@ -101,7 +103,7 @@ final class ConnectionKeeper {
             let changed = events.takeGraphChanged()
             let appeared = changed && events.takePortsAppeared()
             guard changed || connection.hasPendingSources else { return true }
-            if (appeared && configuration.followGraph) || connection.hasPendingSources {
+            if (appeared && settings.followGraph) || connection.hasPendingSources {
                 _ = try? connection.connectInputs(strict: false, announce: false, onlyNew: true)
             }
             shared.inputsConnected.store(connection.connectedInputs)
@@ -114,8 +116,7 @@ final class ConnectionKeeper {
     /// One attempt to reach a server of that name again, with the same ports, connections and
     /// metadata as before.
     private func reconnect() {
-        let c = configuration
-        guard let fresh = try? JackConnection(configuration: c, notifications: notifications) else {
+        guard let fresh = try? JackConnection(settings, ports: ports, notifications: notifications) else {
             attempt += 1
             return
         }
@@ -140,7 +141,7 @@ final class ConnectionKeeper {
         fresh.updateMeterConnections(capture)
         fresh.hintConnectionChanges(capture)
         printError("connected to the JACK server again (\(fresh.client.sampleRate) Hz, \(fresh.client.bufferSize) frames)")
-        Engine.reportName(fresh.client.name, asked: c.clientName)
+        Engine.reportName(fresh.client.name, asked: settings.name)
     }
 
     /// Closes the current client, if any (the end of the run).

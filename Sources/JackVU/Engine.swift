@@ -30,6 +30,8 @@ public final class Engine {
     /// own, named `--name`.
     private let adopted: Client?
     private let events: EngineEvents
+    /// The ports every client of the run registers.
+    private let ports: PortPlan
 
     /// With `client`, the engine runs in process (inside jackd, as an internal client): on
     /// that client, without signals (`stop()` ends it), without reconnecting (the server's
@@ -45,6 +47,7 @@ public final class Engine {
         displayFactories = displays
         adopted = client
         events = EngineEvents(inProcess: client != nil)
+        ports = PortPlan(configuration)
     }
 
     /// Ends `run()` as SIGTERM would (from any thread).
@@ -117,7 +120,7 @@ public final class Engine {
         // `Client.init`). Every output uses the real one.
         let clientName = first.client.name
         Engine.reportName(clientName, asked: c.clientName)
-        let (analyzer, capture) = try Engine.analysis(c, client: first.client, features: features, shared: shared, wake: wake)
+        let (analyzer, capture) = try Engine.analysis(c, ports: ports, client: first.client, features: features, shared: shared, wake: wake)
         let requestReset: @Sendable () -> Void = {
             shared.resetRequested.store(true, ordering: .relaxed)
             wake.signal()
@@ -128,7 +131,7 @@ public final class Engine {
         // `defer` gives it back on every way out).
         let controlInput = try Engine.controlInput(c)
         let factory = try OutputFactory(
-            configuration: c, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
+            settings: c.output, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
             controlRejected: controlInput?.rejected)
         // The programmes' loudness over the last hour, for the displays' history graphs.
         let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
@@ -145,7 +148,7 @@ public final class Engine {
         let running = Running(
             self, first: first, analyzer: analyzer, capture: capture, shared: shared, wake: wake, notifications: notifications,
             outputs: factory.outputs(displays: displays, stdout: stdoutWriter(shared)), history: history,
-            alarmsAndLog: AlarmsAndLog(configuration: c, clientName: clientName, logFile: logFile), controlInput: controlInput)
+            alarmsAndLog: AlarmsAndLog(c.alarming, log: c.logging, programmes: c.resolvedProgrammes, ports: ports, clientName: clientName, logFile: logFile), controlInput: controlInput)
         let (control, alarmsAndLog) = (running.control, running.alarmsAndLog)
         running.start { command in
             Engine.apply(
@@ -165,8 +168,8 @@ public final class Engine {
 
     /// The first client: the one the server gave (in process), or one of our own.
     private func firstConnection(_ notifications: Notifications) throws(EngineError) -> JackConnection {
-        if let adopted { return JackConnection(adopting: adopted, configuration: configuration, notifications: notifications) }
-        return try JackConnection(configuration: configuration, notifications: notifications)
+        if let adopted { return JackConnection(adopting: adopted, configuration.client, ports: ports, notifications: notifications) }
+        return try JackConnection(configuration.client, ports: ports, notifications: notifications)
     }
 
     /// The displays, made by their factories in order; when one fails, those made before it
@@ -185,7 +188,7 @@ public final class Engine {
     /// The analysis for the first client's sample rate, and the capture buffers, which outlive
     /// every client.
     private static func analysis(
-        _ c: Configuration, client: Client, features: Analyzer.Features, shared: EngineState, wake: WakeSignal
+        _ c: Configuration, ports: PortPlan, client: Client, features: Analyzer.Features, shared: EngineState, wake: WakeSignal
     ) throws(EngineError) -> (Analyzer, CaptureBuffers) {
         let analyzer: Analyzer
         do { analyzer = try Analyzer(configuration: c, sampleRate: client.sampleRate, features: features) } catch {
@@ -193,7 +196,9 @@ public final class Engine {
         }
         shared.serverSampleRate.store(client.sampleRate)
         shared.serverBufferSize.store(client.bufferSize)
-        return (analyzer, CaptureBuffers(configuration: c, sampleRate: client.sampleRate, wake: wake))
+        let capture = CaptureBuffers(
+            ports: ports, followTransport: c.followTransport, canary: c.realtimeCanary, sampleRate: client.sampleRate, wake: wake)
+        return (analyzer, capture)
     }
 
     /// Why the stream on stdout failed, when it did (said as the run ends).
@@ -241,13 +246,13 @@ public final class Engine {
             let c = engine.configuration
             let snapshots = TripleBuffer { analyzer.makeSnapshot() }
             control = OutputControl(rate: c.rate)
-            output = OutputLoop(snapshots: snapshots, configuration: c, outputs: outputs, shared: shared, control: control)
+            output = OutputLoop(snapshots: snapshots, settings: c.output, outputs: outputs, shared: shared, control: control)
             worker = Worker(
-                configuration: c, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
+                settings: c.analysis, workers: c.resolvedWorkers, stall: c.testStallWorker, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
                 outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
                 alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil, outputCounters: OutputCounterRegistry(outputs))
             keeper = ConnectionKeeper(
-                first: first, capture: capture, configuration: c, shared: shared, events: engine.events,
+                first: first, capture: capture, settings: c.client, ports: engine.ports, shared: shared, events: engine.events,
                 notifications: notifications, inProcess: engine.adopted != nil)
             self.outputs = outputs
             self.alarmsAndLog = alarmsAndLog

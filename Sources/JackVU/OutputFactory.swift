@@ -20,7 +20,7 @@ struct OutputFactory {
 
     /// Makes the outputs that can fail on a bad option (OSC destinations), before anything
     /// connects and before a display takes the terminal.
-    init(configuration c: Configuration, oscPort: (queue: PacketQueue, maxEvent: Counter)?, shared: EngineState,
+    init(settings c: OutputSettings, oscPort: (queue: PacketQueue, maxEvent: Counter)?, shared: EngineState,
          controlRejected: Counter?) throws(EngineError)
     {
         format = c.format

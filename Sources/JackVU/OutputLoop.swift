@@ -92,7 +92,7 @@ final class OutputLoop: @unchecked Sendable {
     let wake = WakeSignal()
     private var thread: PosixThread?
 
-    init(snapshots: TripleBuffer<Snapshot>, configuration c: Configuration, outputs: [any SnapshotOutput],
+    init(snapshots: TripleBuffer<Snapshot>, settings c: OutputSettings, outputs: [any SnapshotOutput],
          shared: EngineState, control: OutputControl)
     {
         self.snapshots = snapshots

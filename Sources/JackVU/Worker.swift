@@ -59,7 +59,10 @@ final class EngineState: @unchecked Sendable {
 final class Worker: @unchecked Sendable {
     // @unchecked Sendable: after `start`, `analyzer` and the note follower are touched by the
     // worker thread only; everything else is immutable or thread-safe.
-    private let configuration: Configuration
+    /// What the analysis is told (a new analyzer at a new rate is made from it).
+    private let settings: AnalysisSettings
+    /// Test aid: the worker stops once (`Configuration.testStallWorker`).
+    private let stallHook: Configuration.StallHook?
     private let snapshots: TripleBuffer<Snapshot>
     private let shared: EngineState
     /// What the process callback writes into: the ring, meter values, MIDI queues, statistics
@@ -118,28 +121,31 @@ final class Worker: @unchecked Sendable {
     private var faults: FaultLabels
     private var xrunsSeen: Int
 
-    init(configuration: Configuration, analyzer: Analyzer, capture: CaptureBuffers, snapshots: TripleBuffer<Snapshot>,
+    /// `workers`: the channel pool's threads; `stall`: the test's stop of the worker.
+    init(settings: AnalysisSettings, workers: Int, stall: Configuration.StallHook?, analyzer: Analyzer, capture: CaptureBuffers,
+         snapshots: TripleBuffer<Snapshot>,
          shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
          alarmsAndLog: AlarmsAndLog? = nil, outputCounters: OutputCounterRegistry? = nil)
     {
         self.history = history
         self.outputCounters = outputCounters
         self.alarmsAndLog = alarmsAndLog
-        changesTaken = (0..<configuration.channels).map { capture.connectionChangedAt[$0] }
+        changesTaken = (0..<settings.channels).map { capture.connectionChangedAt[$0] }
         recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
-        self.configuration = configuration
+        self.settings = settings
+        self.stallHook = stall
         self.analyzer = analyzer
-        pool = ChannelPool(threads: min(configuration.resolvedWorkers, configuration.channels))
+        pool = ChannelPool(threads: min(workers, settings.channels))
         analyzer.pool = pool
         self.snapshots = snapshots
         self.shared = shared
         self.capture = capture
         self.outputWake = outputWake
         self.controlRejected = controlRejected
-        follower = NoteFollower(channels: configuration.channels)
+        follower = NoteFollower(channels: settings.channels)
         analyzerStart = capture.ring.framesRead
         watchdog = ServerWatchdog(cycles: capture.cycles.count, now: monotonicNanoseconds())
-        faults = Worker.faultLabels(configuration, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.count)
+        faults = Worker.faultLabels(settings, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.count)
         xrunsSeen = shared.xruns.count
         lastOverruns = ring.overruns
     }
@@ -157,7 +163,7 @@ final class Worker: @unchecked Sendable {
 
     private func run() {
         var lastPublish = monotonicNanoseconds()
-        var stall = configuration.testStallWorker.map { (at: lastPublish + Int($0.after * 1e9), seconds: $0.seconds) }
+        var stall = stallHook.map { (at: lastPublish + Int($0.after * 1e9), seconds: $0.seconds) }
         while !shared.stopping.load(ordering: .relaxed) {
             // Paced by the period: the callback never wakes the worker (that would be a system
             // call on the real-time thread); resets, stops and a freewheeling callback do.
@@ -188,7 +194,7 @@ final class Worker: @unchecked Sendable {
         if let notes { follower.allOff { notes.push($0) } }
     }
 
-    static func faultLabels(_ c: Configuration, sampleRate: Int, periodFrames: Int) -> FaultLabels {
+    static func faultLabels(_ c: AnalysisSettings, sampleRate: Int, periodFrames: Int) -> FaultLabels {
         FaultLabels(
             channels: c.channels, programmes: c.resolvedProgrammes.count, sampleRate: sampleRate, periodFrames: periodFrames,
             blockFrames: c.fftSize)
@@ -274,7 +280,7 @@ final class Worker: @unchecked Sendable {
         let replacement: Analyzer
         do {
             replacement = try Analyzer(
-                configuration: configuration, sampleRate: rate > 0 ? rate : analyzer.sampleRate,
+                settings: settings, sampleRate: rate > 0 ? rate : analyzer.sampleRate,
                 features: analyzer.features.union(needed))
         } catch {
             // A server rate the meters cannot honour: said (once per 10 s), and the readings
@@ -293,7 +299,7 @@ final class Worker: @unchecked Sendable {
         analyzer = replacement
         if rateChanged {
             ring.discardReadable()
-            faults = Worker.faultLabels(configuration, sampleRate: rate, periodFrames: shared.serverBufferSize.count)
+            faults = Worker.faultLabels(settings, sampleRate: rate, periodFrames: shared.serverBufferSize.count)
         }
         analyzerStart = ring.framesRead
     }
@@ -307,7 +313,7 @@ final class Worker: @unchecked Sendable {
         // What follows the gap is a step for every filter (their history is from before
         // it): like a connection change, it counts for no maximum.
         let at = ring.framesRead
-        for c in 0..<configuration.channels { exclusions.append((channel: c, start: at, end: at + exclusionFrames)) }
+        for c in 0..<settings.channels { exclusions.append((channel: c, start: at, end: at + exclusionFrames)) }
     }
 
     /// The stretch a connection change or a gap leaves out of the maxima: one period, at
@@ -373,7 +379,7 @@ final class Worker: @unchecked Sendable {
         ring.consume(frames: available)
         if capture.freewheeling.count != 0 { capture.space.signal() }
         // The meter ports: every look at the ring (each period), not every hop.
-        for c in 0..<configuration.channels { meterValues[c] = analyzer.meterValue(channel: c) }
+        for c in 0..<settings.channels { meterValues[c] = analyzer.meterValue(channel: c) }
         return available
     }
 

@@ -5,15 +5,21 @@ import Analysis
 import DSP
 import Outputs
 
-/// Everything a jackvu run is told, validated: what the analysis is told (`analysis`, whose
-/// settings read and write here as if they were this one's own) and what the JACK client,
-/// the outputs, the alarms and the log are. The command line builds one; tests and tools may
-/// build their own.
+/// Everything a jackvu run is told, validated, by concern: the analysis (`analysis`,
+/// `AnalysisSettings`), the JACK client (`client`), the outputs (`output`), the displays
+/// (`display`), the alarms (`alarming`) and the log (`logging`) — each component of a host is
+/// given only its part (the worker the analysis's, the connection keeper the client's and the
+/// ports', the output factory and loop the outputs', the alarms and the log theirs). Their
+/// fields read and write here under the options' names too. The command line builds one;
+/// tests and tools may build their own.
 public struct Configuration: Equatable, Sendable {
-    /// JACK client name (`--name`).
-    public var clientName = "jackvu"
-    /// JACK server name (`--server`); nil: `$JACK_DEFAULT_SERVER`, else the default server.
-    public var serverName: String?
+    /// Each concern's part; each component of a host is given only its own.
+    public var client = ClientSettings()
+    public var output = OutputSettings()
+    public var display = DisplaySettings()
+    public var alarming = AlarmingSettings()
+    public var logging = LogSettings()
+
     /// Worker threads for the analysis (`--workers`); nil: `defaultWorkers`.
     public var workers: Int?
     /// Channels one worker thread takes by default (about a fifth of a core here with every
@@ -26,54 +32,34 @@ public struct Configuration: Equatable, Sendable {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         return min(cores, (channels + Configuration.channelsPerWorker - 1) / Configuration.channelsPerWorker)
     }
-    /// Port regexes to connect to the inputs, in order (`--connect`).
-    public var connect: [String] = []
-    /// Whether `connect` also applies to matching ports that appear later (`--connect-once`:
-    /// no; then a pattern that matches nothing at the start is an error).
-    public var followGraph = true
-    /// Whether jackvu waits for a server that went away and reconnects (`--no-reconnect`:
-    /// no, it exits 69).
-    public var reconnect = true
-    /// OSC address prefix (`--prefix`).
-    public var prefix = "/jackvu"
-    /// The message kinds every output sends (`--send`); a meter no output needs is not
-    /// computed.
-    public var send = MessageKinds.all
-    /// What the live client writes on stdout (`--format`): OSC-style text or JSON lines.
-    public var format = OutputFormat.text
-    /// OSC destinations (`--osc`), parsed (`Configuration.oscEndpoint`); resolved when the run
-    /// starts.
-    public var oscDestinations: [OSCEndpoint] = []
-    /// The `osc` MIDI port (on unless `--no-osc-port`).
-    public var oscPort = true
-    /// The `notes` MIDI port (`--midi-notes`).
-    public var midiNotes = false
-    /// Where the OSC control input listens (`--listen`, parsed by `listenEndpoint`), nil for
-    /// none.
-    public var listen: OSCEndpoint?
-    /// Sources the control input reads (`--control-from`); empty: loopback only.
-    public var controlFrom: [AddressRange] = []
-    /// How long a `subscribe` lasts unless renewed, seconds (`--subscribe-timeout`).
-    public var subscribeTimeout = Subscriptions.defaultLifetime
-    /// Whether stdout carries the text or JSON stream (false when the terminal display draws
-    /// there).
-    public var stdoutStream = true
-    /// A display (terminal or browser) is on: the features they show are computed whatever
-    /// `send` says.
-    public var displayed = false
-    /// Where the browser display listens (`--http`, parsed by `httpAddress`), nil for none.
-    public var http: HTTPListenAddress?
-    /// Where the metrics-only listener listens (`--metrics`), nil for none.
-    public var metrics: HTTPListenAddress?
-    /// The alarms watched (`--alarm`; none by default).
-    public var alarms: [AlarmRule] = []
-    /// The command run on each alarm raise and clear (`--on-alarm`), and the longest it may
-    /// run, seconds (`--on-alarm-timeout`).
-    public var onAlarm: String?
-    public var onAlarmTimeout = 10.0
-    /// The loudness and incident log (`--log`), and the days it keeps (`--log-retention`).
-    public var log: String?
-    public var logRetentionDays: Double?
+
+    // The concerns' settings, as the command line and the tests name them.
+    public var clientName: String { get { client.name } set { client.name = newValue } }
+    public var serverName: String? { get { client.server } set { client.server = newValue } }
+    public var connect: [String] { get { client.connect } set { client.connect = newValue } }
+    public var followGraph: Bool { get { client.followGraph } set { client.followGraph = newValue } }
+    public var reconnect: Bool { get { client.reconnect } set { client.reconnect = newValue } }
+    public var realtimeCanary: Bool { get { client.realtimeCanary } set { client.realtimeCanary = newValue } }
+    public var prefix: String { get { output.prefix } set { output.prefix = newValue } }
+    public var send: MessageKinds { get { output.send } set { output.send = newValue } }
+    public var format: OutputFormat { get { output.format } set { output.format = newValue } }
+    public var oscDestinations: [OSCEndpoint] { get { output.oscDestinations } set { output.oscDestinations = newValue } }
+    public var oscPort: Bool { get { output.oscPort } set { output.oscPort = newValue } }
+    public var midiNotes: Bool { get { output.midiNotes } set { output.midiNotes = newValue } }
+    public var listen: OSCEndpoint? { get { output.listen } set { output.listen = newValue } }
+    public var controlFrom: [AddressRange] { get { output.controlFrom } set { output.controlFrom = newValue } }
+    public var subscribeTimeout: Double { get { output.subscribeTimeout } set { output.subscribeTimeout = newValue } }
+    public var stdoutStream: Bool { get { output.stdoutStream } set { output.stdoutStream = newValue } }
+    public var displayed: Bool { get { display.displayed } set { display.displayed = newValue } }
+    public var http: HTTPListenAddress? { get { display.http } set { display.http = newValue } }
+    public var metrics: HTTPListenAddress? { get { display.metrics } set { display.metrics = newValue } }
+    public var httpOrigins: [String] { get { display.origins } set { display.origins = newValue } }
+    public var httpLimits: HTTPLimits { get { display.limits } set { display.limits = newValue } }
+    public var alarms: [AlarmRule] { get { alarming.rules } set { alarming.rules = newValue } }
+    public var onAlarm: String? { get { alarming.command } set { alarming.command = newValue } }
+    public var onAlarmTimeout: Double { get { alarming.commandTimeout } set { alarming.commandTimeout = newValue } }
+    public var log: String? { get { logging.path } set { logging.path = newValue } }
+    public var logRetentionDays: Double? { get { logging.retentionDays } set { logging.retentionDays = newValue } }
 
     /// The alarm ports: one per programme with `--alarm` (`alarm` for the default
     /// programme, `alarm_NAME` for each of `--programme`).
@@ -81,13 +67,6 @@ public struct Configuration: Equatable, Sendable {
         alarms.isEmpty ? [] : resolvedProgrammes.map { $0.name.isEmpty ? "alarm" : "alarm_\($0.name)" }
     }
     public var alarmPortCount: Int { alarms.isEmpty ? 0 : max(1, programmes.count) }
-    /// Origins whose pages may open the browser display's WebSocket besides its own
-    /// (`--http-origin`, e.g. `https://wall.example:8443`).
-    public var httpOrigins: [String] = []
-    /// What the HTTP listeners (`--http`, `--metrics`) let in (`--http-limits`).
-    public var httpLimits = HTTPLimits()
-    /// Debug aid for the real-time test: the process callback allocates (hidden option).
-    public var realtimeCanary = false
     /// Test aid: the worker stops for `seconds` once, `after` seconds after it started
     /// (`JACKVU_TEST_STALL_WORKER=AFTER:SECONDS` in the environment).
     public var testStallWorker: StallHook?
@@ -276,14 +255,6 @@ public struct Configuration: Equatable, Sendable {
 
     /// The DSP settings at `sampleRate`.
     public func spectrum(sampleRate: Double) -> SpectrumConfiguration { analysis.spectrum(sampleRate: sampleRate) }
-}
-
-/// What the live client writes on stdout and how `jackvu analyze` prints.
-public enum OutputFormat: String, CaseIterable, Sendable {
-    /// OSC-style text lines; `analyze`'s summaries as aligned text.
-    case text
-    /// One JSON object per line; `analyze`'s summaries as one JSON array.
-    case json
 }
 
 extension Analyzer {
