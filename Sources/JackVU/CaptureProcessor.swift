@@ -38,13 +38,13 @@ final class CaptureBuffers: Sendable {
     /// Note messages queued for the `notes` port (nil without `--midi-notes`).
     let notesQueue: PacketQueue?
     /// 1 while the server freewheels (an offline bounce); set by the notification thread.
-    let freewheeling = Counter()
+    let freewheeling = SharedValue()
     /// Signalled by the worker when it has made room in the ring, for a freewheeling callback.
     let space = WakeSignal()
     /// Ring frames before this index are to be dropped unanalysed (a new client's warm-up):
     /// set by the engine's thread, acted on by the worker, the ring's only consumer;
     /// `discardEverything` while the warm-up runs.
-    let discardBefore = Counter()
+    let discardBefore = SharedValue()
     static let discardEverything = Int.max
 
     /// Per input: 1 + the ring index of the first frame of the latest cycle in which its
@@ -66,7 +66,7 @@ final class CaptureBuffers: Sendable {
     /// The audio inputs (the meter values after theirs are the programmes' alarm ports').
     let inputs: Int
     /// 1 while the transport rolled in the last cycle (the callback's own memory).
-    let transportRolled = Counter()
+    let transportRolled = SharedValue()
     /// The transport channel's values: stopped, rolling, and the first cycle of a roll that
     /// starts at frame 0.
     static let transportStopped: Float = 0, transportRolling: Float = 1, transportRollingFromZero: Float = 2
@@ -172,11 +172,11 @@ final class CaptureProcessor: ProcessHandler {
         let frames = scope.frames
         let capture = capture
         let ring = capture.ring
-        if capture.freewheeling.count != 0 && !ring.hasSpace(for: frames) {
+        if capture.freewheeling.value != 0 && !ring.hasSpace(for: frames) {
             // Freewheeling: not real time, and the bounce must not lose audio: wait for the
             // worker to make room instead of dropping the block. (Never in real time.)
             capture.wake.signal()
-            while capture.freewheeling.count != 0 && !ring.hasSpace(for: frames) { _ = capture.space.wait(timeout: 0.01) }
+            while capture.freewheeling.value != 0 && !ring.hasSpace(for: frames) { _ = capture.space.wait(timeout: 0.01) }
         }
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
             let first = ring.framesWritten
@@ -206,7 +206,7 @@ final class CaptureProcessor: ProcessHandler {
             }
             if capture.followsTransport {
                 let transport = scope.transport()
-                let fromZero = transport.rolling && transport.frame == 0 && capture.transportRolled.count == 0
+                let fromZero = transport.rolling && transport.frame == 0 && capture.transportRolled.value == 0
                 capture.transportRolled.store(transport.rolling ? 1 : 0)
                 ring.fill(
                     channel: inputs.count,

@@ -21,7 +21,7 @@ final class JackConnection {
     /// The ports' metadata, written after activation by `metadataWriter`.
     private var properties: [(port: AnyPort, key: String, value: String, type: String?)] = []
     private var metadataWriter: PosixThread?
-    private let stopWriting = Counter()  // 1: stop
+    private let stopWriting = SharedValue()  // 1: stop
 
     /// Properties written at once, then a pause: a client of the server that is opening while
     /// notifications pour in does not read them until its own open is answered, and jack2's
@@ -147,7 +147,7 @@ final class JackConnection {
         metadataWriter = PosixThread(name: "jackvu-metadata") {
             var failed: JackError?
             for (i, p) in pending.enumerated() {
-                if stop.count != 0 { return }
+                if stop.value != 0 { return }
                 do throws(JackError) { try client.setProperty(p.port, key: p.key, value: p.value, type: p.type) } catch { failed = failed ?? error }
                 if i % JackConnection.metadataBatch == JackConnection.metadataBatch - 1 { usleep(JackConnection.metadataPause) }
             }

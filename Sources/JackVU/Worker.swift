@@ -17,9 +17,9 @@ final class EngineState: @unchecked Sendable {
     /// OSC datagrams that could not be sent.
     let oscSendFailures = Counter()
     /// The server's sample rate as last reported, in Hz.
-    let serverSampleRate = Counter()
+    let serverSampleRate = SharedValue()
     /// The server's buffer size as last reported, in frames.
-    let serverBufferSize = Counter()
+    let serverBufferSize = SharedValue()
     /// Whether a JACK client is open now (false while the server is gone).
     let serverConnected = Atomic<Bool>(true)
     /// Reconnections to a server that had gone away.
@@ -27,7 +27,7 @@ final class EngineState: @unchecked Sendable {
     /// NaN and infinite input samples replaced by silence.
     let nonFiniteSamples = Counter()
     /// Inputs with at least one connection, as the main thread last counted them.
-    let inputsConnected = Counter()
+    let inputsConnected = SharedValue()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
     /// Set (by SIGHUP or the control input) to restart the measurements: integrated
@@ -145,7 +145,7 @@ final class Worker: @unchecked Sendable {
         follower = NoteFollower(channels: settings.channels)
         analyzerStart = capture.ring.framesRead
         watchdog = ServerWatchdog(cycles: capture.cycles.count, now: monotonicNanoseconds())
-        faults = Worker.faultLabels(settings, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.count)
+        faults = Worker.faultLabels(settings, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.value)
         xrunsSeen = shared.xruns.count
         lastOverruns = ring.overruns
     }
@@ -205,11 +205,11 @@ final class Worker: @unchecked Sendable {
     /// server still there (one that ends or goes away before is not said, nor its end).
     /// Returns whether the state changed.
     private func watchServer() -> Bool {
-        let rate = shared.serverSampleRate.count, frames = shared.serverBufferSize.count
+        let rate = shared.serverSampleRate.value, frames = shared.serverBufferSize.value
         let now = monotonicNanoseconds()
         let change = watchdog.observe(
             cycles: capture.cycles.count, now: now,
-            connected: shared.serverConnected.load(ordering: .relaxed), freewheeling: capture.freewheeling.count != 0,
+            connected: shared.serverConnected.load(ordering: .relaxed), freewheeling: capture.freewheeling.value != 0,
             periodSeconds: rate > 0 && frames > 0 ? Double(frames) / Double(rate) : 0)
         switch change {
         case .stalled(let seconds):
@@ -262,7 +262,7 @@ final class Worker: @unchecked Sendable {
     /// How long the worker waits between looks at the ring: one JACK period (the server's
     /// buffer size at its rate), at least 1 ms, at most 50 ms.
     private var period: Double {
-        let rate = shared.serverSampleRate.count, frames = shared.serverBufferSize.count
+        let rate = shared.serverSampleRate.value, frames = shared.serverBufferSize.value
         guard rate > 0, frames > 0 else { return 0.01 }
         return min(0.05, max(0.001, Double(frames) / Double(rate)))
     }
@@ -273,7 +273,7 @@ final class Worker: @unchecked Sendable {
     private func followConfiguration() {
         let outputRate = Double(bitPattern: shared.outputRate.load(ordering: .relaxed))
         if outputRate != analyzer.readingsPerSecond { analyzer.readingsPerSecond = outputRate }
-        let rate = shared.serverSampleRate.count
+        let rate = shared.serverSampleRate.value
         let needed = Analyzer.Features(rawValue: shared.neededFeatures.load(ordering: .relaxed))
         let rateChanged = rate > 0 && rate != analyzer.sampleRate
         guard rateChanged || !analyzer.features.isSuperset(of: needed) else { return }
@@ -299,7 +299,7 @@ final class Worker: @unchecked Sendable {
         analyzer = replacement
         if rateChanged {
             ring.discardReadable()
-            faults = Worker.faultLabels(settings, sampleRate: rate, periodFrames: shared.serverBufferSize.count)
+            faults = Worker.faultLabels(settings, sampleRate: rate, periodFrames: shared.serverBufferSize.value)
         }
         analyzerStart = ring.framesRead
     }
@@ -318,7 +318,7 @@ final class Worker: @unchecked Sendable {
 
     /// The stretch a connection change or a gap leaves out of the maxima: one period, at
     /// least 256 frames (the true-peak filter's ringing after a step is 24 frames).
-    private var exclusionFrames: Int { max(256, shared.serverBufferSize.count) }
+    private var exclusionFrames: Int { max(256, shared.serverBufferSize.value) }
 
     /// Analyses every frame in the ring; returns how many there were.
     @discardableResult
@@ -328,7 +328,7 @@ final class Worker: @unchecked Sendable {
             return 0
         }
         // A new client's warm-up, and the audio before its connections took effect.
-        let limit = capture.discardBefore.count
+        let limit = capture.discardBefore.value
         let early = limit == CaptureBuffers.discardEverything ? ring.readableFrames : min(limit - ring.framesRead, ring.readableFrames)
         if early > 0 { drop(frames: early) }
         let overruns = ring.overruns
@@ -377,7 +377,7 @@ final class Worker: @unchecked Sendable {
             analyseAroundExclusions(available)
         }
         ring.consume(frames: available)
-        if capture.freewheeling.count != 0 { capture.space.signal() }
+        if capture.freewheeling.value != 0 { capture.space.signal() }
         // The meter ports: every look at the ring (each period), not every hop.
         for c in 0..<settings.channels { meterValues[c] = analyzer.meterValue(channel: c) }
         return available
@@ -470,12 +470,12 @@ final class Worker: @unchecked Sendable {
             if let outputCounters { snapshot.outputCounters = outputCounters.counters }
             let cycles = capture.cycles.count
             snapshot.status.cycles = cycles
-            snapshot.status.bufferFrames = shared.serverBufferSize.count
+            snapshot.status.bufferFrames = shared.serverBufferSize.value
             snapshot.status.serverConnected = shared.serverConnected.load(ordering: .relaxed)
             snapshot.status.serverResponding = snapshot.status.serverConnected && !watchdog.stalled
             snapshot.status.reconnects = shared.reconnects.count
             snapshot.status.nonFiniteSamples = shared.nonFiniteSamples.count
-            snapshot.status.inputsConnected = shared.inputsConnected.count
+            snapshot.status.inputsConnected = shared.inputsConnected.value
             snapshot.status.callbackMeanMicroseconds =
                 cycles > 0 ? Float(capture.busyNanoseconds.count) / Float(cycles) / 1000 : 0
             let maximum = Float(capture.maxBusyNanoseconds.count) / 1000

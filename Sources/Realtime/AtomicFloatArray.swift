@@ -60,6 +60,23 @@ public final class Counter: @unchecked Sendable {
     }
 }
 
+/// A value one thread sets and others read, relaxed: a rate, a size, a frame index, a flag —
+/// not a count (`Counter`). Real-time safe.
+public final class SharedValue: @unchecked Sendable {
+    // @unchecked Sendable: the only state is an atomic.
+    private let atomic: Atomic<Int>
+
+    public init(_ initial: Int = 0) { atomic = Atomic(initial) }
+
+    /// Sets it. Real-time safe.
+    @inline(__always)
+    public func store(_ n: Int) { atomic.store(n, ordering: .relaxed) }
+
+    /// What it is now. Real-time safe.
+    @inline(__always)
+    public var value: Int { atomic.load(ordering: .relaxed) }
+}
+
 /// A fixed number of integer counters, each updated atomically (relaxed). Real-time safe.
 public final class AtomicCounterArray: @unchecked Sendable {
     // @unchecked Sendable: every access to an element is atomic.
