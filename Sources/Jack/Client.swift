@@ -108,6 +108,11 @@ public final class Client: @unchecked Sendable {
 
     /// Sets the handlers; call once, before `activate`. The client keeps them alive until it
     /// closes.
+    /// Sets the handlers with the process callback as a closure (`ProcessClosure`).
+    public func setHandlers(notifications: (any NotificationHandler)?, process: @escaping (ProcessScope) -> Bool) {
+        setHandlers(process: ProcessClosure(process), notifications: notifications)
+    }
+
     public func setHandlers(process: (any ProcessHandler)?, notifications: (any NotificationHandler)?) {
         precondition(context == nil && !active, "handlers are set once, before activate")
         guard let handle else { return }

@@ -110,6 +110,21 @@ public protocol ProcessHandler: AnyObject, Sendable {
     func process(_ scope: ProcessScope) -> Bool
 }
 
+/// A process handler of one closure, for a small client whose cycle is a few lines (the
+/// probes' step and watch clients): `client.setHandlers(notifications: nil) { scope in … }`.
+/// The closure runs on the real-time thread under `ProcessHandler`'s rules; what it keeps
+/// between cycles is what it captures (atomics in a class of their own, as Swift's atomics
+/// cannot be copied into a closure).
+public final class ProcessClosure: ProcessHandler, @unchecked Sendable {
+    // @unchecked Sendable: the closure is called by JACK's process thread only.
+    private let body: (ProcessScope) -> Bool
+
+    public init(_ body: @escaping (ProcessScope) -> Bool) { self.body = body }
+
+    @inline(__always)
+    public func process(_ scope: ProcessScope) -> Bool { body(scope) }
+}
+
 /// The non-real-time handler: server events, called on a JACK notification thread. Keep them
 /// short and non-blocking; do not call libjack from them. Every method has a default that
 /// does nothing.

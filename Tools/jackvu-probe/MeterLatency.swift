@@ -13,18 +13,28 @@ import Synchronization
 /// trials the meter must fall back to the floor: run jackvu with a fast `--fall` (1000 dB/s).
 /// Prints one line per trial and a summary: `median FRAMES frames (P periods)`.
 enum MeterLatency {
-    final class Stepper: ProcessHandler, @unchecked Sendable {
-        let port: AudioOutPort
+    /// What the step client's cycles and the main thread share.
+    final class Step: @unchecked Sendable {
         let on = Atomic<Bool>(false)
         let startedMicroseconds = Atomic<UInt64>(0)
-        var phase: Float = 0
-        var wasOn = false
-        var increment: Float = 0
-        init(port: AudioOutPort) { self.port = port }
-        func process(_ scope: ProcessScope) -> Bool {
+    }
+
+    /// What the watch client's cycles and the main thread share.
+    final class Watch: @unchecked Sendable {
+        let armed = Atomic<Bool>(false)
+        let seenMicroseconds = Atomic<UInt64>(0)
+        let value = Atomic<UInt32>(0)  // Float bits of the latest meter value
+    }
+
+    /// The stepper's cycle: silence, then from the cycle `step.on` is first seen a 1 kHz sine
+    /// at -6 dBFS, noting that cycle's start.
+    static func stepper(_ port: AudioOutPort, _ step: Step, sampleRate: Int) -> (ProcessScope) -> Bool {
+        var phase: Float = 0, wasOn = false
+        let increment = 2 * Float.pi * 1000 / Float(sampleRate)
+        return { scope in
             let out = scope.output(port)
-            let playing = on.load(ordering: .acquiring)
-            if playing && !wasOn { startedMicroseconds.store(scope.cycleStartMicroseconds, ordering: .releasing) }
+            let playing = step.on.load(ordering: .acquiring)
+            if playing && !wasOn { step.startedMicroseconds.store(scope.cycleStartMicroseconds, ordering: .releasing) }
             wasOn = playing
             for i in 0..<out.count {
                 out[i] = playing ? 0.5 * sinf(phase) : 0  // 0.5 = -6 dBFS peak
@@ -35,18 +45,15 @@ enum MeterLatency {
         }
     }
 
-    final class Watcher: ProcessHandler, @unchecked Sendable {
-        let port: AudioInPort
-        let armed = Atomic<Bool>(false)
-        let seenMicroseconds = Atomic<UInt64>(0)
-        let value = Atomic<UInt32>(0)  // Float bits of the latest meter value
-        init(port: AudioInPort) { self.port = port }
-        func process(_ scope: ProcessScope) -> Bool {
+    /// The watcher's cycle: the meter's value, and while armed the first cycle it leaves the
+    /// floor.
+    static func watcher(_ port: AudioInPort, _ watch: Watch) -> (ProcessScope) -> Bool {
+        { scope in
             let v = scope.input(port).first ?? 0
-            value.store(v.bitPattern, ordering: .relaxed)
-            if v > 0.05 && armed.load(ordering: .acquiring) {
-                seenMicroseconds.store(scope.cycleStartMicroseconds, ordering: .releasing)
-                armed.store(false, ordering: .releasing)
+            watch.value.store(v.bitPattern, ordering: .relaxed)
+            if v > 0.05 && watch.armed.load(ordering: .acquiring) {
+                watch.seenMicroseconds.store(scope.cycleStartMicroseconds, ordering: .releasing)
+                watch.armed.store(false, ordering: .releasing)
             }
             return true
         }
@@ -56,15 +63,14 @@ enum MeterLatency {
         do {
             let stepClient = try Client(name: "jvlat-step-\(getpid())", server: nil)
             let watchClient = try Client(name: "jvlat-watch-\(getpid())", server: nil)
-            let stepper = Stepper(port: try stepClient.registerAudioOutput(name: "out"))
-            stepper.increment = 2 * Float.pi * 1000 / Float(stepClient.sampleRate)
-            let watcher = Watcher(port: try watchClient.registerAudioInput(name: "in"))
-            stepClient.setHandlers(process: stepper, notifications: nil)
-            watchClient.setHandlers(process: watcher, notifications: nil)
+            let out = try stepClient.registerAudioOutput(name: "out"), input = try watchClient.registerAudioInput(name: "in")
+            let stepper = Step(), watcher = Watch()
+            stepClient.setHandlers(notifications: nil, process: MeterLatency.stepper(out, stepper, sampleRate: stepClient.sampleRate))
+            watchClient.setHandlers(notifications: nil, process: MeterLatency.watcher(input, watcher))
             try stepClient.activate()
             try watchClient.activate()
-            try stepClient.connect(stepper.port.name, to: "\(target):in_1")
-            try watchClient.connect("\(target):meter_1", to: watcher.port.name)
+            try stepClient.connect(out.name, to: "\(target):in_1")
+            try watchClient.connect("\(target):meter_1", to: input.name)
             let rate = Double(stepClient.sampleRate), period = stepClient.bufferSize
             print("meter latency of \(target) at \(Int(rate)) Hz, \(period) frames per period, \(trials) trials")
             var delays: [Int] = []
