@@ -20,6 +20,8 @@ final class AlarmsAndLog: @unchecked Sendable {
     let log: LogWriter?
     private let channels: Int
     private let alarmPorts: Int
+    /// The meter and alarm ports' values (the alarm ports' are set here).
+    let meterValues: AtomicFloatArray
     /// The log's blocks, peaks, faulted maxima and chain events.
     private let recorder: LogRecorder?
 
@@ -29,7 +31,9 @@ final class AlarmsAndLog: @unchecked Sendable {
     /// `logFile`: the log's file as the start claimed it (nil: not yet, or no `--log`).
     /// `programmes`: the programmes metered, with their targets; `ports`: where the meter
     /// ports' and alarm ports' values go.
-    init(_ c: AlarmingSettings, log logging: LogSettings, programmes: [Programme], ports: PortPlan, clientName: String, logFile: LogFile? = nil) {
+    init(_ c: AlarmingSettings, log logging: LogSettings, programmes: [Programme], ports: PortPlan, meterValues: AtomicFloatArray,
+         clientName: String, logFile: LogFile? = nil) {
+        self.meterValues = meterValues
         alarms = c.rules.isEmpty ? nil : AlarmEngine(rules: c.rules)
         runner = c.command.map {
             AlarmCommandRunner(command: $0, timeout: c.commandTimeout, clientName: clientName, programmeNames: programmes.map(\.name))

@@ -148,7 +148,8 @@ public final class Engine {
         let running = Running(
             self, first: first, analyzer: analyzer, capture: capture, shared: shared, wake: wake, notifications: notifications,
             outputs: factory.outputs(displays: displays, stdout: stdoutWriter(shared)), history: history,
-            alarmsAndLog: AlarmsAndLog(c.alarming, log: c.logging, programmes: c.resolvedProgrammes, ports: ports, clientName: clientName, logFile: logFile), controlInput: controlInput)
+            alarmsAndLog: AlarmsAndLog(c.alarming, log: c.logging, programmes: c.resolvedProgrammes, ports: ports,
+                                       meterValues: capture.meterValues, clientName: clientName, logFile: logFile), controlInput: controlInput)
         let (control, alarmsAndLog) = (running.control, running.alarmsAndLog)
         running.start { command in
             Engine.apply(
@@ -249,8 +250,9 @@ public final class Engine {
             output = OutputLoop(snapshots: snapshots, settings: c.output, outputs: outputs, shared: shared, control: control)
             worker = Worker(
                 settings: c.analysis, workers: c.resolvedWorkers, stall: c.testStallWorker, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
-                outputWake: output.wake, controlRejected: controlInput?.rejected, history: history,
-                alarmsAndLog: alarmsAndLog.isActive ? alarmsAndLog : nil, outputCounters: OutputCounterRegistry(outputs))
+                outputWake: output.wake, controlRejected: controlInput?.rejected,
+                observers: Observers.make(channels: c.channels, notes: capture.notesQueue, alarmsAndLog: alarmsAndLog, history: history),
+                outputCounters: OutputCounterRegistry(outputs))
             keeper = ConnectionKeeper(
                 first: first, capture: capture, settings: c.client, ports: engine.ports, shared: shared, events: engine.events,
                 notifications: notifications, inProcess: engine.adopted != nil)

@@ -53,7 +53,8 @@ final class EngineState: @unchecked Sendable {
 }
 
 /// The worker thread: drains the ring into the `Analyzer`, publishes each hop's results as a
-/// `Snapshot` and the meter ports' values, and prepares the `notes` port's MIDI messages.
+/// `Snapshot` (handed first to its observers: the notes, the alarms and the log, the loudness
+/// history) and the meter ports' values.
 /// Never blocks the real-time thread (it only reads the ring and stores atomics) and is never
 /// blocked by the outputs (triple buffer).
 final class Worker: @unchecked Sendable {
@@ -71,13 +72,10 @@ final class Worker: @unchecked Sendable {
     private var ring: AudioRing { capture.ring }
     private var wake: WakeSignal { capture.wake }
     private var meterValues: AtomicFloatArray { capture.meterValues }
-    /// MIDI messages for the `notes` port (nil without `--midi-notes`).
-    private var notes: PacketQueue? { capture.notesQueue }
     /// Wakes the output thread after each publish.
     private let outputWake: WakeSignal
     /// A counter the control input keeps that the status message reports.
     private let controlRejected: Counter?
-    private var follower: NoteFollower
     private var analyzer: Analyzer
     /// The worker threads beside this one (`--workers`): they share the per-channel work.
     private let pool: ChannelPool
@@ -96,16 +94,12 @@ final class Worker: @unchecked Sendable {
     /// and the stretches of ring frames whose audio counts for no maximum.
     private var changesTaken: [Int]
     private var exclusions: [(channel: Int, start: Int, end: Int)] = []
-    /// The displays' loudness history, a point a second of audio.
-    private let history: LoudnessHistory?
     /// The outputs' counters, for the status (`OutputCounterRegistry`).
     private let outputCounters: OutputCounterRegistry?
-    private var recorder: HistoryRecorder
-    /// The analyser's frames when the history last took a reading.
-    private var historyFrames = 0
 
-    /// The alarms and the log (nil: neither is on).
-    private let alarmsAndLog: AlarmsAndLog?
+    /// What takes each result before it is published (`AnalysisObserver`: the notes, the
+    /// alarms and the log, the loudness history).
+    private let observers: [any AnalysisObserver]
     /// Notices a connected server that runs no process cycles.
     private var watchdog: ServerWatchdog
     /// A stall the watchdog saw and stderr and the log have not been told yet: when it was
@@ -124,14 +118,12 @@ final class Worker: @unchecked Sendable {
     /// `workers`: the channel pool's threads; `stall`: the test's stop of the worker.
     init(settings: AnalysisSettings, workers: Int, stall: Configuration.StallHook?, analyzer: Analyzer, capture: CaptureBuffers,
          snapshots: TripleBuffer<Snapshot>,
-         shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, history: LoudnessHistory? = nil,
-         alarmsAndLog: AlarmsAndLog? = nil, outputCounters: OutputCounterRegistry? = nil)
+         shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, observers: [any AnalysisObserver] = [],
+         outputCounters: OutputCounterRegistry? = nil)
     {
-        self.history = history
         self.outputCounters = outputCounters
-        self.alarmsAndLog = alarmsAndLog
+        self.observers = observers
         changesTaken = (0..<settings.channels).map { capture.connectionChangedAt[$0] }
-        recorder = HistoryRecorder(programmes: history?.programmes.count ?? 0)
         self.settings = settings
         self.stallHook = stall
         self.analyzer = analyzer
@@ -142,7 +134,6 @@ final class Worker: @unchecked Sendable {
         self.capture = capture
         self.outputWake = outputWake
         self.controlRejected = controlRejected
-        follower = NoteFollower(channels: settings.channels)
         analyzerStart = capture.ring.framesRead
         watchdog = ServerWatchdog(cycles: capture.cycles.count, now: monotonicNanoseconds())
         faults = Worker.faultLabels(settings, sampleRate: analyzer.sampleRate, periodFrames: shared.serverBufferSize.value)
@@ -175,7 +166,7 @@ final class Worker: @unchecked Sendable {
             followConfiguration()
             if shared.resetRequested.exchange(false, ordering: .relaxed) {
                 analyzer.resetMeasurements()
-                alarmsAndLog?.event("reset")
+                event("reset")
             }
             applyProgrammeRequests()
             let changed = watchServer()
@@ -191,7 +182,12 @@ final class Worker: @unchecked Sendable {
                 lastPublish = monotonicNanoseconds()
             }
         }
-        if let notes { follower.allOff { notes.push($0) } }
+        for o in observers { o.finish() }
+    }
+
+    /// An event of the run, for the observers (the log).
+    private func event(_ kind: String, programme: Int? = nil, detail: String? = nil) {
+        for o in observers { o.event(kind, programme: programme, detail: detail) }
     }
 
     static func faultLabels(_ c: AnalysisSettings, sampleRate: Int, periodFrames: Int) -> FaultLabels {
@@ -221,7 +217,7 @@ final class Worker: @unchecked Sendable {
                 return true
             }
             printError("the JACK server runs again after a stall of \(fixed(seconds, 1)) s")
-            alarmsAndLog?.event("server_responding", detail: "stalled \(fixed(seconds, 1)) s")
+            event("server_responding", detail: "stalled \(fixed(seconds, 1)) s")
             return true
         case nil:
             if let stall = unsaidStall, Double(now - stall.seen) / 1e9 >= Worker.stallGraceSeconds {
@@ -230,7 +226,7 @@ final class Worker: @unchecked Sendable {
                 printError(
                     "the JACK server has run no process cycle for \(fixed(seconds, 1)) s: it is stalled "
                         + "(the readings are frozen until it runs again)")
-                alarmsAndLog?.event("server_stalled", detail: "\(fixed(seconds, 1)) s without a cycle")
+                event("server_stalled", detail: "\(fixed(seconds, 1)) s without a cycle")
             }
             return false
         }
@@ -246,15 +242,15 @@ final class Worker: @unchecked Sendable {
             let bit: UInt64 = 1 << UInt64(p)
             if resets & bit != 0 {
                 analyzer.resetMeasurements(programme: p)
-                alarmsAndLog?.event("reset", programme: p)
+                event("reset", programme: p)
             }
             if pauses & bit != 0 {
                 analyzer.setPaused(true, programme: p)
-                alarmsAndLog?.event("pause", programme: p)
+                event("pause", programme: p)
             }
             if resumes & bit != 0 {
                 analyzer.setPaused(false, programme: p)
-                alarmsAndLog?.event("resume", programme: p)
+                event("resume", programme: p)
             }
         }
     }
@@ -481,16 +477,8 @@ final class Worker: @unchecked Sendable {
             let maximum = Float(capture.maxBusyNanoseconds.count) / 1000
             snapshot.status.callbackMaxMicroseconds = maximum
             snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
-            if let notes { follower.update(snapshot) { notes.push($0) } }
-            alarmsAndLog?.observe(&snapshot, analyzer: analyzer, meterValues: meterValues)
             snapshot.publishedNanoseconds = monotonicNanoseconds()
-            if let history {
-                // The analyser starts again from 0 frames after a rate change.
-                let frames = analyzer.framesSeen
-                let elapsed = Double(max(0, frames - historyFrames)) / Double(analyzer.sampleRate)
-                historyFrames = frames
-                recorder.take(snapshot, elapsed: elapsed, now: Double(snapshot.publishedNanoseconds) / 1e9, into: history)
-            }
+            for o in observers { o.observe(&snapshot, analyzer: analyzer) }
         }
         snapshots.publish()
         outputWake.signal()
