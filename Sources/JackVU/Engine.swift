@@ -19,12 +19,12 @@ import Synchronization
 public final class Engine {
     public let configuration: Configuration
     private let sink: FileDescriptorSink
-    private let displayFactories: [DisplayFactory]
+    private let outputMakers: [OutputMaker]
 
-    /// Makes a display once the engine knows what it shows; its errors end the run with their
-    /// exit status.
-    /// (An `EngineError` keeps its status; any other error exits 70.)
-    public typealias DisplayFactory = (DisplayContext) throws -> any Display
+    /// Makes an output the host plugs in (a display, the Prometheus metrics: the modules the
+    /// engine does not link) once the engine knows the run; its errors end the run with their
+    /// exit status. (An `EngineError` keeps its status; any other error exits 70.)
+    public typealias OutputMaker = (DisplayContext) throws -> any SnapshotOutput
 
     /// The client the server gave jackvu (in process: `jack_load`), or nil: jackvu opens its
     /// own, named `--name`.
@@ -38,13 +38,13 @@ public final class Engine {
     /// end is the process's), and without touching process-wide settings (SIGPIPE, libjack's
     /// message functions).
     public init(
-        configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), displays: [DisplayFactory] = [],
+        configuration: Configuration, sink: FileDescriptorSink = FileDescriptorSink(), outputs: [OutputMaker] = [],
         client: Client? = nil
     ) throws(EngineError) {
         do { try configuration.validate() } catch { throw EngineError(.usage, error.description) }
         self.configuration = configuration
         self.sink = sink
-        displayFactories = displays
+        outputMakers = outputs
         adopted = client
         events = EngineEvents(inProcess: client != nil)
         ports = PortPlan(configuration)
@@ -135,9 +135,9 @@ public final class Engine {
             controlRejected: controlInput?.rejected)
         // The programmes' loudness over the last hour, for the displays' history graphs.
         let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
-        let displays = try makeDisplays(Engine.displayContext(
+        let plugged = try makeOutputs(Engine.displayContext(
             c, clientName: clientName, shared: shared, wake: wake, events: events, reset: requestReset, history: history))
-        defer { for d in displays { d.stop() } }
+        defer { for o in plugged { o.stop() } }
 
         // Ports: only now, after the slow setup (FFT planning), shortly before the client is
         // active and can be connected to.
@@ -147,7 +147,7 @@ public final class Engine {
 
         let running = Running(
             self, first: first, analyzer: analyzer, capture: capture, shared: shared, wake: wake, notifications: notifications,
-            outputs: factory.outputs(displays: displays, stdout: stdoutWriter(shared)), history: history,
+            outputs: factory.outputs(plugged: plugged, stdout: stdoutWriter(shared)), history: history,
             alarmsAndLog: AlarmsAndLog(c.alarming, log: c.logging, programmes: c.resolvedProgrammes, ports: ports,
                                        meterValues: capture.meterValues, clientName: clientName, logFile: logFile), controlInput: controlInput)
         let (control, alarmsAndLog) = (running.control, running.alarmsAndLog)
@@ -173,12 +173,12 @@ public final class Engine {
         return try JackConnection(configuration.client, ports: ports, notifications: notifications)
     }
 
-    /// The displays, made by their factories in order; when one fails, those made before it
-    /// are stopped (the terminal given back) and its error ends the run.
-    private func makeDisplays(_ context: DisplayContext) throws(EngineError) -> [any Display] {
-        var made: [any Display] = []
-        for make in displayFactories {
-            do { made.append(try Engine.display(make, context)) } catch {
+    /// The outputs the host plugs in, made in order; when one fails, those made before it are
+    /// stopped (the terminal given back) and its error ends the run.
+    private func makeOutputs(_ context: DisplayContext) throws(EngineError) -> [any SnapshotOutput] {
+        var made: [any SnapshotOutput] = []
+        for make in outputMakers {
+            do { made.append(try Engine.output(make, context)) } catch {
                 for d in made { d.stop() }
                 throw error
             }
@@ -345,7 +345,7 @@ public final class Engine {
 
     /// A display from its factory; its errors end the run with their status (any error other
     /// than an `EngineError`: 70).
-    private static func display(_ make: DisplayFactory, _ context: DisplayContext) throws(EngineError) -> any Display {
+    private static func output(_ make: OutputMaker, _ context: DisplayContext) throws(EngineError) -> any SnapshotOutput {
         do { return try make(context) } catch let error as EngineError { throw error } catch {
             throw EngineError(.software, "\(error)")
         }

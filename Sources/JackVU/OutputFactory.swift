@@ -40,11 +40,12 @@ struct OutputFactory {
         port = oscPort.map { OSCPortOutput(queue: $0.queue, maxEvent: $0.maxEvent) }
     }
 
-    /// The whole list, in the order the outputs take each update: the displays (people see
-    /// it soonest), the stream on stdout (nil: stdout carries none, under a terminal display
-    /// or --quiet), OSC over UDP, the `osc` port (after UDP, whose bundles it may reuse).
-    func outputs(displays: [any Display], stdout: StdoutWriter?) -> [any SnapshotOutput] {
-        var list: [any SnapshotOutput] = displays
+    /// The whole list, in the order the outputs take each update: those the host plugged in
+    /// (the metrics, the displays: people see them soonest), the stream on stdout (nil:
+    /// stdout carries none, under a terminal display or --quiet), OSC over UDP, the `osc` port
+    /// (after UDP, whose bundles it may reuse).
+    func outputs(plugged: [any SnapshotOutput], stdout: StdoutWriter?) -> [any SnapshotOutput] {
+        var list = plugged
         if let stdout { list.append(StdoutOutput(writer: stdout, format: format)) }
         if let udp { list.append(udp) }
         if let port { list.append(port) }

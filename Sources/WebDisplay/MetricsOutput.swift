@@ -4,12 +4,13 @@ import MetricsExport
 import Outputs
 import Realtime
 
-/// The Prometheus metrics as one of the run's outputs: each update is recorded into the
+/// The Prometheus metrics as one of the run's outputs (not a display: nobody looks at it;
+/// the host plugs it in as it plugs in the displays): each update is recorded into the
 /// exporter (the registry's atomics, on the output thread); with `--metrics` a listener of its
 /// own serves `GET /metrics` alone (and a line at `/` that says where), with the browser
 /// display's limits and guards (loopback host names only on a loopback address), for
 /// services that want no display. `--http` serves the same exporter at its `/metrics`.
-public final class MetricsOutput: Display, @unchecked Sendable {
+public final class MetricsOutput: SnapshotOutput, @unchecked Sendable {
     // @unchecked Sendable: the exporter is thread-safe; `task` is set once.
     public var name: String { "metrics" }
     public let exporter: MetricsExporter
@@ -47,7 +48,7 @@ public final class MetricsOutput: Display, @unchecked Sendable {
         }
     }
 
-    public func show(_ snapshot: Snapshot) { exporter.record(snapshot) }
+    public func take(_ update: OutputUpdate) { exporter.record(update.snapshot) }
 
     public func stop() { task?.cancel() }
 

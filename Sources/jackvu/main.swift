@@ -59,11 +59,11 @@ do throws(any Error) {
         }
         do throws(any Error) {
             let configuration = try live.makeConfiguration()
-            var displays: [Engine.DisplayFactory] = []
+            var plugged: [Engine.OutputMaker] = []
             // The Prometheus metrics: recorded once per update, served by --metrics and --http.
             let metrics = MetricsHandOff()
             if configuration.metrics != nil || configuration.http != nil {
-                displays.append { context in
+                plugged.append { context in
                     let output = try makeMetrics(
                         context, configuration.metrics, limits: configuration.httpLimits,
                         bits: configuration.send.contains(.bits), stereo: configuration.send.contains(.stereo))
@@ -72,14 +72,14 @@ do throws(any Error) {
                 }
             }
             if let http = configuration.http {
-                displays.append { context in
+                plugged.append { context in
                     try makeWebDisplay(context, http, limits: configuration.httpLimits, origins: configuration.httpOrigins, metrics: metrics.output?.exporter)
                 }
             }
             if live.usesTerminal {
-                displays.append(makeTerminalDisplay)
+                plugged.append(makeTerminalDisplay)
             }
-            let engine = try Engine(configuration: configuration, displays: displays)
+            let engine = try Engine(configuration: configuration, outputs: plugged)
             engine.onStarted = { name in session?.started(as: name) }
             try engine.run()
         } catch {
