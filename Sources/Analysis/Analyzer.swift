@@ -160,11 +160,13 @@ public final class Analyzer: @unchecked Sendable {
     /// A snapshot made for this analysis (its channels, bars, bands, programmes and pairs),
     /// for `write(into:)`.
     public func makeSnapshot() -> Snapshot {
-        Snapshot(
+        var snapshot = Snapshot(
             channels: channels.count, barCount: settings.bars, bandCount: bandCount,
             programmes: programmes.map { ProgrammeSnapshot(name: $0.programme.name, channels: $0.programme.channels, target: $0.programme.target) },
             pairs: pairSubjects, goniometerPoints: goniometers.first?.count ?? 0,
             histogramBins: features.contains(.histogram) ? ProgrammeSnapshot.histogramBins : 0)
+        snapshot.features = features
+        return snapshot
     }
 
     /// The programmes' names, in order ("" for the default programme).
@@ -342,6 +344,7 @@ public final class Analyzer: @unchecked Sendable {
     /// Writes the latest results into `snapshot`, which must have been made for this
     /// configuration (same channels, bars and bands).
     public func write(into snapshot: inout Snapshot) {
+        snapshot.features = features
         snapshot.sequence = hops
         snapshot.framesAnalysed = framesAnalysed
         snapshot.sampleRate = sampleRate

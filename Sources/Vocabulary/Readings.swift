@@ -49,6 +49,8 @@ public struct AnalysisFeatures: OptionSet, Sendable, Hashable {
     public static let everyHop = AnalysisFeatures(rawValue: 16384)
     /// VU, PPM, K, digital peak, correlation.
     public static let meters: AnalysisFeatures = [.vu, .ppm, .k, .dpeak, .correlation]
+    /// Every feature there is or will be (a snapshot made by hand counts as computing all).
+    public static let every = AnalysisFeatures(rawValue: ~0)
     /// What a file summary needs: loudness and true peak over the whole file.
     public static let summary: AnalysisFeatures = [.loudness, .truePeak]
     /// What the default `--send` (all) needs: every feature but those of the readings sent
@@ -192,6 +194,17 @@ public struct ReadingField: Sendable {
     }
 }
 
+extension ReadingField {
+    /// This field, reading as none (`.missing`) from a snapshot whose analysis did not compute
+    /// `features` (`Snapshot.features`).
+    func needing(_ features: AnalysisFeatures) -> ReadingField {
+        let value = self.value
+        return ReadingField(key, unit, wire: wire, metric: metric, meter: meter, summary: summary) { s, i in
+            s.features.isSuperset(of: features) ? value(s, i) : .missing
+        }
+    }
+}
+
 /// A meter of `--meter`: the meter ports carry a reading field's value mapped from this scale
 /// to 0 … 1; their pretty-names in JACK's metadata and the displays' bar read the same scale.
 public struct ReadingMeter: Sendable {
@@ -293,7 +306,8 @@ public struct Reading: Sendable {
         self.summary = summary
         self.scope = scope
         self.features = features
-        self.messages = messages
+        // Each field reads as none where the analysis did not compute what it needs.
+        self.messages = features.isEmpty ? messages : messages.map { m in ReadingMessage(m.name, m.fields.map { $0.needing(features) }) }
         self.jsonObject = jsonObject
         self.liveOnly = liveOnly
         self.display = display

@@ -192,8 +192,12 @@ public struct Snapshot: Sendable {
     /// The alarms (`--alarm`): every alarm's state and the latest changes.
     public var alarms = AlarmBoard()
     /// The outputs' own counters, by output and name (`SnapshotOutput.counters`), as the
-    /// output loop last read them (empty in what the worker publishes).
+    /// worker read them from the outputs' registry before publishing.
     public var outputCounters: [OutputCounter] = []
+    /// What the analysis computed for this snapshot (`Analyzer.features`): a reading whose
+    /// features are not among them reads as none (`ReadingValue.missing`: JSON null, no OSC
+    /// message), not as the floor its fields hold. A snapshot made by hand: everything.
+    public var features = AnalysisFeatures.every
 
     /// Audio time of this snapshot, seconds.
     public var audioTime: Double { sampleRate > 0 ? Double(framesAnalysed) / Double(sampleRate) : 0 }

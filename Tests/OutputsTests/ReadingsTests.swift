@@ -161,6 +161,30 @@ final class ReadingsTests: XCTestCase {
         XCTAssertTrue((object["loudness"] as? [String: Any])?["plr_lu"] is NSNull)
     }
 
+    /// A reading the analysis did not compute (its features are not the snapshot's) reads as
+    /// none — JSON null, no OSC message — not as whatever its fields hold (the floor, or a
+    /// stale value): the pitch of a snapshot computed without YIN, beside a computed RMS.
+    func testAReadingNotComputedReadsAsNone() throws {
+        var s = Snapshot(channels: 1, barCount: 4)
+        s.channels[0].pitchHz = 440
+        s.channels[0].rmsDBFS = -20
+        let kinds = try MessageKinds.parse("rms,pitch")
+        func pitch() throws -> (json: Any?, osc: Bool) {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSONLines(kinds: kinds).line(for: s).utf8)) as? [String: Any])
+            let channel = try XCTUnwrap((object["channels"] as? [[String: Any]])?.first)
+            XCTAssertEqual(channel["rms_dbfs"] as? Double, -20)
+            let osc = AddressSpace(prefix: "/p", kinds: kinds).messages(for: s).contains { $0.address == "/p/ch/1/pitch" }
+            return (channel["pitch_hz"], osc)
+        }
+        XCTAssertEqual(try pitch().json as? Double, 440, "made by hand: everything computed")
+        XCTAssertTrue(try pitch().osc)
+        s.features = [.live, .spectrum]
+        XCTAssertTrue(try pitch().json is NSNull, "not computed: null")
+        XCTAssertFalse(try pitch().osc, "not computed: no message")
+        s.features = [.live, .yin]
+        XCTAssertEqual(try pitch().json as? Double, 440)
+    }
+
     /// Every `--meter` has a scale whose zones and marks lie on it, on every parameter.
     func testEveryMeterHasAScale() throws {
         for (name, summary) in MeterScales.names {
