@@ -239,15 +239,41 @@ public enum LiveMeter: Sendable, Equatable {
 }
 
 /// A reading field's Prometheus family: its full name (the `jackvu_` prefix and the unit as a
-/// suffix, by Prometheus' conventions) and help. A gauge per channel (label `channel`) or per
-/// programme (label `programme`), by the reading's scope, set from the field's value — the
-/// exporter's floor, −200, while it has none (as every family there reads silence).
-public struct MetricFamily: Sendable, Equatable {
+/// suffix, by Prometheus' conventions; counters end in `_total`), its help and its type. A
+/// series per subject of the reading's scope — label `channel` (1 … N), `programme` (its shown
+/// name), `pair` (`1-2`; `programme` and `pair` for a programme's loudspeaker pair), none for
+/// the instance — set from the field's value at each update: the exporter's floor, −200, while
+/// it has none (as every family there reads silence). The names are a contract with a
+/// facility's alert rules and dashboards (they change with no JSON key or OSC address).
+public struct MetricFamily: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// The value.
+        case gauge
+        /// Follows the field's absolute count (a reset starts it again).
+        case counter
+        /// A series per value the field's text may take (label `state`): 1 for the one it has,
+        /// 0 for the others.
+        case stateSet([String])
+    }
+
     public let name: String
     public let help: String
-    public init(_ name: String, _ help: String) {
+    public let kind: Kind
+    /// Only for programmes with a target.
+    public let withTarget: Bool
+    /// Only when `--send` names its reading (a specialist reading's families).
+    public let whenSent: Bool
+    /// Its value where it is not the field's own number (nil: the field's).
+    public let value: (@Sendable (Snapshot, Int) -> Double)?
+
+    public init(_ name: String, _ help: String, _ kind: Kind = .gauge, withTarget: Bool = false, whenSent: Bool = false,
+                value: (@Sendable (Snapshot, Int) -> Double)? = nil) {
         self.name = name
         self.help = help
+        self.kind = kind
+        self.withTarget = withTarget
+        self.whenSent = whenSent
+        self.value = value
     }
 }
 
@@ -334,13 +360,13 @@ public enum Readings {
     public static let table: [Reading] = [
         // Per channel N: PREFIX/ch/N/KIND.
         Reading("peak", "sample peak of the analysis block, dBFS", scope: .channel, fields: [
-            ReadingField("peak_dbfs", .dBFS, summary: [
+            ReadingField("peak_dbfs", .dBFS, metric: MetricFamily("jackvu_channel_peak_dbfs", "Sample peak of the analysis block."), summary: [
                 SummaryLine(.channel, "peak", key: "sample_peak_dbfs", order: 1),
                 SummaryLine(.fileMaximum, "sample peak", key: "sample_peak_dbfs", order: 5),
             ]) { s, i in .float(s.channels[i].peakDBFS) },
         ], display: .layout),
         Reading("rms", "RMS of the analysis block, dBFS", scope: .channel, fields: [
-            ReadingField("rms_dbfs", .dBFS, meter: MeterScales.rms, summary: [SummaryLine(.channel, "RMS", order: 0, jsonOrder: 2)]) { s, i in .float(s.channels[i].rmsDBFS) },
+            ReadingField("rms_dbfs", .dBFS, metric: MetricFamily("jackvu_channel_rms_dbfs", "RMS of the analysis block (a full-scale sine reads -3.01)."), meter: MeterScales.rms, summary: [SummaryLine(.channel, "RMS", order: 0, jsonOrder: 2)]) { s, i in .float(s.channels[i].rmsDBFS) },
         ], display: .layout),
         Reading("level", "display level 0..1", scope: .channel, fields: [
             ReadingField("level", .fraction) { s, i in .float(s.channels[i].level) },
@@ -352,10 +378,12 @@ public enum Readings {
             ReadingField("meter", .fraction) { s, i in .float(s.channels[i].meter) },
         ], display: .layout),
         Reading("truepeak", "true peak, dBTP", scope: .channel, features: .truePeak, fields: [
-            ReadingField("true_peak_dbtp", .dBTP, meter: MeterScales.truePeak, summary: [
+            ReadingField("true_peak_dbtp", .dBTP, metric: MetricFamily("jackvu_channel_true_peak_dbtp", "True peak (ITU-R BS.1770-4) since the previous update."), meter: MeterScales.truePeak, summary: [
                 SummaryLine(.channel, "true peak", order: 2, jsonOrder: 0), SummaryLine(.fileMaximum, "true peak", order: 4),
             ]) { s, i in .float(s.channels[i].truePeakDBTP) },
-            ReadingField("max_true_peak_dbtp", .dBTP) { s, i in .float(s.channels[i].maxTruePeakDBTP) },
+            ReadingField("max_true_peak_dbtp", .dBTP, metric: MetricFamily("jackvu_channel_max_true_peak_dbtp", "Largest true peak since the start or a reset.")) { s, i in
+                .float(s.channels[i].maxTruePeakDBTP)
+            },
         ], display: .layout),
         // Only when a fault set the maximum: its cause and the maximum over the clean periods
         // (OSC: no message while the maximum is clean; JSON: null).
@@ -366,7 +394,7 @@ public enum Readings {
         ], display: .layout),
         Reading("dpeak", "digital peak with hold, dBFS, and clips", scope: .channel, features: .dpeak, fields: [
             ReadingField("dpeak_dbfs", .dBFS, meter: MeterScales.peak) { s, i in .float(s.channels[i].heldPeakDBFS) },
-            ReadingField("clips", .count) { s, i in .int(s.channels[i].clips) },
+            ReadingField("clips", .count, metric: MetricFamily("jackvu_channel_clips_total", "Clips (runs of full-scale samples) since the start or a reset.", .counter)) { s, i in .int(s.channels[i].clips) },
         ], display: .layout),
         Reading("vu", "VU meter", scope: .channel, features: .vu, fields: [
             ReadingField("vu", .VU, meter: MeterScales.vu) { s, i in .float(s.channels[i].vu) },
@@ -413,11 +441,11 @@ public enum Readings {
         // path, 24 for 24-bit, 32 for float; 0 depth and 32 headroom for digital silence.
         Reading("bits", "the bits in use over the analysis block (word depth, headroom, 16- or 24-bit quantised), its DC offset and whether it is constant", scope: .channel,
                 features: .bits, fields: [
-            ReadingField("bit_depth", .bits) { s, i in .int(s.channels[i].bits.depth) },
-            ReadingField("headroom_bits", .bits) { s, i in .int(s.channels[i].bits.headroom) },
-            ReadingField("quantised_bits", .bits) { s, i in .int(s.channels[i].bits.quantised) },
-            ReadingField("dc_dbfs", .dBFS) { s, i in .float(s.channels[i].dcDBFS) },
-            ReadingField("constant", .flag) { s, i in .bool(s.channels[i].bits.constant) },
+            ReadingField("bit_depth", .bits, metric: MetricFamily("jackvu_channel_bit_depth_bits", "Bits from full scale down to the lowest bit any sample of the analysis block sets: 16 for 16-bit audio, 24 for 24-bit, more for float; 0 for digital silence (--send bits).", whenSent: true)) { s, i in .int(s.channels[i].bits.depth) },
+            ReadingField("headroom_bits", .bits, metric: MetricFamily("jackvu_channel_headroom_bits", "Bits unused above the highest bit in use (6 dB each; 32 for digital silence).", whenSent: true)) { s, i in .int(s.channels[i].bits.headroom) },
+            ReadingField("quantised_bits", .bits, metric: MetricFamily("jackvu_channel_quantised_bits", "16 or 24 while every sample is a word of that size, else 0.", whenSent: true)) { s, i in .int(s.channels[i].bits.quantised) },
+            ReadingField("dc_dbfs", .dBFS, metric: MetricFamily("jackvu_channel_dc_offset_dbfs", "The DC offset: the mean over about a second.", whenSent: true)) { s, i in .float(s.channels[i].dcDBFS) },
+            ReadingField("constant", .flag, metric: MetricFamily("jackvu_channel_constant", "1 while every sample of the analysis block is one constant, not 0 (a stuck source).", whenSent: true)) { s, i in .bool(s.channels[i].bits.constant) },
         ], onRequest: true),
         // Per channel pair P = (1, 2), (3, 4), …: PREFIX/pair/P/KIND; JSON an array by pair.
         Reading("correlation", "phase correlation of channel pairs", scope: .pair, features: .correlation, fields: [
@@ -427,26 +455,26 @@ public enum Readings {
         // left), mid (L + R)/2 and side (L − R)/2 levels, dBFS.
         Reading("stereo", "balance (left less right level, dB) and mid and side levels ((L+R)/2, (L-R)/2, dBFS) of channel pairs",
                 scope: .pair, features: .correlation, fields: [
-            ReadingField("balance_db", .dB) { s, p in .float(s.pairLevels[p].balanceDB) },
-            ReadingField("mid_dbfs", .dBFS) { s, p in .float(s.pairLevels[p].midDBFS) },
-            ReadingField("side_dbfs", .dBFS) { s, p in .float(s.pairLevels[p].sideDBFS) },
+            ReadingField("balance_db", .dB, metric: MetricFamily("jackvu_pair_balance_db", "The left leg's level less the right's over the correlation's 0.3 s window (+ to the left; --send stereo).", whenSent: true)) { s, p in .float(s.pairLevels[p].balanceDB) },
+            ReadingField("mid_dbfs", .dBFS, metric: MetricFamily("jackvu_pair_mid_dbfs", "The level of (L + R)/2 over the same window.", whenSent: true)) { s, p in .float(s.pairLevels[p].midDBFS) },
+            ReadingField("side_dbfs", .dBFS, metric: MetricFamily("jackvu_pair_side_dbfs", "The level of (L - R)/2 over the same window.", whenSent: true)) { s, p in .float(s.pairLevels[p].sideDBFS) },
         ], onRequest: true),
         // Per programme: PREFIX/loudness/NAME for the default programme (JSON in "loudness"),
         // PREFIX/programme/P/NAME for programme P of --programme (JSON in "programmes": {"P": …}).
         Reading("loudness", "EBU R 128 loudness", scope: .programme, features: .loudness, messages: [
-            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS, meter: MeterScales.momentary) { s, p in .double(s.programmes[p].loudness.momentary) }]),
-            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS, meter: MeterScales.shortTerm) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
-            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS, summary: [
+            ReadingMessage("momentary", [ReadingField("momentary_lufs", .LUFS, metric: MetricFamily("jackvu_momentary_loudness_lufs", "Momentary loudness (400 ms, EBU R 128)."), meter: MeterScales.momentary) { s, p in .double(s.programmes[p].loudness.momentary) }]),
+            ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS, metric: MetricFamily("jackvu_short_term_loudness_lufs", "Short-term loudness (3 s, EBU R 128)."), meter: MeterScales.shortTerm) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
+            ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS, metric: MetricFamily("jackvu_integrated_loudness_lufs", "Integrated loudness since the start or a reset (gated, ITU-R BS.1770-4)."), summary: [
                 SummaryLine(.programme, "integrated", order: 0), SummaryLine(.file, "integrated", order: 0),
             ]) { s, p in .double(s.programmes[p].loudness.integrated) }]),
-            ReadingMessage("range", [ReadingField("range_lu", .LU, summary: [
+            ReadingMessage("range", [ReadingField("range_lu", .LU, metric: MetricFamily("jackvu_loudness_range_lu", "Loudness range (EBU Tech 3342)."), summary: [
                 SummaryLine(.programme, "loudness range", level: false, order: 1),
                 SummaryLine(.file, "loudness range", key: "loudness_range_lu", level: false, order: 1),
             ]) { s, p in .double(s.programmes[p].loudness.range) }]),
-            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS, summary: [
+            ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS, metric: MetricFamily("jackvu_max_momentary_loudness_lufs", "Largest momentary loudness since the start or a reset."), summary: [
                 SummaryLine(.programme, "max momentary", order: 2), SummaryLine(.file, "max momentary", order: 2),
             ]) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
-            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS, summary: [
+            ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS, metric: MetricFamily("jackvu_max_short_term_loudness_lufs", "Largest short-term loudness since the start or a reset."), summary: [
                 SummaryLine(.programme, "max short-term", order: 3), SummaryLine(.file, "max short-term", order: 3),
             ]) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
         ], display: .layout),
@@ -462,11 +490,11 @@ public enum Readings {
         ], display: .extra(label: "PLR", decimals: 1)),
         Reading("programme", "the programme's max true peak (dBTP), integrated duration (s) and pause state", scope: .programme,
                 features: [.loudness, .truePeak], messages: [
-            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP, summary: [SummaryLine(.programme, "max true peak", order: 4)]) { s, p in
+            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP, metric: MetricFamily("jackvu_max_true_peak_dbtp", "Largest true peak of the programme's channels since the start or a reset."), summary: [SummaryLine(.programme, "max true peak", order: 4)]) { s, p in
                 .float(s.maxTruePeakDBTP(programme: p))
             }]),
-            ReadingMessage("duration", [ReadingField("duration_s", .seconds, summary: [SummaryLine(.programme, "duration", level: false, order: 6, jsonOrder: 8)]) { s, p in .double(s.programmes[p].measuredSeconds) }]),
-            ReadingMessage("paused", [ReadingField("paused", .flag) { s, p in .bool(s.programmes[p].paused) }]),
+            ReadingMessage("duration", [ReadingField("duration_s", .seconds, metric: MetricFamily("jackvu_integrated_duration_seconds", "Audio the integrated loudness covers (paused time left out)."), summary: [SummaryLine(.programme, "duration", level: false, order: 6, jsonOrder: 8)]) { s, p in .double(s.programmes[p].measuredSeconds) }]),
+            ReadingMessage("paused", [ReadingField("paused", .flag, metric: MetricFamily("jackvu_programme_paused", "1 while the programme's integration is paused (control input, i key, transport stopped).")) { s, p in .bool(s.programmes[p].paused) }]),
         ]),
         // Where the short-term loudness has been: % of the short-term windows in each 1 LU
         // bin from −70 LUFS up (70 bins; the last from −1 LUFS up), recomputed once a second.
@@ -479,8 +507,12 @@ public enum Readings {
         Reading("maxfault", "what set the programme's maxima when a fault did, and the clean maxima", scope: .programme,
                 features: [.loudness, .truePeak], messages: [
             ReadingMessage("maxfault_truepeak", [
-                ReadingField("max_true_peak_cause", .text) { s, p in s.maxTruePeakFault(programme: p).map { .text($0.cause.rawValue) } ?? .missing },
-                ReadingField("clean_max_true_peak_dbtp", .dBTP) { s, p in s.maxTruePeakFault(programme: p).map { .double($0.clean) } ?? .missing },
+                ReadingField("max_true_peak_cause", .text, metric: MetricFamily(
+                    "jackvu_max_true_peak_by_fault", "1 while the programme's max true peak is one an xrun set (see the JSON's max_true_peak_cause), 0 otherwise.",
+                    value: { s, p in s.maxTruePeakFault(programme: p) == nil ? 0 : 1 })) { s, p in s.maxTruePeakFault(programme: p).map { .text($0.cause.rawValue) } ?? .missing },
+                ReadingField("clean_max_true_peak_dbtp", .dBTP, metric: MetricFamily(
+                    "jackvu_clean_max_true_peak_dbtp", "Largest true peak of the programme's channels over the periods no xrun disturbed (equal to jackvu_max_true_peak_dbtp unless a fault set that).",
+                    value: { s, p in s.maxTruePeakFault(programme: p)?.clean ?? Double(s.maxTruePeakDBTP(programme: p)) })) { s, p in s.maxTruePeakFault(programme: p).map { .double($0.clean) } ?? .missing },
             ]),
             ReadingMessage("maxfault_momentary", [
                 ReadingField("max_momentary_cause", .text) { s, p in s.programmes[p].loudness.maxMomentaryFault.map { .text($0.cause.rawValue) } ?? .missing },
@@ -496,12 +528,15 @@ public enum Readings {
             ReadingMessage("relative", [
                 ReadingField("relative_momentary_lu", .LU) { s, p in Readings.relative(s, p, \.momentary) },
                 ReadingField("relative_short_term_lu", .LU) { s, p in Readings.relative(s, p, \.shortTerm) },
-                ReadingField("relative_integrated_lu", .LU) { s, p in Readings.relative(s, p, \.integrated) },
+                ReadingField("relative_integrated_lu", .LU, metric: MetricFamily(
+                    "jackvu_target_deviation_lu", "Integrated loudness minus the target (EBU Tech 3341's LU mode).", withTarget: true)) { s, p in Readings.relative(s, p, \.integrated) },
             ]),
             ReadingMessage("state", [
-                ReadingField("state", .text) { s, p in s.state(programme: p).map { .text($0.rawValue) } ?? .missing },
+                ReadingField("state", .text, metric: MetricFamily(
+                    "jackvu_target_state", "1 for the programme's state against its target (pending, within, above, below, true-peak-over, short-term-over), 0 for the others.",
+                    .stateSet(LoudnessTarget.State.allCases.map(\.rawValue)), withTarget: true)) { s, p in s.state(programme: p).map { .text($0.rawValue) } ?? .missing },
                 ReadingField("profile", .text) { s, p in s.programmes[p].target.map { .text($0.profile) } ?? .missing },
-                ReadingField("target_lufs", .LUFS) { s, p in s.programmes[p].target.map { .double($0.targetLUFS) } ?? .missing },
+                ReadingField("target_lufs", .LUFS, metric: MetricFamily("jackvu_target_lufs", "The programme's target loudness (--target).", withTarget: true)) { s, p in s.programmes[p].target.map { .double($0.targetLUFS) } ?? .missing },
                 ReadingField("tolerance_lu", .LU) { s, p in s.programmes[p].target.map { .double($0.toleranceLU) } ?? .missing },
                 ReadingField("true_peak_limit_dbtp", .dBTP) { s, p in s.programmes[p].target.map { .double($0.maxTruePeakDBTP) } ?? .missing },
             ]),
@@ -515,28 +550,38 @@ public enum Readings {
             },
         ], jsonObject: "server", liveOnly: true, display: .layout),
         Reading("status", "status counters", scope: .instance, fields: [
-            ReadingField("sample_rate_hz", .Hz, wire: .oscOnly) { s, _ in .int(s.sampleRate) },
-            ReadingField("xruns", .count) { s, _ in .int(s.status.xruns) },
-            ReadingField("overruns", .count) { s, _ in .int(s.status.overruns) },
-            ReadingField("skipped_updates", .count) { s, _ in .int(s.status.outputSkipped) },
-            ReadingField("cycles", .count) { s, _ in .wrappingInt(s.status.cycles) },
-            ReadingField("buffer_frames", .count, wire: .jsonOnly) { s, _ in .int(s.status.bufferFrames) },
-            ReadingField("osc_send_failures", .count) { s, _ in .int(s.status.oscSendFailures) },
-            ReadingField("osc_port_dropped", .count) { s, _ in .int(s.status.oscPortDropped) },
-            ReadingField("control_rejected", .count) { s, _ in .int(s.status.controlRejected) },
-            ReadingField("server_connected", .flag) { s, _ in .bool(s.status.serverConnected) },
-            ReadingField("reconnects", .count) { s, _ in .int(s.status.reconnects) },
-            ReadingField("nonfinite_samples", .count) { s, _ in .int(s.status.nonFiniteSamples) },
-            ReadingField("inputs_connected", .count) { s, _ in .int(s.status.inputsConnected) },
+            ReadingField("sample_rate_hz", .Hz, wire: .oscOnly, metric: MetricFamily("jackvu_sample_rate_hertz", "The JACK server's sample rate.")) { s, _ in .int(s.sampleRate) },
+            ReadingField("xruns", .count, metric: MetricFamily("jackvu_xruns_total", "Xruns the JACK server reported.", .counter)) { s, _ in .int(s.status.xruns) },
+            ReadingField("overruns", .count, metric: MetricFamily("jackvu_overruns_total", "Process cycles whose audio was dropped because the analysis fell behind.", .counter)) { s, _ in .int(s.status.overruns) },
+            ReadingField("skipped_updates", .count, metric: MetricFamily(
+                "jackvu_output_skipped_total", "Updates an output skipped because it was still busy (stdout, displays).", .counter)) { s, _ in .int(s.status.outputSkipped) },
+            ReadingField("cycles", .count, metric: MetricFamily("jackvu_process_cycles_total", "Process cycles run.", .counter)) { s, _ in .wrappingInt(s.status.cycles) },
+            ReadingField("buffer_frames", .count, wire: .jsonOnly, metric: MetricFamily("jackvu_buffer_frames", "The JACK server's buffer size (frames per period).")) { s, _ in .int(s.status.bufferFrames) },
+            ReadingField("osc_send_failures", .count, metric: MetricFamily("jackvu_osc_send_failures_total", "OSC datagrams that could not be sent (--osc).", .counter)) { s, _ in .int(s.status.oscSendFailures) },
+            ReadingField("osc_port_dropped", .count, metric: MetricFamily("jackvu_osc_port_dropped_total", "OSC packets dropped on the osc MIDI port.", .counter)) { s, _ in .int(s.status.oscPortDropped) },
+            ReadingField("control_rejected", .count, metric: MetricFamily(
+                "jackvu_control_rejected_total", "Control packets ignored (--listen: malformed, unknown, oversized).", .counter)) { s, _ in .int(s.status.controlRejected) },
+            ReadingField("server_connected", .flag, metric: MetricFamily(
+                "jackvu_server_connected", "1 while a JACK server is connected, 0 while jackvu waits for it.")) { s, _ in .bool(s.status.serverConnected) },
+            ReadingField("reconnects", .count, metric: MetricFamily("jackvu_reconnects_total", "Reconnections to a JACK server that had gone away.", .counter)) { s, _ in .int(s.status.reconnects) },
+            ReadingField("nonfinite_samples", .count, metric: MetricFamily(
+                "jackvu_nonfinite_samples_total", "Non-finite or absurd input samples replaced by silence.", .counter)) { s, _ in .int(s.status.nonFiniteSamples) },
+            ReadingField("inputs_connected", .count, metric: MetricFamily("jackvu_inputs_connected", "Inputs with at least one connection.")) { s, _ in .int(s.status.inputsConnected) },
             // 0 while the server is gone or stalled (connected, but no process cycle for the
             // watchdog's time): the readings beside it are the last ones, frozen.
-            ReadingField("server_responding", .flag, wire: .jsonOnly) { s, _ in .bool(s.status.serverResponding) },
+            ReadingField("server_responding", .flag, wire: .jsonOnly, metric: MetricFamily(
+                "jackvu_server_responding",
+                "1 while the JACK server runs process cycles; 0 while it is gone or stalled (connected, no cycle for 4 periods, at least 1.5 s): the readings are then frozen.")) { s, _ in .bool(s.status.serverResponding) },
             ReadingField("outputs", .count, wire: .jsonOnly) { s, _ in .counters(s.outputCounters) },
         ], jsonObject: "status", liveOnly: true, display: .layout),
         Reading("callback", "process callback timing", scope: .instance, fields: [
-            ReadingField("mean", .microseconds) { s, _ in .float(s.status.callbackMeanMicroseconds) },
-            ReadingField("p99", .microseconds) { s, _ in .float(s.status.callbackP99Microseconds) },
-            ReadingField("max", .microseconds) { s, _ in .float(s.status.callbackMaxMicroseconds) },
+            ReadingField("mean", .microseconds, metric: MetricFamily(
+                "jackvu_callback_mean_seconds", "Mean duration of the process callback since the start.", value: { s, _ in Double(s.status.callbackMeanMicroseconds) / 1e6 })) { s, _ in .float(s.status.callbackMeanMicroseconds) },
+            ReadingField("p99", .microseconds, metric: MetricFamily(
+                "jackvu_callback_p99_seconds", "99th percentile of the process callback's duration (to a factor of two).",
+                value: { s, _ in Double(s.status.callbackP99Microseconds) / 1e6 })) { s, _ in .float(s.status.callbackP99Microseconds) },
+            ReadingField("max", .microseconds, metric: MetricFamily(
+                "jackvu_callback_max_seconds", "Longest process callback since the start.", value: { s, _ in Double(s.status.callbackMaxMicroseconds) / 1e6 })) { s, _ in .float(s.status.callbackMaxMicroseconds) },
         ], jsonObject: "callback_us", liveOnly: true),
         // With `--alarm`: PREFIX/alarms iis… — alarms active now, raises since the start, then
         // the active ones as "KIND SUBJECT"; JSON also the changes since the last update. Each

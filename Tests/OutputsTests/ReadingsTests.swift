@@ -305,7 +305,8 @@ final class MetricsExporterTests: XCTestCase {
     /// A family the reading table declares (`ReadingField.metric`) reaches `/metrics` with no
     /// line in the exporter: PLR per programme, from the table's own field (max true peak
     /// −20 dBTP, integrated −23 LUFS: 3 LU); the floor before the first gated block. And the
-    /// table's families are exactly those its fields declare, each named once.
+    /// exporter's families are exactly those the table's fields declare, each named once (with
+    /// the build information; the alarms' come with --alarm).
     func testTheReadingTablesFamilies() throws {
         var s = Snapshot(channels: 2, barCount: 0)
         s.programmes = [ProgrammeSnapshot(name: "main", channels: [0, 1], target: nil)]
@@ -321,8 +322,15 @@ final class MetricsExporterTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(value(text, "jackvu_plr_lu{programme=\"main\"}")), 3, accuracy: 1e-9, text)
         XCTAssertTrue(text.contains("# HELP jackvu_plr_lu Peak-to-loudness ratio"), text)
         let declared = Readings.table.flatMap(\.fields).compactMap(\.metric?.name)
-        XCTAssertEqual(Set(declared), ["jackvu_plr_lu", "jackvu_crest_factor_db"])
         XCTAssertEqual(Set(declared).count, declared.count, "each family named once")
+        // Every family on /metrics is the table's but the build information's and the
+        // alarms' (with every family asked for: a target, the bits and the pair levels).
+        s.programmes[0].target = LoudnessTarget.profile("ebu-r128")
+        let full = MetricsExporter(client: "bus-a", channels: 2, bits: true, stereo: true)
+        full.record(s)
+        let families = full.exposition(openMetrics: false, at: 1_000_000_000).split(separator: "\n")
+            .filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        XCTAssertEqual(Set(families), Set(declared).union(["jackvu_build_info"]), "the exporter's families: the table's")
     }
 
     private func value(_ text: String, _ series: String) -> Double? {
