@@ -425,6 +425,44 @@ public struct FileAnalysis {
         }
     }
 
+    /// Feeds the file's chunks to the analysis — with a log in pieces of a block's step
+    /// (`pieces` frames: a block's peaks go with the next block), else whole — and hands each
+    /// hop to `hops` (`perHop`: a stream or alarms) and each piece to the log's blocks; the
+    /// true peak of the reader's channels (`readerTruePeaks`) runs on its thread when nothing
+    /// needs it per hop. Writes the stream as it grows; returns the frames read.
+    private func feed(_ reader: ChunkReader, of file: AudioFile, to analyzer: Analyzer, blocks: FileBlocks, hops: FileHops, pieces step: Int?,
+                      perHop: Bool, readerTruePeaks: Int, path: String) throws(EngineError) -> Int {
+        var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
+        var done = 0
+        var writeError: OutputError?
+        while let (planar, n) = reader.next() {
+            var at = 0
+            while at < n {
+                let piece = step.map { min(n - at, $0 - (done + at) % $0) } ?? n, start = at
+                analyzer.append(frames: piece, from: { UnsafePointer(planar + $0 * reader.chunk + start) }, truePeak: perHop || step != nil) {
+                    // As live: until the analysis block is full its levels would read low.
+                    if perHop && analyzer.isBlockFull { hops.hop() }
+                }
+                blocks.take(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
+                at += piece
+            }
+            if !(perHop || step != nil) {
+                analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
+            }
+            reader.release()
+            if hops.output.utf8.count > 1 << 16 {
+                do { try sink.write(hops.output) } catch { writeError = error; break }
+                hops.output = ""
+            }
+            done += n
+            progress.update(done)
+        }
+        reader.finish()
+        progress.clear()
+        if let writeError { throw EngineError.writing(writeError) }
+        return done
+    }
+
     /// Analyses one file: streams its updates, or returns its summary (text or JSON).
     private func analyze(_ path: String) throws(EngineError) -> String? {
         let file = try AudioFile(path: path)
@@ -450,42 +488,13 @@ public struct FileAnalysis {
         let logging = logState.writer != nil || logPath != nil
         let perHop = stream || watching
         let reader = ChunkReader(file: file, chunk: chunk, alongside: perHop || logging ? nil : feedTruePeak)
-        var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
-        var done = 0
-        var writeError: OutputError?
         let programmes = c.resolvedProgrammes
         let logOrigin = openLog(programmes)
         let blocks = FileBlocks(programmes: programmes, kept: reportPath != nil, writer: logState.writer, origin: logOrigin)
         let hops = FileHops(analyzer: analyzer, configuration: c, path: path, alarms: watching ? AlarmEngine(rules: rules) : nil,
                             log: logState.writer, origin: logOrigin, stream: stream ? format : nil)
-        let step = max(1, file.sampleRate / 10)
-        while let (planar, n) = reader.next() {
-            var at = 0
-            while at < n {
-                // With a log, a block's step at a time (its peaks go with the next block);
-                // else the whole chunk.
-                let piece = logging ? min(n - at, step - (done + at) % step) : n, start = at
-                analyzer.append(frames: piece, from: { UnsafePointer(planar + $0 * reader.chunk + start) }, truePeak: perHop || logging) {
-                    // As live: until the analysis block is full its levels would read low.
-                    if perHop && analyzer.isBlockFull { hops.hop() }
-                }
-                blocks.take(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
-                at += piece
-            }
-            if !(perHop || logging) {
-                analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
-            }
-            reader.release()
-            if hops.output.utf8.count > 1 << 16 {
-                do { try sink.write(hops.output) } catch { writeError = error; break }
-                hops.output = ""
-            }
-            done += n
-            progress.update(done)
-        }
-        reader.finish()
-        progress.clear()
-        if let writeError { throw EngineError.writing(writeError) }
+        let done = try feed(reader, of: file, to: analyzer, blocks: blocks, hops: hops, pieces: logging ? max(1, file.sampleRate / 10) : nil,
+                            perHop: perHop, readerTruePeaks: readerTruePeaks, path: path)
         if file.shrank {
             throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
         }
