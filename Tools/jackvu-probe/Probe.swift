@@ -31,11 +31,7 @@ enum Probe {
     /// after its time tag (the capture time of the last analysed frame) each arrived.
     static func oscLatency(port: UInt16, seconds: Double) {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = port.bigEndian
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = loopback(port) { bind(fd, $0, $1) }
         var tv = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -59,6 +55,15 @@ enum Probe {
         print("OSC over UDP, time tag (capture of the last analysed frame) to arrival: \(delays.count) updates, median \(fmt(median)) ms, p99 \(fmt(p99)) ms, max \(fmt(delays.last!)) ms")
     }
 
+    /// `body` (bind, connect) with 127.0.0.1:`port` as a socket address and its size.
+    static func loopback(_ port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = port.bigEndian
+        return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    }
+
     static func fmt(_ x: Double) -> String {
         let scaled = (x * 100).rounded() / 100
         return String(scaled)
@@ -72,13 +77,7 @@ extension Probe {
     /// reads everything for `seconds`, and prints bytes and messages per second.
     static func webSocketRead(port: UInt16, seconds: Double) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = port.bigEndian
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let ok = loopback(port) { connect(fd, $0, $1) }
         guard ok == 0 else {
             print("ws-read: cannot connect to 127.0.0.1:\(port)")
             exit(69)
