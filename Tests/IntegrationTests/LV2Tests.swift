@@ -308,7 +308,7 @@ final class LV2Tests: XCTestCase {
                 return parts.count == 2 && parts[0] == symbol ? Double(parts[1]) : nil
             }.first
         }
-        let settled = waitFor(timeout: 20) {
+        let settled = eventually(timeout: 20) {
             host.send("monitors")
             usleep(200_000)
             guard let m = latest("momentary_lufs"), let p = latest("peak_dbfs_1") else { return false }
@@ -321,21 +321,21 @@ final class LV2Tests: XCTestCase {
         // prompt, as a host's automation would) puts it below, 9 LU under.
         let within = Double(try XCTUnwrap(LV2Description.states.firstIndex(of: "within")))
         let below = Double(try XCTUnwrap(LV2Description.states.firstIndex(of: "below")))
-        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+        XCTAssertTrue(eventually(timeout: 20) { () -> Bool in
             host.send("monitors")
             usleep(200_000)
             return latest("state") == within && abs((latest("relative_integrated_lu") ?? 99) - 0) < 0.3
         }, "within EBU R 128: \(host.stdout.suffix(500))")
         let spotify = try XCTUnwrap(LV2Description.targetChoices.firstIndex(of: "spotify"))
         host.send("target = \(spotify)")
-        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+        XCTAssertTrue(eventually(timeout: 20) { () -> Bool in
             host.send("monitors")
             usleep(200_000)
             return latest("state") == below && abs((latest("relative_integrated_lu") ?? 99) + 9) < 0.3
         }, "below Spotify's: \(host.stdout.suffix(500))")
         // Louder for a moment, then reset: the maximum true peak comes back down to the tone's.
         tone.send("level -6")
-        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+        XCTAssertTrue(eventually(timeout: 20) { () -> Bool in
             host.send("monitors")
             usleep(200_000)
             return (latest("max_true_peak_dbtp_1") ?? -200) > -7
@@ -343,7 +343,7 @@ final class LV2Tests: XCTestCase {
         tone.send("level -20")
         usleep(500_000)
         host.send("reset = 1")
-        XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+        XCTAssertTrue(eventually(timeout: 20) { () -> Bool in
             host.send("monitors")
             usleep(200_000)
             return abs((latest("max_true_peak_dbtp_1") ?? 0) + 20) < 0.2
@@ -388,7 +388,7 @@ final class LV2Tests: XCTestCase {
         defer { play.stop() }
         try pipewire.configurePorts(of: "pw-cat", direction: "Output", position: stereo)
         for c in stereo { try pipewire.link("pw-cat:output_\(c)", "jackvu_meter_in:playback_\(c)") }
-        XCTAssertTrue(waitFor(timeout: 60) { !play.isRunning }, "pw-cat played the file: \(play.stderr)")
+        XCTAssertTrue(eventually(timeout: 60) { !play.isRunning }, "pw-cat played the file: \(play.stderr)")
         usleep(1_500_000)
         record.stop(signal: SIGINT, timeout: 5)
         // oscdump prints each message as `TIMETAG ADDRESS TYPES VALUES…`: the latest of each.
@@ -473,7 +473,7 @@ final class LV2Tests: XCTestCase {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
             return completeLines(text).last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         }
-        let read = waitFor(timeout: 20) {
+        let read = eventually(timeout: 20) {
             guard let l = last()?["loudness"] as? [String: Any] else { return false }
             return abs(((l["momentary_lufs"] as? NSNumber)?.doubleValue ?? 0) + 23) < 0.3 && l["state"] as? String == "below"
                 && abs(((l["relative_integrated_lu"] as? NSNumber)?.doubleValue ?? 0) + 9) < 0.3
@@ -551,7 +551,7 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue(waitForUDPPort(port), "oscdump listens")
         let reader = try BackgroundProcess(try Executables.resolve("socat"), ["-u", "UNIX-LISTEN:" + socket, "-"], label: "socat")
         defer { reader.stop() }
-        XCTAssertTrue(waitFor(timeout: 10) { FileManager.default.fileExists(atPath: socket) }, "socat listens: \(reader.stderr)")
+        XCTAssertTrue(eventually(timeout: 10) { FileManager.default.fileExists(atPath: socket) }, "socat listens: \(reader.stderr)")
         let urls = "osc.udp://localhost:\(port)/, not-a-url"
         let run = try Executables.run(try Executables.product("jackvu-lv2-host"), [
             "--set", "free_wheeling=1", "--osc", urls, "--json", socket, "--state", folder + "/jackvu.lv2", LV2Description.forms[0].uri, tone,
@@ -562,7 +562,7 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.oscParameter], urls, "the state: \(run.stdout.suffix(300))")
         XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.jsonParameter], socket)
 
-        XCTAssertTrue(waitFor(timeout: 10) { completeLines(reader.stdout).count >= 6 }, "socat received: \(reader.stdout.suffix(400))")
+        XCTAssertTrue(eventually(timeout: 10) { completeLines(reader.stdout).count >= 6 }, "socat received: \(reader.stdout.suffix(400))")
         let written = completeLines(reader.stdout).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         XCTAssertEqual(written.compactMap { ($0["time_s"] as? NSNumber)?.intValue }, [0, 1, 2, 3, 4, 5], "a line after each second of audio")
         let loudness = try XCTUnwrap(written.last?["loudness"] as? [String: Any])
@@ -575,14 +575,14 @@ final class LV2Tests: XCTestCase {
                 return parts.count >= 4 && parts[1] == "/jackvu/loudness/integrated" ? Double(parts[3]) : nil
             }.first
         }
-        XCTAssertTrue(waitFor(timeout: 5) { integrated() != nil }, "oscdump received: \(dump.stdout.suffix(400))")
+        XCTAssertTrue(eventually(timeout: 5) { integrated() != nil }, "oscdump received: \(dump.stdout.suffix(400))")
         XCTAssertEqual(integrated() ?? 0, -23.0, accuracy: 0.1, "the last bundle's integrated loudness")
 
         // A socket whose reader is gone (killed: its file stays): one line on stderr, not one a
         // second, and the meters go on.
         let dead = audio + "/dead.sock"
         let gone = try BackgroundProcess(try Executables.resolve("socat"), ["-u", "UNIX-LISTEN:" + dead, "-"], label: "socat-gone")
-        XCTAssertTrue(waitFor(timeout: 10) { FileManager.default.fileExists(atPath: dead) }, "socat listens: \(gone.stderr)")
+        XCTAssertTrue(eventually(timeout: 10) { FileManager.default.fileExists(atPath: dead) }, "socat listens: \(gone.stderr)")
         _ = gone.stop(signal: SIGKILL)
         let refused = try Executables.run(try Executables.product("jackvu-lv2-host"), [
             "--set", "free_wheeling=1", "--json", dead, folder + "/jackvu.lv2", LV2Description.forms[0].uri, tone,
@@ -680,7 +680,7 @@ final class LV2Tests: XCTestCase {
             }.first
         }
         func until(_ what: String, _ condition: @escaping () -> Bool) {
-            XCTAssertTrue(waitFor(timeout: 20) { () -> Bool in
+            XCTAssertTrue(eventually(timeout: 20) { () -> Bool in
                 host.send("monitors")
                 usleep(200_000)
                 return condition()
@@ -736,7 +736,7 @@ final class LV2Tests: XCTestCase {
         // 14 s at 750 cycles a second: 10,500 run() calls.
         usleep(14_000_000)
         // (jalv's stdout is a pipe, fully buffered: `monitors` until its output shows.)
-        let read = waitFor(timeout: 20) { () -> Bool in
+        let read = eventually(timeout: 20) { () -> Bool in
             host.send("monitors")
             usleep(200_000)
             return host.stdout.contains("peak_dbfs_2 = -20.0")
@@ -751,17 +751,8 @@ final class LV2Tests: XCTestCase {
                                            label: "jalv-canary", stdin: true)
         defer { canary.stop() }
         // RTSan reports (symbolised) and ends the host.
-        XCTAssertTrue(waitFor(timeout: 30) { !canary.isRunning }, "the canary's allocation did not end jalv: \(canary.stderr.suffix(600))")
+        XCTAssertTrue(eventually(timeout: 30) { !canary.isRunning }, "the canary's allocation did not end jalv: \(canary.stderr.suffix(600))")
         XCTAssertTrue(canary.stderr.contains("unsafe-library-call") && canary.stderr.contains("PluginInstance") && canary.stderr.contains("run"),
                       canary.stderr.suffix(900).description)
-    }
-
-    private func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(100_000)
-        }
-        return condition()
     }
 }

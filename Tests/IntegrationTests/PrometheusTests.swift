@@ -24,14 +24,9 @@ final class PrometheusTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Waits (polling every 100 ms) until `condition` holds, at most `timeout` s: true, or nil.
+    /// Waits until `condition` holds, at most `timeout` s (`eventually`): true, or nil.
     private func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(100_000)
-        }
-        return condition() ? true : nil
+        eventually(timeout: timeout, condition) ? true : nil
     }
 
     /// Prometheus scraping `targets` every second (file-based discovery), with the shipped
