@@ -28,7 +28,7 @@
 //   CSQLite       — SQLite 3 (Debian's libsqlite3), found by pkg-config
 //   LoudnessLog   — the loudness and incident log (--log: SQLite, its own thread) and the
 //                   compliance reports recomputed from it (`jackvu report`, `analyze --report`)
-//   Session       — session managers (the NSM API over liblo): announce, open, save
+//   SessionManagement — session managers (the NSM API over liblo): announce, open, save
 //   Version       — the version both commands and the packaging scripts report
 //   JackVUOptions — the command line's options (argument parser), shared with the in-process form
 //   Analysis      — the analysis core: AnalysisSettings, the Analyzer (every meter of a channel
@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "MetricsExport",
             dependencies: ["Outputs", "DSP", "Realtime", "Version", .product(name: "Prometheus", package: "swift-prometheus")]),
-        .target(name: "Session", dependencies: ["CLiblo", "Realtime"]),
+        .target(name: "SessionManagement", dependencies: ["CLiblo", "Realtime"]),
         .target(name: "Version"),
         // The analysis: no JACK, no I/O, no threads but the channel pool's.
         // The analysis core: DSP, the real-time helpers and the vocabulary only (no outputs, no C
@@ -165,12 +165,12 @@ let package = Package(
         .executableTarget(
             name: "jackvu",
             dependencies: [
-                "Analysis", "Settings", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "Session", "LoudnessLog",
+                "Analysis", "Settings", "FileAnalysis", "JackVU", "JackVUOptions", "Outputs", "TerminalDisplay", "WebDisplay", "SessionManagement", "LoudnessLog",
                 "Version", "MetricsExport", "Realtime", argumentParser,
             ]),
         .target(name: "ToneSynth", path: "Tools/ToneSynth"),
         .executableTarget(
-            name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "Session", "Version", argumentParser],
+            name: "jacktone", dependencies: ["Jack", "Realtime", "ToneSynth", "SessionManagement", "Version", argumentParser],
             path: "Tools/jacktone"),
         // The fuzzers of untrusted inputs (libFuzzer with -sanitize=fuzzer -DFUZZING; a replayer
         // of files otherwise): see Tools/test.sh and FuzzTests.
@@ -192,6 +192,6 @@ let package = Package(
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack", "LV2Description"]),
-        .testTarget(name: "SessionTests", dependencies: ["Session"]),
+        .testTarget(name: "SessionTests", dependencies: ["SessionManagement"]),
     ]
 )

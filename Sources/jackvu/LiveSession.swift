@@ -7,7 +7,7 @@ import Settings
 import JackVU
 import JackVUOptions
 import Outputs
-import Session
+import SessionManagement
 
 /// jackvu in a session manager's session (NSM API; `NSM_URL` is set): it announces itself,
 /// waits for the session's open, takes the client ID as its JACK client name and its options

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Session
+import SessionManagement
 import XCTest
 
 final class SessionOptionsTests: XCTestCase {

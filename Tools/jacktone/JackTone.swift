@@ -4,7 +4,7 @@ import Glibc
 import ArgumentParser
 import Jack
 import Realtime
-import Session
+import SessionManagement
 import Synchronization
 import ToneSynth
 import Version
