@@ -265,8 +265,8 @@ extension Analyzer {
 }
 
 extension AnalysisFeatures {
-    /// What the selected message kinds (`Readings.table`), the displays, the meter ports
-    /// (`--meter`), MIDI notes, the alarms and the log need.
+    /// What the selected message kinds (`Readings.table`), the displays, the metrics, the
+    /// meter ports (`--meter`), MIDI notes, the alarms and the log need.
     public static func needed(for c: Configuration, midiNotes: Bool = false) -> AnalysisFeatures {
         var f = AnalysisFeatures.needed(kinds: c.send, displayed: c.displayed)
         if midiNotes { f.formUnion([.yin, .everyHop]) }
@@ -274,6 +274,13 @@ extension AnalysisFeatures {
         // loudness blocks and peaks: whatever --send says.
         if !c.alarms.isEmpty { f.formUnion([.loudness, .truePeak, .dpeak, .correlation]) }
         if c.log != nil { f.formUnion([.loudness, .truePeak]) }
+        // The Prometheus metrics (`--metrics`, and `/metrics` beside `--http`): what their
+        // families' readings need (`MetricFamily`; those on request only when --send names
+        // them, as their families are), whatever --send says — a scrape of an uncomputed
+        // reading would read as none.
+        if c.metrics != nil || c.http != nil {
+            for r in Readings.table where r.fields.contains(where: { $0.metric.map { !$0.whenSent } ?? false }) { f.formUnion(r.features) }
+        }
         // The meter on the ports: what its reading needs.
         f.formUnion(c.meterSource.entry.reading.features)
         return f.withImplied

@@ -214,6 +214,14 @@ final class AnalyzerTests: XCTestCase {
         c.meterSource = .momentary
         XCTAssertEqual(Analyzer.Features.needed(for: c), [.live, .loudness])
         XCTAssertTrue(Analyzer.Features.needed(for: c, midiNotes: true).contains(.yin))
+        // The metrics' families need their readings whatever --send says (loudness, true
+        // peak, the digital peak's clips), the on-request ones' only when sent.
+        c.meterSource = .rms
+        c.metrics = try Configuration.httpAddress("9100", option: "--metrics")
+        let metrics = Analyzer.Features.needed(for: c)
+        XCTAssertEqual(metrics, [.live, .loudness, .truePeak, .dpeak], "\(metrics)")
+        XCTAssertFalse(metrics.contains(.bits), "the bit meter's families only with --send bits")
+        c.metrics = nil
         c.send = .all
         XCTAssertEqual(Analyzer.Features.needed(for: c), .all)
         XCTAssertThrowsError(try MessageKinds.parse("peak,nope")) { error in
