@@ -71,10 +71,12 @@ public final class MetricsExporter: @unchecked Sendable {
         }
         for i in series.indices {
             let t = series[i]
-            let v = t.family.value?(s, t.subject) ?? t.field.value(s, t.subject).number ?? .nan
+            // Only gauges and counters have a number; a state set reads its field's text.
+            var number: Double { t.family.value?(s, t.subject) ?? t.field.value(s, t.subject).number ?? .nan }
             switch t.series {
-            case .gauge(let gauge): gauge.set(to: Self.finite(v))
+            case .gauge(let gauge): gauge.set(to: Self.finite(number))
             case .counter(let counter, var seen):
+                let v = number
                 MetricsExporter.advance(counter, to: v.isFinite ? Int(v) : 0, seen: &seen)
                 series[i].series = .counter(counter, seen: seen)
             case .states(let states):
