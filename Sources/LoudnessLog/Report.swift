@@ -163,10 +163,23 @@ public struct ReportRow: Sendable {
     /// programme's own), each with the maximum over the clean blocks alone.
     public var faultedMaxima: [FaultedMaximum] = []
 
+    /// The figure of a report column (`Readings.reportColumns`).
+    public func value(_ measure: ReportColumn.Measure) -> Double? {
+        switch measure {
+        case .integrated: integratedLUFS
+        case .range: rangeLU
+        case .maxMomentary: maxMomentaryLUFS
+        case .maxShortTerm: maxShortTermLUFS
+        case .maxTruePeak: maxTruePeakDBTP
+        case .maxSamplePeak: maxSamplePeakDBFS
+        case .plr: plrLU
+        }
+    }
+
     /// A maximum above the clean blocks' by more than `FaultLabels`' 0.05 dB/LU.
     public struct FaultedMaximum: Sendable, Equatable {
-        /// The reading, by its report name: `max_truepeak_dbtp`, `max_sample_peak_dbfs`,
-        /// `max_momentary_lufs`, `max_shortterm_lufs`.
+        /// The reading, by its report column's key (`Readings.reportColumns`):
+        /// `max_truepeak_dbtp`, `max_sample_peak_dbfs`, `max_momentary_lufs`, `max_shortterm_lufs`.
         public var reading: String
         public var cause: FaultCause
         /// The maximum of the clean blocks (nil: none was clean).
@@ -179,8 +192,8 @@ public struct ReportRow: Sendable {
         var cleanText: String { clean.map { Report.fixed($0, 1) + " " + (FaultedMaximum.names[reading]?.1 ?? "") } ?? "none" }
         /// A failure's note: "set by an xrun; clean max −18.0 dBTP".
         var note: String { "set by \(causeText); clean max \(cleanText)" }
-        static let names = ["max_truepeak_dbtp": ("max true peak", "dBTP"), "max_sample_peak_dbfs": ("max sample peak", "dBFS"),
-                            "max_momentary_lufs": ("max momentary", "LUFS"), "max_shortterm_lufs": ("max short-term", "LUFS")]
+        /// Each report column's name and unit, by its key.
+        static let names = Dictionary(uniqueKeysWithValues: Readings.reportColumns.map { ($0.column.key, ($0.column.name, $0.unit.rawValue)) })
     }
 }
 
@@ -336,7 +349,7 @@ struct SegmentJudge {
 
     /// The maxima a fault set: above the clean blocks' by more than `FaultLabels`' 0.05.
     var faultedMaxima: [ReportRow.FaultedMaximum] {
-        let names = ["max_truepeak_dbtp", "max_sample_peak_dbfs", "max_momentary_lufs", "max_shortterm_lufs"]
+        let names = [ReportColumn.Measure.maxTruePeak, .maxSamplePeak, .maxMomentary, .maxShortTerm].map { Readings.reportColumn($0).column.key }
         return (0..<4).compactMap { i in
             guard let (x, cause) = faulty[i], x > clean[i] + 0.05, x > LoudnessMeter.floor else { return nil }
             return ReportRow.FaultedMaximum(reading: names[i], cause: cause, clean: clean[i] > LoudnessMeter.floor ? clean[i] : nil)
@@ -356,8 +369,9 @@ struct SegmentJudge {
             maxSamplePeakDBFS: sp, plrLU: nil, secondsOutside: p.target == nil ? nil : Double(outside) / 10,
             alarmsRaised: 0, target: p.target, pass: nil, failures: [])
         // A file's override (its own true peak, to the sample) has no blocks' faults.
+        let (truePeakKey, samplePeakKey) = (Readings.reportColumn(.maxTruePeak).column.key, Readings.reportColumn(.maxSamplePeak).column.key)
         row.faultedMaxima = faultedMaxima.filter {
-            !($0.reading == "max_truepeak_dbtp" && p.truePeakOverride != nil) && !($0.reading == "max_sample_peak_dbfs" && p.samplePeakOverride != nil)
+            !($0.reading == truePeakKey && p.truePeakOverride != nil) && !($0.reading == samplePeakKey && p.samplePeakOverride != nil)
         }
         // PLR as everywhere else (the reading table's `plr`, the summary): one definition.
         if let tp {
@@ -372,12 +386,12 @@ struct SegmentJudge {
                 failures.append("integrated \(Report.fixed(integrated, 1)) LUFS outside \(Report.fixed(target.targetLUFS, 1)) ± \(Report.fixed(target.toleranceLU, 1)) LU")
             }
             if let tp, tp > target.maxTruePeakDBTP + 1e-9 {
-                let fault = row.faultedMaxima.first { $0.reading == "max_truepeak_dbtp" }
+                let fault = row.faultedMaxima.first { $0.reading == truePeakKey }
                 failures.append("true peak \(Report.fixed(tp, 1)) dBTP above \(Report.fixed(target.maxTruePeakDBTP, 1)) dBTP"
                     + (fault.map { " (\($0.note))" } ?? ""))
             }
             if let limit = target.maxShortTermLUFS, blocks.maxShortTerm > limit + 1e-9 {
-                let fault = row.faultedMaxima.first { $0.reading == "max_shortterm_lufs" }
+                let fault = row.faultedMaxima.first { $0.reading == Readings.reportColumn(.maxShortTerm).column.key }
                 failures.append("short-term \(Report.fixed(blocks.maxShortTerm, 1)) LUFS above \(Report.fixed(limit, 1)) LUFS"
                     + (fault.map { " (\($0.note))" } ?? ""))
             }

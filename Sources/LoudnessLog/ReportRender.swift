@@ -43,9 +43,14 @@ extension Report {
 
     // MARK: CSV
 
-    public static let csvHeader = "segment,segment_start,segment_end,programme,logged_s,integrated_lufs,range_lu,max_momentary_lufs,"
-        + "max_shortterm_lufs,max_truepeak_dbtp,max_sample_peak_dbfs,plr_lu,outside_tolerance_s,alarms_raised,profile,target_lufs,"
-        + "tolerance_lu,result,failures,faulted_maxima"
+    /// The CSV's header: the segment and programme, the reading table's report columns
+    /// (`Readings.reportColumns`), then the target's judgement.
+    public static let csvHeader = (["segment", "segment_start", "segment_end", "programme", "logged_s"] + Readings.reportColumns.map(\.column.key)
+        + ["outside_tolerance_s", "alarms_raised", "profile", "target_lufs", "tolerance_lu", "result", "failures", "faulted_maxima"])
+        .joined(separator: ",")
+
+    /// A report column's figure as CSV and HTML show it: one decimal, empty at or below its floor.
+    private static func cell(_ r: ReportRow, _ column: ReportColumn) -> String { optional(r.value(column.measure), 1, floor: column.floor) }
 
     public func csv() -> String {
         func field(_ raw: String) -> String {
@@ -56,11 +61,9 @@ extension Report {
         }
         var out = Report.csvHeader + "\n"
         for r in rows {
-            let fields = [
-                field(r.segment), stamp(r.from), stamp(r.to), field(r.programme), Report.fixed(r.loggedSeconds, 1),
-                Report.optional(r.integratedLUFS), Report.fixed(r.rangeLU, 1), Report.optional(r.maxMomentaryLUFS),
-                Report.optional(r.maxShortTermLUFS), Report.optional(r.maxTruePeakDBTP), Report.optional(r.maxSamplePeakDBFS),
-                Report.optional(r.plrLU, 1, floor: -.infinity), Report.optional(r.secondsOutside, 1, floor: -.infinity), String(r.alarmsRaised),
+            let fields = [field(r.segment), stamp(r.from), stamp(r.to), field(r.programme), Report.fixed(r.loggedSeconds, 1)]
+                + Readings.reportColumns.map { Report.cell(r, $0.column) } + [
+                Report.optional(r.secondsOutside, 1, floor: -.infinity), String(r.alarmsRaised),
                 r.target?.profile ?? "", Report.optional(r.target?.targetLUFS), Report.optional(r.target?.toleranceLU, 1, floor: -.infinity),
                 r.pass.map { $0 ? "pass" : "fail" } ?? "", field(r.failures.joined(separator: "; ")),
                 field(r.faultedMaxima.map(\.text).joined(separator: "; ")),
@@ -82,11 +85,9 @@ extension Report {
         out += rows.map { r in
             var f = ["\"segment\": \(jsonString(r.segment))", "\"segment_start\": \"\(stamp(r.from))\"",
                      "\"segment_end\": \"\(stamp(r.to))\"", "\"programme\": \(jsonString(r.programme))",
-                     "\"logged_s\": \(n(r.loggedSeconds))", "\"integrated_lufs\": \(n(r.integratedLUFS))",
-                     "\"range_lu\": \(n(r.rangeLU, floor: -1))", "\"max_momentary_lufs\": \(n(r.maxMomentaryLUFS))",
-                     "\"max_shortterm_lufs\": \(n(r.maxShortTermLUFS))", "\"max_truepeak_dbtp\": \(n(r.maxTruePeakDBTP))",
-                     "\"max_sample_peak_dbfs\": \(n(r.maxSamplePeakDBFS))", "\"plr_lu\": \(n(r.plrLU, floor: -.infinity))",
-                     "\"outside_tolerance_s\": \(n(r.secondsOutside, floor: -.infinity))", "\"alarms_raised\": \(r.alarmsRaised)"]
+                     "\"logged_s\": \(n(r.loggedSeconds))"]
+            f += Readings.reportColumns.map { "\(jsonString($0.column.key)): \(n(r.value($0.column.measure), floor: $0.column.floor))" }
+            f += ["\"outside_tolerance_s\": \(n(r.secondsOutside, floor: -.infinity))", "\"alarms_raised\": \(r.alarmsRaised)"]
             if let t = r.target {
                 f.append("\"target\": {\"profile\": \(jsonString(t.profile)), \"target_lufs\": \(n(t.targetLUFS)), \"tolerance_lu\": \(n(t.toleranceLU, floor: -1)), \"max_truepeak_dbtp\": \(n(t.maxTruePeakDBTP))}")
                 f.append("\"result\": \"\(r.pass == true ? "pass" : "fail")\"")
@@ -155,22 +156,23 @@ extension Report {
             <p class="meta">\(e(source)) · \(stamp(from)) to \(stamp(to))\(relativeTimes ? "" : " (UTC)") · \(e(generator))</p>
 
             """
-        out += "<h2>Results</h2>\n<table><thead><tr><th>Segment</th><th class=\"l\">Programme</th><th>Logged</th><th>Integrated<br>LUFS</th>"
-            + "<th>LRA<br>LU</th><th>Max M<br>LUFS</th><th>Max S<br>LUFS</th><th>Max TP<br>dBTP</th><th>PLR<br>LU</th><th>Outside<br>tolerance</th>"
+        // The reading table's report columns with a heading (`Readings.reportColumns`).
+        let shown = Readings.reportColumns.filter { $0.column.heading != nil }
+        out += "<h2>Results</h2>\n<table><thead><tr><th>Segment</th><th class=\"l\">Programme</th><th>Logged</th>"
+            + shown.map { "<th>\($0.column.heading ?? "")<br>\($0.unit.rawValue)</th>" }.joined() + "<th>Outside<br>tolerance</th>"
             + "<th>Alarms</th><th class=\"l\">Target</th><th class=\"l\">Result</th></tr></thead><tbody>\n"
         for r in rows {
             let result = r.pass.map { $0 ? "<span class=\"pass\">PASS</span>" : "<span class=\"fail\">FAIL</span>" } ?? "–"
             let target = r.target.map { "\(e($0.profile))<br>\(Report.fixed($0.targetLUFS, 1)) ± \(Report.fixed($0.toleranceLU, 1))" } ?? "–"
             out += "<tr><td>\(e(r.segment))</td><td class=\"l\">\(e(r.programme))</td><td>\(Report.duration(r.loggedSeconds))</td>"
-                + "<td>\(Report.optional(r.integratedLUFS))</td><td>\(Report.fixed(r.rangeLU, 1))</td><td>\(Report.optional(r.maxMomentaryLUFS))</td>"
-                + "<td>\(Report.optional(r.maxShortTermLUFS))</td><td>\(Report.optional(r.maxTruePeakDBTP))</td>"
-                + "<td>\(Report.optional(r.plrLU, 1, floor: -.infinity))</td><td>\(r.secondsOutside.map(Report.duration) ?? "–")</td>"
+                + shown.map { "<td>\(Report.cell(r, $0.column))</td>" }.joined()
+                + "<td>\(r.secondsOutside.map(Report.duration) ?? "–")</td>"
                 + "<td>\(r.alarmsRaised)</td><td class=\"l\">\(target)</td><td class=\"l\">\(result)</td></tr>\n"
             if !r.failures.isEmpty {
-                out += "<tr class=\"why\"><td></td><td class=\"l\" colspan=\"12\">\(e(r.failures.joined(separator: "; ")))</td></tr>\n"
+                out += "<tr class=\"why\"><td></td><td class=\"l\" colspan=\"\(shown.count + 6)\">\(e(r.failures.joined(separator: "; ")))</td></tr>\n"
             }
             if !r.faultedMaxima.isEmpty {
-                out += "<tr class=\"why fault\"><td></td><td class=\"l\" colspan=\"12\">\(e(r.faultedMaxima.map(\.text).joined(separator: "; ")))</td></tr>\n"
+                out += "<tr class=\"why fault\"><td></td><td class=\"l\" colspan=\"\(shown.count + 6)\">\(e(r.faultedMaxima.map(\.text).joined(separator: "; ")))</td></tr>\n"
             }
         }
         out += "</tbody></table>\n"

@@ -180,16 +180,19 @@ public struct ReadingField: Sendable {
     /// Its lines in `jackvu analyze`'s summary (its value over the whole file); none: only a
     /// further reading's (`ReadingDisplay.extra`) line by its label, or none.
     public let summary: [SummaryLine]
+    /// Its column in a compliance report (nil: none; only what the log's blocks hold).
+    public let report: ReportColumn?
     public let value: @Sendable (Snapshot, Int) -> ReadingValue
 
     public init(_ key: String, _ unit: ReadingUnit, wire: Wire = .both, metric: MetricFamily? = nil, meter: ReadingMeter? = nil,
-                summary: [SummaryLine] = [], _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
+                summary: [SummaryLine] = [], report: ReportColumn? = nil, _ value: @escaping @Sendable (Snapshot, Int) -> ReadingValue) {
         self.key = key
         self.unit = unit
         self.wire = wire
         self.metric = metric
         self.meter = meter
         self.summary = summary
+        self.report = report
         self.value = value
     }
 }
@@ -199,7 +202,7 @@ extension ReadingField {
     /// `features` (`Snapshot.features`).
     func needing(_ features: AnalysisFeatures) -> ReadingField {
         let value = self.value
-        return ReadingField(key, unit, wire: wire, metric: metric, meter: meter, summary: summary) { s, i in
+        return ReadingField(key, unit, wire: wire, metric: metric, meter: meter, summary: summary, report: report) { s, i in
             s.features.isSuperset(of: features) ? value(s, i) : .missing
         }
     }
@@ -363,7 +366,7 @@ public enum Readings {
             ReadingField("peak_dbfs", .dBFS, metric: MetricFamily("jackvu_channel_peak_dbfs", "Sample peak of the analysis block."), summary: [
                 SummaryLine(.channel, "peak", key: "sample_peak_dbfs", order: 1),
                 SummaryLine(.fileMaximum, "sample peak", key: "sample_peak_dbfs", order: 5),
-            ]) { s, i in .float(s.channels[i].peakDBFS) },
+            ], report: ReportColumn(.maxSamplePeak, "max_sample_peak_dbfs", name: "max sample peak", heading: nil, order: 5)) { s, i in .float(s.channels[i].peakDBFS) },
         ], display: .layout),
         Reading("rms", "RMS of the analysis block, dBFS", scope: .channel, fields: [
             ReadingField("rms_dbfs", .dBFS, metric: MetricFamily("jackvu_channel_rms_dbfs", "RMS of the analysis block (a full-scale sine reads -3.01)."), meter: MeterScales.rms, summary: [SummaryLine(.channel, "RMS", order: 0, jsonOrder: 2)]) { s, i in .float(s.channels[i].rmsDBFS) },
@@ -466,23 +469,24 @@ public enum Readings {
             ReadingMessage("shortterm", [ReadingField("short_term_lufs", .LUFS, metric: MetricFamily("jackvu_short_term_loudness_lufs", "Short-term loudness (3 s, EBU R 128)."), meter: MeterScales.shortTerm) { s, p in .double(s.programmes[p].loudness.shortTerm) }]),
             ReadingMessage("integrated", [ReadingField("integrated_lufs", .LUFS, metric: MetricFamily("jackvu_integrated_loudness_lufs", "Integrated loudness since the start or a reset (gated, ITU-R BS.1770-4)."), summary: [
                 SummaryLine(.programme, "integrated", order: 0), SummaryLine(.file, "integrated", order: 0),
-            ]) { s, p in .double(s.programmes[p].loudness.integrated) }]),
+            ], report: ReportColumn(.integrated, "integrated_lufs", name: "integrated", heading: "Integrated", order: 0)) { s, p in .double(s.programmes[p].loudness.integrated) }]),
             ReadingMessage("range", [ReadingField("range_lu", .LU, metric: MetricFamily("jackvu_loudness_range_lu", "Loudness range (EBU Tech 3342)."), summary: [
                 SummaryLine(.programme, "loudness range", level: false, order: 1),
                 SummaryLine(.file, "loudness range", key: "loudness_range_lu", level: false, order: 1),
-            ]) { s, p in .double(s.programmes[p].loudness.range) }]),
+            ], report: ReportColumn(.range, "range_lu", name: "loudness range", heading: "LRA", floor: -1, order: 1)) { s, p in .double(s.programmes[p].loudness.range) }]),
             ReadingMessage("max_momentary", [ReadingField("max_momentary_lufs", .LUFS, metric: MetricFamily("jackvu_max_momentary_loudness_lufs", "Largest momentary loudness since the start or a reset."), summary: [
                 SummaryLine(.programme, "max momentary", order: 2), SummaryLine(.file, "max momentary", order: 2),
-            ]) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
+            ], report: ReportColumn(.maxMomentary, "max_momentary_lufs", name: "max momentary", heading: "Max M", order: 2)) { s, p in .double(s.programmes[p].loudness.maxMomentary) }]),
             ReadingMessage("max_shortterm", [ReadingField("max_short_term_lufs", .LUFS, metric: MetricFamily("jackvu_max_short_term_loudness_lufs", "Largest short-term loudness since the start or a reset."), summary: [
                 SummaryLine(.programme, "max short-term", order: 3), SummaryLine(.file, "max short-term", order: 3),
-            ]) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
+            ], report: ReportColumn(.maxShortTerm, "max_shortterm_lufs", name: "max short-term", heading: "Max S", order: 3)) { s, p in .double(s.programmes[p].loudness.maxShortTerm) }]),
         ], display: .layout),
         Reading("plr", "peak-to-loudness ratio, LU (max true peak - integrated)", scope: .programme,
                 features: [.loudness, .truePeak], fields: [
             ReadingField("plr_lu", .LU, metric: MetricFamily(
                 "jackvu_plr_lu", "Peak-to-loudness ratio: the programme's max true peak minus its integrated loudness (EBU R 128 s1); -200 before the first gated block."),
-                summary: [SummaryLine(.programme, "PLR", level: false, order: 5), SummaryLine(.file, "PLR", level: false, order: 6)]) { s, p in
+                summary: [SummaryLine(.programme, "PLR", level: false, order: 5), SummaryLine(.file, "PLR", level: false, order: 6)],
+                report: ReportColumn(.plr, "plr_lu", name: "PLR", heading: "PLR", floor: -.infinity, order: 6)) { s, p in
                 let plr = LoudnessMeter.peakToLoudnessRatio(
                     maxTruePeakDBTP: Double(s.maxTruePeakDBTP(programme: p)), integratedLUFS: s.programmes[p].loudness.integrated)
                 return plr.isFinite ? .double(plr) : .missing
@@ -490,7 +494,8 @@ public enum Readings {
         ], display: .extra(label: "PLR", decimals: 1)),
         Reading("programme", "the programme's max true peak (dBTP), integrated duration (s) and pause state", scope: .programme,
                 features: [.loudness, .truePeak], messages: [
-            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP, metric: MetricFamily("jackvu_max_true_peak_dbtp", "Largest true peak of the programme's channels since the start or a reset."), summary: [SummaryLine(.programme, "max true peak", order: 4)]) { s, p in
+            ReadingMessage("max_truepeak", [ReadingField("max_true_peak_dbtp", .dBTP, metric: MetricFamily("jackvu_max_true_peak_dbtp", "Largest true peak of the programme's channels since the start or a reset."), summary: [SummaryLine(.programme, "max true peak", order: 4)],
+                report: ReportColumn(.maxTruePeak, "max_truepeak_dbtp", name: "max true peak", heading: "Max TP", order: 4)) { s, p in
                 .float(s.maxTruePeakDBTP(programme: p))
             }]),
             ReadingMessage("duration", [ReadingField("duration_s", .seconds, metric: MetricFamily("jackvu_integrated_duration_seconds", "Audio the integrated loudness covers (paused time left out)."), summary: [SummaryLine(.programme, "duration", level: false, order: 6, jsonOrder: 8)]) { s, p in .double(s.programmes[p].measuredSeconds) }]),

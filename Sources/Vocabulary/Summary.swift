@@ -96,3 +96,46 @@ extension Readings {
         }.map(\.element)
     }
 }
+
+/// A reading's column in a compliance report (`jackvu report`, `jackvu analyze --report`):
+/// one figure per programme and segment, recomputed from the log's 100 ms blocks and their
+/// peaks — so only a reading the log's blocks hold can have one (`Measure`). Its key (the CSV
+/// header's and the JSON member's: a contract older than the table's keys), its name in the
+/// notes on maxima a fault set, its heading in the HTML table (none: CSV and JSON only), and
+/// its floor (at or below it: empty in CSV and HTML, null in JSON).
+public struct ReportColumn: Sendable {
+    /// What the report recomputes from the blocks for it.
+    public enum Measure: Sendable, Equatable, CaseIterable {
+        case integrated, range, maxMomentary, maxShortTerm, maxTruePeak, maxSamplePeak, plr
+    }
+
+    public let measure: Measure
+    public let key: String
+    public let name: String
+    public let heading: String?
+    public let floor: Double
+    /// Where it comes among the columns (lower first).
+    public let order: Int
+
+    public init(_ measure: Measure, _ key: String, name: String, heading: String?, floor: Double = -120, order: Int) {
+        self.measure = measure
+        self.key = key
+        self.name = name
+        self.heading = heading
+        self.floor = floor
+        self.order = order
+    }
+}
+
+extension Readings {
+    /// A report's reading columns, in order, each with its unit.
+    public static let reportColumns: [(column: ReportColumn, unit: ReadingUnit)] = table.flatMap { reading in
+        reading.fields.compactMap { field in field.report.map { ($0, field.unit) } }
+    }.sorted { $0.column.order < $1.column.order }
+
+    /// The report column of `measure` (every measure has one).
+    public static func reportColumn(_ measure: ReportColumn.Measure) -> (column: ReportColumn, unit: ReadingUnit) {
+        guard let c = reportColumns.first(where: { $0.column.measure == measure }) else { preconditionFailure("no report column for \(measure)") }
+        return c
+    }
+}

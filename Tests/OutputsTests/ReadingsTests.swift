@@ -1,5 +1,6 @@
 import DSP
 import Foundation
+import LoudnessLog
 import Outputs
 @testable import MetricsExport
 import Version
@@ -135,12 +136,24 @@ final class ReadingsTests: XCTestCase {
                     XCTAssertEqual([.channel, .fileMaximum].contains(place), reading.scope == .channel, "\(name): \(field.key)'s summary line in its scope's place")
                 }
             }
+            // A field's report column: in the CSV's header under its key, which carries its
+            // unit; a reading of a programme, or a channel's whose programme figure is its
+            // channels' maximum.
+            for field in reading.fields {
+                guard let column = field.report else { continue }
+                if let suffix = field.unit.jsonSuffix { XCTAssertTrue(column.key.hasSuffix(suffix), "\(name): report key \(column.key)") }
+                XCTAssertTrue(Report.csvHeader.split(separator: ",").contains(Substring(column.key)), "\(name): \(column.key) in the report's CSV")
+                XCTAssertTrue(reading.scope == .programme || column.measure == .maxSamplePeak, "\(name): \(column.key)'s scope")
+            }
             // A field's meter: --meter takes its name, and its scale has its zones on it.
             for field in reading.fields {
                 guard let meter = field.meter else { continue }
                 XCTAssertEqual(MeterScales.meter(meter.name)?.field.key, field.key, "\(name): --meter \(meter.name)")
             }
         }
+        // Every figure a report recomputes from the log's blocks has one column in the table.
+        XCTAssertEqual(Readings.reportColumns.map(\.column.measure).sorted { "\($0)" < "\($1)" },
+                       ReportColumn.Measure.allCases.sorted { "\($0)" < "\($1)" })
         // A file's stream leaves the live-only readings out.
         let file = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSONLines().line(for: s, file: "f.wav").utf8)) as? [String: Any])
         for reading in Readings.table where reading.liveOnly {

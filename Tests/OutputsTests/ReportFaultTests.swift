@@ -83,6 +83,37 @@ final class ReportFaultTests: XCTestCase {
         XCTAssertEqual(segmented.rows[1].faultedMaxima, [], "the connection change's peaks are within 0.05 of the clean ones")
     }
 
+    /// The report's reading columns are the reading table's (`ReadingField.report`): each in
+    /// the CSV's header and its row, in each JSON row under its key, and those with a heading
+    /// in the page's table, with the row's figure, in the table's order.
+    func testTheReportsColumnsAreTheTables() throws {
+        let blocks = (1...600).map { LoggedBlock(t: t0 + Double($0) / 10, index: $0, power: power($0 <= 300 ? -20 : -26)) }
+        var programme = ReportProgramme(name: "", channels: [0], target: nil, blocks: blocks)
+        programme.truePeakOverride = -3
+        programme.samplePeakOverride = -3.5
+        let r = Report(source: "test", from: t0, to: t0 + 60, programmes: [programme], incidents: [], gating: .bs1770_4)
+        let row = try XCTUnwrap(r.rows.first)
+        let columns = Readings.reportColumns.map(\.column)
+        XCTAssertFalse(columns.isEmpty)
+        let csv = r.render(.csv, generator: "test").split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.render(.json, generator: "test").utf8)) as? [String: Any])
+        let result = try XCTUnwrap((json["results"] as? [[String: Any]])?.first)
+        let html = r.render(.html, generator: "test")
+        var lastHeading = html.startIndex
+        for column in columns {
+            let value = try XCTUnwrap(row.value(column.measure), column.key)
+            let at = try XCTUnwrap(csv[0].firstIndex(of: column.key), column.key)
+            XCTAssertEqual(csv[1][at], String(format: "%.1f", value), column.key)
+            XCTAssertEqual(try XCTUnwrap(result[column.key] as? Double, column.key), value, accuracy: 0.005)
+            guard let heading = column.heading else { continue }
+            let th = try XCTUnwrap(html.range(of: "<th>\(heading)<br>", range: lastHeading..<html.endIndex), "\(heading) after the one before")
+            lastHeading = th.upperBound
+            XCTAssertTrue(html.contains("<td>\(String(format: "%.1f", value))</td>"), column.key)
+        }
+        XCTAssertEqual(row.integratedLUFS, 10 * log10((pow(10, -2.0) + pow(10, -2.6)) / 2), accuracy: 0.01, "half at -20, half at -26 LUFS")
+        XCTAssertEqual(row.plrLU ?? 0, -3 - row.integratedLUFS, accuracy: 1e-9)
+    }
+
     /// A log written before the `faults` and `alarm_causes` tables reads as one with no
     /// faults, and gets them when next written; a view in their place is refused.
     func testALogWithoutTheFaultTablesReadsAndGetsThem() throws {
