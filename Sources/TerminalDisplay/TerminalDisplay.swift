@@ -71,15 +71,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
             // Keys (waiting for them paces the loop: at most 20 ms between looks at the slot).
             let keys = terminal.readKeys(waiting: 20)
             if !keys.isEmpty {
-                for action in KeyParser.actions(keys) {
-                    switch state.apply(action, shown: shown, channels: shown?.channels.count ?? context.channels) {
-                    case .none: break
-                    case .quit: context.quit()
-                    case .reset(let p): context.resetProgramme(p)
-                    case .integration(let p, let pause): context.setIntegration(p, pause)
-                    case .redraw: onScreen = nil
-                    }
-                }
+                apply(keys, to: &state, shown: shown, onScreen: &onScreen)
                 dirty = true
             }
             if let s = pending.take(), !state.paused {
@@ -95,16 +87,7 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
             }
             guard dirty else { continue }
             let screen = render(shown, state: state, columns: columns, size: size)
-            let ok: Bool
-            if terminal.addressable {
-                ok = terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors))
-            } else {
-                // A dumb terminal: the whole screen as plain lines, at most once a second.
-                let now = monotonicNanoseconds()
-                guard now - lastPlain >= 1_000_000_000 else { continue }
-                lastPlain = now
-                ok = terminal.write("\n" + screen.text + "\n")
-            }
+            guard let ok = write(screen, over: onScreen, lastPlain: &lastPlain) else { continue }
             guard ok else {  // the terminal is gone: end the run
                 context.quit()
                 return
@@ -113,6 +96,31 @@ public final class TerminalDisplay: Display, @unchecked Sendable {
             onScreen = screen
             dirty = false
         }
+    }
+
+    /// The keys' actions: the view's own, or the run's (quit, a reset, pausing integration);
+    /// a redraw forgets what is on the screen.
+    private func apply(_ keys: [UInt8], to state: inout ViewState, shown: Snapshot?, onScreen: inout Screen?) {
+        for action in KeyParser.actions(keys) {
+            switch state.apply(action, shown: shown, channels: shown?.channels.count ?? context.channels) {
+            case .none: break
+            case .quit: context.quit()
+            case .reset(let p): context.resetProgramme(p)
+            case .integration(let p, let pause): context.setIntegration(p, pause)
+            case .redraw: onScreen = nil
+            }
+        }
+    }
+
+    /// Writes `screen` over `onScreen`: the cells that changed, or on a dumb terminal the whole
+    /// screen as plain lines, at most once a second. Nil: not drawn yet (a dumb terminal's
+    /// second is not over); false: the terminal is gone.
+    private func write(_ screen: Screen, over onScreen: Screen?, lastPlain: inout Int) -> Bool? {
+        if terminal.addressable { return terminal.write(ScreenDiff.update(from: onScreen, to: screen, colors: capabilities.colors)) }
+        let now = monotonicNanoseconds()
+        guard now - lastPlain >= 1_000_000_000 else { return nil }
+        lastPlain = now
+        return terminal.write("\n" + screen.text + "\n")
     }
 
     /// The screen for `shown` as `state` asks: the loudness history or the spectrogram's
