@@ -161,7 +161,7 @@ struct JackTone: ParsableCommand {
             shutdown.store(true, ordering: .relaxed)
             kill(getpid(), SIGUSR1)
         }
-        client.setHandlers(process: renderer, notifications: notifications)
+        client.setHandlers(notifications: notifications) { [renderer] scope in renderer.process(scope) }
         client.warmUp()
         send(freq, amplitude.withLock { $0 })
         do { try client.activate() } catch { client.close(); fail(error.description, 70) }

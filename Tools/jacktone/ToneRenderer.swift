@@ -6,8 +6,9 @@ import Realtime
 import ToneSynth
 
 /// The real-time renderer: takes new requests from the triple buffer and lets the synth fill
-/// the output port. Preallocated; no allocation, no lock, no I/O.
-final class ToneRenderer: ProcessHandler, @unchecked Sendable {
+/// the output port. Preallocated; no allocation, no lock, no I/O. The client's process
+/// callback is a closure that calls `process` (`Client.setHandlers(notifications:process:)`).
+final class ToneRenderer: @unchecked Sendable {
     // @unchecked Sendable: `synth` and `appliedGeneration` are touched only by the process
     // callback (and by warm-up before activation); requests arrive through a triple buffer.
     let port: AudioOutPort
