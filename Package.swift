@@ -39,9 +39,14 @@
 //   Settings      — Configuration: everything a run is told, the analysis's settings beside the
 //                   JACK client's, the outputs', the alarms' and the log's, validated
 //   FileAnalysis  — `jackvu analyze`: audio files (libsndfile, plain WAV read directly)
-//                   through the Analysis, summaries and streams; the fuzzers' file entry point
-//   JackVU        — the live engine: Jack → ring → worker → snapshot → outputs (the factory
-//                   builds the outputs, the connection keeper the JACK side over a run)
+//                   through the Analysis to its consumers, summaries; the fuzzers' file entry point
+//   Consumers     — what takes the analysis's results, for every host (the command, the
+//                   in-process client, `jackvu analyze`, the LV2 plugin): the observers (alarms,
+//                   --on-alarm, the log, MIDI notes, the history) and the outputs (stdout, OSC
+//                   over UDP, the osc port, a file's stream), each list built by one factory from
+//                   what the host asks for; knows no host (no JACK, no LV2, no file reading)
+//   JackVU        — the live engine: Jack → ring → worker → snapshot → outputs (the connection
+//                   keeper the JACK side over a run)
 //   JackVUInternal — the engine as a JACK internal client (jackvu.so for jack_load)
 //   CLV2, LV2Description, JackVULV2 — the analysis as an LV2 plugin (lv2-dev's headers; the
 //                   forms and ports from the reading table; the plugin: ring, worker, atomics);
@@ -136,10 +141,13 @@ let package = Package(
         // Everything a run is told (`Configuration`): the analysis's settings beside the client's,
         // the outputs', the alarms' and the log's.
         .target(name: "Settings", dependencies: ["Analysis", "DSP", "Outputs", "Vocabulary"]),
-        .target(name: "FileAnalysis", dependencies: ["Analysis", "Settings", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
+        .target(name: "FileAnalysis", dependencies: ["Analysis", "Consumers", "Settings", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
         // The loudness and incident log (SQLite) and the reports made from it.
         .target(name: "LoudnessLog", dependencies: ["Analysis", "CSQLite", "DSP", "Outputs", "Realtime"]),
-        .target(name: "JackVU", dependencies: ["Analysis", "Settings", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
+        // What takes the analysis's results, for every host: the observers (alarms, the log,
+        // the notes, the history) and the outputs, each list built by one factory.
+        .target(name: "Consumers", dependencies: ["Analysis", "Settings", "DSP", "Realtime", "CRealtime", "Outputs", "LoudnessLog"]),
+        .target(name: "JackVU", dependencies: ["Analysis", "Consumers", "Settings", "DSP", "Realtime", "CRealtime", "Jack", "Outputs", "LoudnessLog"]),
         .target(name: "JackVUOptions", dependencies: ["Analysis", "Settings", "Outputs", "DSP", "Version", argumentParser]),
         // The Swift runtime linked in: jackd loads the library with no Swift of its own. Never
         // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
@@ -151,7 +159,7 @@ let package = Package(
         // runtime linked in, only lv2_descriptor exported, never unmapped: as JackVUInternal).
         .target(name: "LV2Description", dependencies: ["DSP", "Outputs"]),
         .target(
-            name: "JackVULV2", dependencies: ["Analysis", "CLV2", "DSP", "LoudnessLog", "LV2Description", "Outputs", "Realtime"],
+            name: "JackVULV2", dependencies: ["Analysis", "CLV2", "Consumers", "DSP", "LoudnessLog", "LV2Description", "Outputs", "Realtime"],
             exclude: ["exports.map"],
             linkerSettings: [.unsafeFlags([
                 "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete",

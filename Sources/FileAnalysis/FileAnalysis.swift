@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Analysis
+import Consumers
 import Settings
 import CSndfile
 import DSP
@@ -427,10 +428,10 @@ public struct FileAnalysis {
 
     /// Feeds the file's chunks to the analysis — with a log in pieces of a block's step
     /// (`pieces` frames: a block's peaks go with the next block), else whole — and hands each
-    /// hop to `hops` (`perHop`: a stream or alarms) and each piece to the log's blocks; the
+    /// hop to `hops` (`perHop`: a stream or alarms) and each piece to its observers (the log's blocks); the
     /// true peak of the reader's channels (`readerTruePeaks`) runs on its thread when nothing
     /// needs it per hop. Writes the stream as it grows; returns the frames read.
-    private func feed(_ reader: ChunkReader, of file: AudioFile, to analyzer: Analyzer, blocks: FileBlocks, hops: FileHops, pieces step: Int?,
+    private func feed(_ reader: ChunkReader, of file: AudioFile, to analyzer: Analyzer, hops: FileHops, stream: FileStreamOutput?, pieces step: Int?,
                       perHop: Bool, readerTruePeaks: Int, path: String) throws(EngineError) -> Int {
         var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
         var done = 0
@@ -443,16 +444,15 @@ public struct FileAnalysis {
                     // As live: until the analysis block is full its levels would read low.
                     if perHop && analyzer.isBlockFull { hops.hop() }
                 }
-                blocks.take(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
+                hops.observers.analysed(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
                 at += piece
             }
             if !(perHop || step != nil) {
                 analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
             }
             reader.release()
-            if hops.output.utf8.count > 1 << 16 {
-                do { try sink.write(hops.output) } catch { writeError = error; break }
-                hops.output = ""
+            if let stream, stream.pendingBytes > 1 << 16 {
+                do { try sink.write(stream.take()) } catch { writeError = error; break }
             }
             done += n
             progress.update(done)
@@ -463,6 +463,42 @@ public struct FileAnalysis {
         return done
     }
 
+    /// The file's reader, in chunks of 2^18 samples (1 MB; 131072 stereo frames): each
+    /// hand-over between the threads is a futex wake, tens of microseconds here, so fewer of
+    /// them matter (a 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now). When
+    /// nothing needs the true peak per hop or per block (`truePeakAlongside`: a summary), the
+    /// true-peak meter runs beside the rest: the reader's thread takes the first half of the
+    /// channels' (after decoding them; their count returned), the analysis's the others'
+    /// (after the loudness), so that the two cores share the work about evenly (each
+    /// channel's true-peak state is its own).
+    private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> (ChunkReader, Int) {
+        let chunk = max(4096, (1 << 18) / file.channels)
+        let readerTruePeaks = (file.channels + 1) / 2
+        let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
+            analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
+        }
+        return (ChunkReader(file: file, chunk: chunk, alongside: truePeakAlongside ? feedTruePeak : nil), readerTruePeaks)
+    }
+
+    /// The file's consumers, from the factories: its observers — the alarms (`rules`), on the
+    /// audio's own time, their changes kept for the summary and the report; its 100 ms blocks
+    /// for the log and the report, stamped as if the audio had started at `origin` — and its
+    /// outputs (with `--stream`, the stream).
+    private func consumers(_ c: Configuration, path: String, rules: [AlarmRule], programmes: [Programme], origin: Double)
+        -> (ObserverList, [any SnapshotOutput], FileStreamOutput?)
+    {
+        var plan = ObserverPlan()
+        if !rules.isEmpty {
+            plan.alarms = AlarmEngine(rules: rules)
+            plan.clock = .audio(origin: origin)
+            plan.keepsChanges = true
+        }
+        plan.log = logState.writer
+        plan.logTiming = .blocks(programmes: programmes, origin: origin, keep: reportPath != nil)
+        let outputs = OutputFactory.file(stream: stream ? format : nil, path: path, settings: c.output)
+        return (Observers.make(plan), outputs, outputs.lazy.compactMap { $0 as? FileStreamOutput }.first)
+    }
+
     /// Analyses one file: streams its updates, or returns its summary (text or JSON).
     private func analyze(_ path: String) throws(EngineError) -> String? {
         let file = try AudioFile(path: path)
@@ -471,43 +507,31 @@ public struct FileAnalysis {
         let rules = c.alarms.filter { $0.kind.scope != .instance }
         let watching = !rules.isEmpty
         let analyzer = try makeAnalyzer(c, file: file, path: path, watching: watching)
-        // Chunks of 2^18 samples (1 MB; 131072 stereo frames): each hand-over between the
-        // threads is a futex wake, tens of microseconds here, so fewer of them matter (a
-        // 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now).
-        let chunk = max(4096, (1 << 18) / file.channels)
-        // A summary needs no per-hop true peaks, so the true-peak meter runs beside the rest:
-        // the reader's thread takes the first half of the channels' (after decoding them),
-        // this one the others' (after the loudness), so that the two cores share the work
-        // about evenly (each channel's true-peak state is its own).
-        let readerTruePeaks = (file.channels + 1) / 2
-        let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
-            analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
-        }
         // The log's blocks carry their peaks, as the live log's do: the true peak then runs
         // here, in pieces of a block's step (100 ms), whose peaks go with the next block.
         let logging = logState.writer != nil || logPath != nil
         let perHop = stream || watching
-        let reader = ChunkReader(file: file, chunk: chunk, alongside: perHop || logging ? nil : feedTruePeak)
+        let (reader, readerTruePeaks) = makeReader(file, analyzer: analyzer, truePeakAlongside: !(perHop || logging))
         let programmes = c.resolvedProgrammes
-        let logOrigin = openLog(programmes)
-        let blocks = FileBlocks(programmes: programmes, kept: reportPath != nil, writer: logState.writer, origin: logOrigin)
-        let hops = FileHops(analyzer: analyzer, configuration: c, path: path, alarms: watching ? AlarmEngine(rules: rules) : nil,
-                            log: logState.writer, origin: logOrigin, stream: stream ? format : nil)
-        let done = try feed(reader, of: file, to: analyzer, blocks: blocks, hops: hops, pieces: logging ? max(1, file.sampleRate / 10) : nil,
+        let (observers, outputs, streamOutput) = consumers(c, path: path, rules: rules, programmes: programmes, origin: openLog(programmes))
+        let hops = FileHops(analyzer: analyzer, observers: observers, outputs: outputs, configuration: c)
+        let done = try feed(reader, of: file, to: analyzer, hops: hops, stream: streamOutput, pieces: logging ? max(1, file.sampleRate / 10) : nil,
                             perHop: perHop, readerTruePeaks: readerTruePeaks, path: path)
+        observers.finish()
+        let changes = observers.alarms?.changes ?? []
         if file.shrank {
             throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
-            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: blocks.kept, alarms: hops.changes,
-                            seconds: Double(done) / Double(file.sampleRate))
+            try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: observers.blocks?.kept ?? [],
+                            alarms: changes, seconds: Double(done) / Double(file.sampleRate))
         }
         if stream {
-            do { try sink.write(hops.output) } catch { throw EngineError.writing(error) }
+            do { try sink.write(streamOutput?.take() ?? "") } catch { throw EngineError.writing(error) }
             return nil
         }
-        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? hops.changes : nil)
+        return summary(analyzer, file: file, configuration: c, replaced: reader.replacedSamples.count, alarms: watching ? changes : nil)
     }
 
     /// The file's compliance report, as `jackvu report` makes one from a log: its times are
@@ -695,110 +719,30 @@ extension EngineError {
     }
 }
 
-/// One file's 100 ms loudness blocks, per programme: kept for `--report`, written to `--log`
-/// with the largest true and sample peak of the audio since the block before (as the live
-/// log's blocks carry them), at the log's time for the file's start (`origin`).
-private final class FileBlocks {
-    let programmes: [Programme]
-    let writer: LogWriter?
-    let origin: Double
-    /// The blocks kept for the report (nil: none asked for).
-    private(set) var kept: [[LoggedBlock]]
-    private let keep: Bool
-    private var cursors: [Int]
-    /// Per programme, the peaks since its last block (dBTP, dBFS; nil before any audio).
-    private var truePeaks: [Double?], samplePeaks: [Double?]
-
-    init(programmes: [Programme], kept keep: Bool, writer: LogWriter?, origin: Double) {
-        self.programmes = programmes
-        self.writer = writer
-        self.origin = origin
-        self.keep = keep
-        kept = Array(repeating: [], count: programmes.count)
-        cursors = Array(repeating: 0, count: programmes.count)
-        truePeaks = Array(repeating: nil, count: programmes.count)
-        samplePeaks = Array(repeating: nil, count: programmes.count)
-    }
-
-    /// After `frames` frames were analysed (channel `c`'s samples at `planar + c × stride`):
-    /// with a log, each channel's peaks of them (taken once) go to its programmes' next block;
-    /// then the blocks completed, kept and written.
-    func take(_ analyzer: Analyzer, planar: UnsafePointer<Float>, stride: Int, frames: Int) {
-        guard keep || writer != nil else { return }
-        if writer != nil {
-            let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
-                let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
-                return (analyzer.takeRecentTruePeakDBTP(channel: c), Double(Decibels.fromAmplitude(x)))
-            }
-            for (p, programme) in programmes.enumerated() {
-                for c in programme.channels where c < peaks.count {
-                    truePeaks[p] = max(truePeaks[p] ?? peaks[c].0, peaks[c].0)
-                    samplePeaks[p] = max(samplePeaks[p] ?? peaks[c].1, peaks[c].1)
-                }
-            }
-        }
-        for p in programmes.indices {
-            analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
-                let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
-                if keep { kept[p].append(block) }
-                writer?.block(programme: p, t: origin + block.t, index: index, power: power, truePeak: truePeaks[p], samplePeak: samplePeaks[p])
-                truePeaks[p] = nil
-                samplePeaks[p] = nil
-            }
-        }
-    }
-}
-
-/// One file's updates at each hop, for a stream (`--stream`: its text or JSON lines, in
-/// `output`) and the alarms (`--alarm`: judged on the audio's own time, the changes kept and
-/// logged at the log's time for the file's start, `origin`).
+/// One file's updates at each hop, for its observers (the alarms, `--alarm`: judged on the
+/// audio's own time) and its outputs (`--stream`: its text or JSON lines).
 private final class FileHops {
     let analyzer: Analyzer
-    let path: String, prefix: String
-    let alarms: AlarmEngine?
-    let log: LogWriter?
-    let origin: Double
-    /// The stream's form (nil: no stream), its address space and JSON lines.
-    let stream: OutputFormat?
+    let observers: ObserverList
+    let outputs: [any SnapshotOutput]
     let addressSpace: AddressSpace, json: JSONLines
     var snapshot: Snapshot
-    /// The stream not yet written out, and the alarm changes, timed by the audio.
-    var output = ""
-    private(set) var changes: [AlarmEvent] = []
 
-    init(analyzer: Analyzer, configuration c: Configuration, path: String, alarms: AlarmEngine?, log: LogWriter?, origin: Double,
-         stream: OutputFormat?) {
+    init(analyzer: Analyzer, observers: ObserverList, outputs: [any SnapshotOutput], configuration c: Configuration) {
         self.analyzer = analyzer
-        self.path = path
-        prefix = c.prefix
-        self.alarms = alarms
-        self.log = log
-        self.origin = origin
-        self.stream = stream
+        self.observers = observers
+        self.outputs = outputs
         addressSpace = AddressSpace(prefix: c.prefix, kinds: c.send)
         json = JSONLines(kinds: c.send)
         snapshot = analyzer.makeSnapshot()
-        if stream == .text { output = OSCMessage(prefix + "/file", [.string(path)]).text }
     }
 
-    /// A hop whose analysis block is full: the update, its alarms, its stream lines.
+    /// A hop whose analysis block is full: the update, to its observers, then its outputs.
     func hop() {
         analyzer.write(into: &snapshot)
-        if let alarms {
-            // Wall time as if the audio had started at --log-start (default: now).
-            let t = snapshot.audioTime
-            let new = alarms.evaluate(snapshot, monotonic: t, unix: origin + t)
-            for e in new { log?.alarm(e) }
-            changes += new
-            snapshot.alarms = alarms.board
-            snapshot.alarms.fresh = new
-        }
-        switch stream {
-        case .json?: output += json.line(for: snapshot, file: path)
-        case .text?:
-            output += OSCMessage(prefix + "/time", [.float(Float(snapshot.audioTime))]).text
-            for m in addressSpace.analysisMessages(for: snapshot) { output += m.text }
-        case nil: break
-        }
+        observers.observe(&snapshot, analyzer: analyzer)
+        guard !outputs.isEmpty else { return }
+        let update = OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json)
+        for o in outputs { o.take(update) }
     }
 }

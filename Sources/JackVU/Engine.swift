@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Analysis
+import Consumers
 import Settings
 import DSP
 import Jack
@@ -57,13 +58,6 @@ public final class Engine {
     /// (a session manager is told then that jackvu is ready), with the client's real name.
     public var onStarted: ((_ clientName: String) -> Void)?
 
-    /// Runs until stopped. Returns normally after SIGINT/SIGTERM (or a closed stdout); throws
-    /// with the exit status and message for every failure. Not real-time safe; call from the
-    /// main thread, before any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and
-    /// SIGUSR1 in every thread it starts, and waits for them here). SIGHUP restarts the
-    /// measurements (integrated loudness, loudness range, maxima, clip counts) without
-    /// stopping. When the server goes away, the JACK side (`ConnectionKeeper`) is closed and
-    /// opened again once a server of that name is back; everything else goes on.
     /// The log's file (`--log`), claimed for this run; nil without one.
     static func claimLog(_ c: Configuration) throws(EngineError) -> LogFile? {
         guard let path = c.log else { return nil }
@@ -99,6 +93,13 @@ public final class Engine {
             history: history)
     }
 
+    /// Runs until stopped. Returns normally after SIGINT/SIGTERM (or a closed stdout); throws
+    /// with the exit status and message for every failure. Not real-time safe; call from the
+    /// main thread, before any other thread exists (it blocks SIGINT, SIGTERM, SIGHUP and
+    /// SIGUSR1 in every thread it starts, and waits for them here). SIGHUP restarts the
+    /// measurements (integrated loudness, loudness range, maxima, clip counts) without
+    /// stopping. When the server goes away, the JACK side (`ConnectionKeeper`) is closed and
+    /// opened again once a server of that name is back; everything else goes on.
     public func run() throws(EngineError) {
         var signals = Engine.blockSignals(ignoringSIGPIPE: adopted == nil)
         let c = configuration
@@ -121,23 +122,9 @@ public final class Engine {
         let clientName = first.client.name
         Engine.reportName(clientName, asked: c.clientName)
         let (analyzer, capture) = try Engine.analysis(c, ports: ports, client: first.client, features: features, shared: shared, wake: wake)
-        let requestReset: @Sendable () -> Void = {
-            shared.resetRequested.store(true, ordering: .relaxed)
-            wake.signal()
-        }
-
-        // Every output, before any port appears: a bad address ends the run before anything
-        // is connected; the displays last (the terminal display takes the terminal over;
-        // `defer` gives it back on every way out).
-        let controlInput = try Engine.controlInput(c)
-        let factory = try OutputFactory(
-            settings: c.output, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, shared: shared,
-            controlRejected: controlInput?.rejected)
-        // The programmes' loudness over the last hour, for the displays' history graphs.
-        let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
-        let plugged = try makeOutputs(Engine.displayContext(
-            c, clientName: clientName, shared: shared, wake: wake, events: events, reset: requestReset, history: history))
-        defer { for o in plugged { o.stop() } }
+        let requestReset = Engine.resetRequest(shared, wake)
+        let side = try outputSide(c, capture: capture, shared: shared, wake: wake, clientName: clientName, reset: requestReset)
+        defer { for o in side.plugged { o.stop() } }
 
         // Ports: only now, after the slow setup (FFT planning), shortly before the client is
         // active and can be connected to.
@@ -147,14 +134,12 @@ public final class Engine {
 
         let running = Running(
             self, first: first, analyzer: analyzer, capture: capture, shared: shared, wake: wake, notifications: notifications,
-            outputs: factory.outputs(plugged: plugged, stdout: stdoutWriter(shared)), history: history,
-            alarmsAndLog: AlarmsAndLog(c.alarming, log: c.logging, programmes: c.resolvedProgrammes, ports: ports,
-                                       meterValues: capture.meterValues, clientName: clientName, logFile: logFile), controlInput: controlInput)
-        let (control, alarmsAndLog) = (running.control, running.alarmsAndLog)
+            outputs: side.factory.outputs(plugged: side.plugged, stdout: stdoutWriter(shared)),
+            observers: Engine.observers(c, ports: ports, capture: capture, history: side.history, clientName: clientName, logFile: logFile),
+            controlInput: side.controlInput)
+        let (control, observers, udp, rejected) = (running.control, running.observers, side.factory.udp, side.controlInput?.rejected)
         running.start { command in
-            Engine.apply(
-                command, configuration: c, shared: shared, control: control, udp: factory.udp, reset: requestReset,
-                rejected: controlInput?.rejected, alarmsAndLog: alarmsAndLog)
+            Engine.apply(command, configuration: c, shared: shared, control: control, udp: udp, reset: requestReset, rejected: rejected, observers: observers)
         }
         started = true
         defer { running.stop() }
@@ -162,9 +147,65 @@ public final class Engine {
         onStarted?(clientName)
 
         try waitUntilStopped(running.keeper, &signals, reset: requestReset)
-        if events.stopReason == .outputFailed { throw EngineError(.ioError, outputError.value.withLock { $0 } + ": stopping") }
-        // Otherwise a signal, `q`, or a closed stdout (which ends jackvu quietly, like other
-        // filters).
+        // Otherwise a signal, `q`, or a closed stdout (which ends jackvu quietly, like other filters).
+        if events.stopReason == .outputFailed { throw EngineError(.ioError, (outputError.take() ?? "stdout") + ": stopping") }
+    }
+
+    /// Asks the worker to restart the measurements (SIGHUP, the displays' key, the control
+    /// input's `reset`), within a period.
+    private static func resetRequest(_ shared: EngineState, _ wake: WakeSignal) -> @Sendable () -> Void {
+        {
+            shared.resetRequested.store(true, ordering: .relaxed)
+            wake.signal()
+        }
+    }
+
+    /// The output side of a run, made before any port appears: a bad address ends the run
+    /// before anything is connected; the displays last (the terminal display takes the
+    /// terminal over; the caller stops `plugged` on every way out to give it back).
+    private struct OutputSide {
+        let controlInput: ControlInput?
+        let factory: OutputFactory
+        /// The programmes' loudness over the last hour, for the displays' history graphs.
+        let history: LoudnessHistory
+        /// What the host plugged in (the displays, the metrics), made.
+        let plugged: [any SnapshotOutput]
+    }
+
+    private func outputSide(_ c: Configuration, capture: CaptureBuffers, shared: EngineState, wake: WakeSignal, clientName: String,
+                            reset: @escaping @Sendable () -> Void) throws(EngineError) -> OutputSide {
+        let controlInput = try Engine.controlInput(c)
+        let factory = try OutputFactory(
+            settings: c.output, oscPort: capture.oscQueue.map { ($0, capture.oscMaxEvent) }, sendFailures: shared.oscSendFailures,
+            controlRejected: controlInput?.rejected)
+        let history = LoudnessHistory(programmes: c.resolvedProgrammes.map(\.name))
+        let plugged = try makeOutputs(Engine.displayContext(
+            c, clientName: clientName, shared: shared, wake: wake, events: events, reset: reset, history: history))
+        return OutputSide(controlInput: controlInput, factory: factory, history: history, plugged: plugged)
+    }
+
+    /// A live run's observers (`Observers.make`): the notes (`--midi-notes`), the alarms
+    /// (`--alarm`, on the monotonic clock, with `--on-alarm` and the alarm ports), the log
+    /// (`--log`, at each published update: `logFile` is its file as the start claimed it), and
+    /// the displays' loudness history.
+    private static func observers(_ c: Configuration, ports: PortPlan, capture: CaptureBuffers, history: LoudnessHistory,
+                                  clientName: String, logFile: LogFile?) -> ObserverList {
+        let programmes = c.resolvedProgrammes
+        var plan = ObserverPlan()
+        plan.notes = capture.notesQueue.map { ($0, c.channels) }
+        plan.log = c.logging.path.map {
+            LogWriter(path: $0, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
+                      retentionDays: c.logging.retentionDays, file: logFile)
+        }
+        if !c.alarming.rules.isEmpty {
+            plan.alarms = AlarmEngine(rules: c.alarming.rules)
+            plan.alarmPorts = (capture.meterValues, ports.channels, ports.alarms.count)
+        }
+        plan.command = c.alarming.command.map {
+            AlarmCommandRunner(command: $0, timeout: c.alarming.commandTimeout, clientName: clientName, programmeNames: programmes.map(\.name))
+        }
+        plan.history = history
+        return Observers.make(plan)
     }
 
     /// The first client: the one the server gave (in process), or one of our own.
@@ -203,7 +244,7 @@ public final class Engine {
     }
 
     /// Why the stream on stdout failed, when it did (said as the run ends).
-    private let outputError = Shared(Mutex<String>(""))
+    private let outputError = NewestValue<String>()
 
     /// The text or JSON stream on stdout (nil without one): a closed reader ends the run
     /// quietly, any other failure with 74.
@@ -214,16 +255,10 @@ public final class Engine {
             if case .closed = error {
                 events.stop(.outputClosed)  // the reader went away: end quietly
             } else {
-                outputError.value.withLock { $0 = error.description }
+                outputError.put(error.description)
                 events.stop(.outputFailed)
             }
         }
-    }
-
-    /// A value shared by reference (a `Mutex` is not copyable).
-    private final class Shared<Value: ~Copyable>: Sendable where Value: Sendable {
-        let value: Value
-        init(_ value: consuming Value) { self.value = value }
     }
 
     /// The threads of a run — the worker, the output loop, the alarms' and the log's, the
@@ -235,14 +270,13 @@ public final class Engine {
         let output: OutputLoop
         let outputs: [any SnapshotOutput]
         let control: OutputControl
-        let alarmsAndLog: AlarmsAndLog
+        let observers: ObserverList
         let controlInput: ControlInput?
         let shared: EngineState
         let wake: WakeSignal
 
         init(_ engine: Engine, first: JackConnection, analyzer: Analyzer, capture: CaptureBuffers, shared: EngineState, wake: WakeSignal,
-             notifications: Notifications, outputs: [any SnapshotOutput], history: LoudnessHistory, alarmsAndLog: AlarmsAndLog,
-             controlInput: ControlInput?)
+             notifications: Notifications, outputs: [any SnapshotOutput], observers: ObserverList, controlInput: ControlInput?)
         {
             let c = engine.configuration
             let snapshots = TripleBuffer { analyzer.makeSnapshot() }
@@ -251,13 +285,13 @@ public final class Engine {
             worker = Worker(
                 settings: c.analysis, workers: c.resolvedWorkers, stall: c.testStallWorker, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
                 outputWake: output.wake, controlRejected: controlInput?.rejected,
-                observers: Observers.make(channels: c.channels, notes: capture.notesQueue, alarmsAndLog: alarmsAndLog, history: history),
+                observers: observers.observers,
                 outputCounters: OutputCounterRegistry(outputs))
             keeper = ConnectionKeeper(
                 first: first, capture: capture, settings: c.client, ports: engine.ports, shared: shared, events: engine.events,
                 notifications: notifications, inProcess: engine.adopted != nil)
             self.outputs = outputs
-            self.alarmsAndLog = alarmsAndLog
+            self.observers = observers
             self.controlInput = controlInput
             self.shared = shared
             self.wake = wake
@@ -265,7 +299,7 @@ public final class Engine {
 
         /// Starts the threads; the control input's commands go to `apply`.
         func start(apply: @escaping @Sendable (ControlCommand) -> Void) {
-            alarmsAndLog.start()
+            observers.start()
             worker.start()
             output.start()
             controlInput?.start(apply)
@@ -280,7 +314,7 @@ public final class Engine {
             worker.join()
             output.join()
             for o in outputs { o.stop() }
-            alarmsAndLog.stop()
+            observers.stop()
         }
     }
 
@@ -339,7 +373,7 @@ public final class Engine {
             return try ControlInput(
                 endpoint: listen, prefix: c.prefix, allowed: c.controlFrom.isEmpty ? AddressRange.loopback : c.controlFrom)
         } catch {
-            throw EngineError(Engine.status(for: error), "--listen: \(error.description)")
+            throw EngineError(OutputFactory.status(for: error), "--listen: \(error.description)")
         }
     }
 
@@ -360,7 +394,7 @@ public final class Engine {
     /// What a control command (`--listen`) does; on the control input's thread.
     private static func apply(
         _ command: ControlCommand, configuration c: Configuration, shared: EngineState, control: OutputControl,
-        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?, alarmsAndLog: AlarmsAndLog?
+        udp: OSCUDPOutput?, reset: () -> Void, rejected: Counter?, observers: ObserverList?
     ) {
         // A programme by name (nil: all of them) as a bit set; a name that is no programme's
         // is counted as a rejected command.
@@ -399,7 +433,7 @@ public final class Engine {
             udp?.request(.confirm(token: token, host: host))
         case .mark(let label):
             // A segment boundary for reports (`jackvu report --segments marks`).
-            alarmsAndLog?.event("mark", detail: label)
+            observers?.event("mark", detail: label)
         }
     }
 
@@ -415,13 +449,6 @@ public final class Engine {
     }
 
     /// The exit status for a bad OSC address.
-    static func status(for error: OSCAddressError) -> ExitStatus {
-        switch error {
-        case .malformed, .badRange: return .usage
-        case .unresolvable: return .noHost
-        case .socket: return .osError
-        }
-    }
 }
 
 /// What the engine's main thread waits for, set by other threads, which then send SIGUSR1

@@ -24,56 +24,6 @@ final class OutputControl: @unchecked Sendable {
     }
 }
 
-/// The stdout writer: its own thread, so that a slow reader blocks only it. The output thread
-/// hands it the newest text; text it had not taken yet is replaced, and counted as skipped.
-final class StdoutWriter: @unchecked Sendable {
-    // @unchecked Sendable: `pending` is a Mutex; the sink is a value.
-    private let sink: FileDescriptorSink
-    private let pending = NewestValue<String>()
-    private let wake = WakeSignal()
-    private let stopping = Atomic<Bool>(false)
-    /// Updates skipped by any slow output (the status message's count).
-    private let skipped: Counter
-    /// Texts this writer replaced before they were written.
-    let ownSkipped = Counter()
-    private let onClosed: @Sendable (OutputError) -> Void
-    private var thread: PosixThread?
-
-    init(sink: FileDescriptorSink, skipped: Counter, onClosed: @escaping @Sendable (OutputError) -> Void) {
-        self.sink = sink
-        self.skipped = skipped
-        self.onClosed = onClosed
-        thread = PosixThread(name: "jackvu-stdout") { [self] in run() }
-    }
-
-    /// Hands over the newest text. Never blocks for long (a short lock).
-    func offer(_ text: String) {
-        if pending.put(text) {
-            skipped.add()
-            ownSkipped.add()
-        }
-        wake.signal()
-    }
-
-    func stop() {
-        stopping.store(true, ordering: .relaxed)
-        wake.signal()
-        thread?.join()
-        thread = nil
-    }
-
-    private func run() {
-        while !stopping.load(ordering: .relaxed) {
-            wake.wait(timeout: 0.1)
-            guard let text = pending.take() else { continue }
-            do { try sink.write(text) } catch {
-                onClosed(error)
-                return
-            }
-        }
-    }
-}
-
 /// The output thread: fans each new snapshot out to every output in its list (`SnapshotOutput`,
 /// built by `OutputFactory`), at most `rate` times a second and as soon as the worker has
 /// published one (it is woken). It knows no output by name: each takes the update and returns

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Analysis
+import Consumers
 import Settings
 import DSP
 import Jack

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Analysis
 import CLV2
+import Consumers
 import DSP
 import LV2Description
 import LoudnessLog
@@ -401,13 +402,14 @@ private final class Work: @unchecked Sendable {
     var wasPaused = false
     var targetSeen: TargetSettings?
     /// The OSC outputs: `osc_port` (its port and the socket to it), the `osc` parameter's
-    /// destinations (its generation, the text still to resolve, the sockets), and when they
-    /// last sent.
+    /// destinations (its generation, the text still to resolve, the sockets), the output
+    /// sending to them all (`OutputFactory.osc`), and when it last sent.
     var oscPortSeen = 0
     var osc: OSCSender?
     var oscGeneration = 0
     var oscToResolve: String?
     var destinations: [OSCSender] = []
+    var oscOutput: (any SnapshotOutput)?
     let resolved = ResolvedDestinations()
     var resolver: PosixThread?
     var lastSent = 0
@@ -416,11 +418,14 @@ private final class Work: @unchecked Sendable {
     /// The JSON lines file or socket (`jsonPath`): its generation, the sink, and the audio
     /// frame after which it gets its next line.
     var jsonGeneration = 0
-    var jsonSink: LineSink?
+    var jsonOutput: (any SnapshotOutput)?
     var nextLine = 0
-    /// The loudness log (`logPath`): its generation and what records into it.
+    /// The loudness log (`logPath`): its generation and its writer.
     var logGeneration = 0
-    var recorder: LogRecorder?
+    var log: LogWriter?
+    /// The observers of each hop (`Observers.make`): the alarms, and the log when one is set;
+    /// made again when the log's path changes (the alarms' state is `alarms`'s).
+    var observers: ObserverList
 
     init(instance: PluginInstance, analyzer: Analyzer) {
         self.instance = instance
@@ -442,6 +447,17 @@ private final class Work: @unchecked Sendable {
             }
         }
         alarms = AlarmEngine(rules: LV2Description.alarmKinds(instance.form).map { AlarmRule(kind: $0) })
+        observers = Work.observers(alarms: alarms, log: nil)
+    }
+
+    /// The plugin's observers: its alarms, judged on the audio's own time (a host may render
+    /// faster than real time), and the loudness log at each hop.
+    static func observers(alarms: AlarmEngine, log: LogWriter?) -> ObserverList {
+        var plan = ObserverPlan()
+        plan.alarms = alarms
+        plan.clock = .audioOnWall
+        plan.log = log
+        return Observers.make(plan)
     }
 
     func run() {
@@ -551,9 +567,13 @@ private final class Work: @unchecked Sendable {
         if port != oscPortSeen {
             oscPortSeen = port
             osc = port > 0 ? (try? OSCEndpoint(url: "osc.udp://127.0.0.1:\(port)")).flatMap { try? OSCSender(endpoint: $0) } : nil
+            oscOutput = nil
         }
         if let text = instance.oscURLs.changed(since: &oscGeneration) { oscToResolve = text }
-        if let done = resolved.take() { destinations = done }
+        if let done = resolved.take() {
+            destinations = done
+            oscOutput = nil
+        }
         if let text = oscToResolve, !resolved.busy.load(ordering: .acquiring) {
             oscToResolve = nil
             resolver?.join()  // (done: not busy)
@@ -565,10 +585,8 @@ private final class Work: @unchecked Sendable {
         let now = monotonicNanoseconds()
         guard now - lastSent >= 1_000_000_000 / LV2Description.oscRate else { return }
         lastSent = now
-        for bundle in OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json).bundles() {
-            _ = osc?.send(bundle)
-            for d in destinations { _ = d.send(bundle) }
-        }
+        if oscOutput == nil { oscOutput = OutputFactory.osc(to: (osc.map { [$0] } ?? []) + destinations, prefix: addressSpace.prefix) }
+        oscOutput?.take(OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json))
     }
 
     /// A socket to each of `text`'s OSC URLs (separated by spaces or commas; `--osc`'s forms),
@@ -590,35 +608,31 @@ private final class Work: @unchecked Sendable {
     /// sink opened when its path changes. After each hop.
     func writeJSON() {
         if let path = instance.jsonPath.changed(since: &jsonGeneration) {
-            jsonSink = path.isEmpty ? nil : LineSink(path: path)
+            jsonOutput = path.isEmpty ? nil : OutputFactory.lines(to: path, say: Work.say)
         }
-        guard let jsonSink, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
+        guard let jsonOutput, snapshot.sampleRate > 0, snapshot.framesAnalysed >= nextLine else { return }
         nextLine = (snapshot.framesAnalysed / snapshot.sampleRate + 1) * snapshot.sampleRate
-        jsonSink.write(json.line(for: snapshot))  // (newline-terminated)
+        jsonOutput.take(OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json))
     }
 
-    /// The update into the loudness log (its blocks, peaks and events, as jackvu's `--log`);
-    /// the log opened when its path changes (claimed: one writer a file), the previous one
-    /// closed with a `stop` event; a log that cannot be opened gets one line on stderr.
-    func writeLog() {
-        if let path = instance.logPath.changed(since: &logGeneration) {
-            closeLog()
-            guard !path.isEmpty else { return }
-            do {
-                // Claimed now or not at all (the JACK client retries a log it cannot create yet;
-                // a plugin's user sets the path again).
-                let file = try LogFile(path: path)
-                let p = snapshot.programmes[0]
-                let log = LogWriter(path: path, programmes: [LoggedProgramme(name: p.name, channels: p.channels, target: p.target)], file: file)
-                log.event("start")
-                log.start()
-                recorder = LogRecorder(log: log, programmes: 1)
-            } catch {
-                Work.say("cannot use the loudness log \(path) (\(error))")
-            }
+    /// The loudness log (its blocks, peaks and events, as jackvu's `--log`), opened when its
+    /// path changes (claimed: one writer a file), the previous one closed with a `stop` event;
+    /// a log that cannot be opened gets one line on stderr. Before each hop's observers.
+    func openLog() {
+        guard let path = instance.logPath.changed(since: &logGeneration) else { return }
+        closeLog()
+        guard !path.isEmpty else { return }
+        do {
+            // Claimed now or not at all (the JACK client retries a log it cannot create yet;
+            // a plugin's user sets the path again).
+            let file = try LogFile(path: path)
+            let p = snapshot.programmes[0]
+            log = LogWriter(path: path, programmes: [LoggedProgramme(name: p.name, channels: p.channels, target: p.target)], file: file)
+            observers = Work.observers(alarms: alarms, log: log)
+            observers.start()
+        } catch {
+            Work.say("cannot use the loudness log \(path) (\(error))")
         }
-        guard let recorder, snapshot.sampleRate > 0 else { return }
-        recorder.record(snapshot, analyzer: analyzer, unix: recorder.log.now())
     }
 
     /// One line on stderr, which hosts keep as their log.
@@ -629,17 +643,18 @@ private final class Work: @unchecked Sendable {
 
     /// Ends the log: a `stop` event, and its writer's last transaction.
     func closeLog() {
-        recorder?.log.event("stop")
-        recorder?.log.stop()
-        recorder = nil
+        guard log != nil else { return }
+        observers.stop()
+        log = nil
+        observers = Work.observers(alarms: alarms, log: nil)
     }
 
-    /// After a hop: the snapshot, then each reading port's value.
+    /// After a hop: the snapshot, its observers (the alarms, the log), each reading port's
+    /// value, the JSON line.
     func publish() {
         analyzer.write(into: &snapshot)
-        let seconds = Double(snapshot.framesAnalysed) / Double(instance.sampleRate)
-        _ = alarms.evaluate(snapshot, monotonic: seconds, unix: Double(time(nil)))
-        snapshot.alarms = alarms.board
+        openLog()
+        observers.observe(&snapshot, analyzer: analyzer)
         for (k, output) in outputs.enumerated() {
             let field: ReadingField, subject: Int
             switch output {
@@ -662,7 +677,6 @@ private final class Work: @unchecked Sendable {
             if v.isFinite { instance.values[k] = v }
         }
         writeJSON()
-        writeLog()
     }
 }
 
@@ -761,120 +775,3 @@ final class ResolvedDestinations: Sendable {
     }
 }
 
-/// Where the JSON lines go: a file, created or appended to — or, when the path names a
-/// Unix-domain socket a reader listens on (a collector's, `socat UNIX-LISTEN:PATH -`), that
-/// socket, stream or datagram. The worker writes; a socket never makes it wait: what a slow
-/// reader has not taken yet waits in a buffer of `pendingLimit` bytes, lines beyond it are
-/// dropped and counted; a reader that is not there (yet, or any more) is connected to again at
-/// the next line. Each trouble gets one line on stderr (the host's log), not one a second.
-final class LineSink {
-    static let pendingLimit = 65_536
-    let path: String
-    let isSocket: Bool
-    private var fd: Int32 = -1
-    private var datagram = false
-    private var pending: [UInt8] = []
-    /// Lines not delivered since the socket was last connected.
-    private(set) var dropped = 0
-    private var complained = false
-
-    /// A sink for `path`; nil (with a line on stderr) for a file that cannot be opened.
-    init?(path: String) {
-        self.path = path
-        var st = stat()
-        isSocket = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK
-        if isSocket {
-            _ = connectSocket()
-        } else {
-            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                Work.say("cannot open the JSON lines file \(path): \(String(cString: strerror(errno)))")
-                return nil
-            }
-        }
-    }
-
-    deinit { if fd >= 0 { close(fd) } }
-
-    /// Writes one newline-terminated line.
-    func write(_ line: String) {
-        guard isSocket else {
-            _ = line.withCString { Glibc.write(fd, $0, strlen($0)) }
-            return
-        }
-        if fd < 0 && !connectSocket() {
-            dropped += 1
-            return
-        }
-        let bytes = Array(line.utf8)
-        if datagram {
-            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
-            if sent < 0 {
-                dropped += 1
-                if errno != EAGAIN && errno != ENOBUFS { lost(errno) }
-            }
-            return
-        }
-        if pending.count + bytes.count > LineSink.pendingLimit { dropped += 1 } else { pending += bytes }
-        while !pending.isEmpty {
-            let sent = pending.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                pending.removeFirst(sent)
-            } else {
-                if sent < 0 && errno == EAGAIN { break }
-                // Gone: what waited is lost with it (a new connection starts at a line's start).
-                dropped += pending.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
-                pending = []
-                lost(sent < 0 ? errno : EPIPE)
-            }
-        }
-    }
-
-    /// Connects to the socket, as a stream or else as datagrams; false (one line on stderr
-    /// the first time) when no reader listens.
-    private func connectSocket() -> Bool {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            complain("the socket's path is longer than a socket address holds")
-            return false
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        var reason: Int32 = 0
-        for type in [SOCK_STREAM, SOCK_DGRAM] {
-            let s = socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            guard s >= 0 else { reason = errno; break }
-            let status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            if status == 0 {
-                fd = s
-                datagram = type == SOCK_DGRAM
-                if complained {
-                    Work.say("the JSON lines socket \(path) takes lines again (\(dropped) not delivered)")
-                    complained = false
-                }
-                dropped = 0
-                return true
-            }
-            reason = errno
-            close(s)
-            if reason != EPROTOTYPE { break }
-        }
-        complain("cannot connect to it: \(String(cString: strerror(reason))); trying again at each line")
-        return false
-    }
-
-    private func lost(_ error: Int32) {
-        close(fd)
-        fd = -1
-        complain("its reader went away: \(String(cString: strerror(error))); trying again at each line")
-    }
-
-    private func complain(_ message: String) {
-        guard !complained else { return }
-        complained = true
-        Work.say("JSON lines socket \(path): \(message)")
-    }
-}

@@ -5,9 +5,9 @@ import Outputs
 /// What goes into the loudness log at each update a host of the analysis publishes: the
 /// programmes' new 100 ms blocks with the peaks of their hops, the maxima a fault set
 /// (`max_fault`), and the chain's events (the server lost and back, reconnects, xruns and
-/// overruns). One recorder per log; the live client's `AlarmsAndLog` and the LV2 plugin's worker
-/// each hand it their snapshots, on their analysis thread (the log writes on a thread of its
-/// own, from its queue).
+/// overruns). One recorder per log; the log's observer (`Consumers.HopLogObserver`, the live
+/// client's and the LV2 plugin's) hands it the snapshots, on the analysis thread (the log
+/// writes on a thread of its own, from its queue).
 public final class LogRecorder: @unchecked Sendable {
     // @unchecked Sendable: used by one thread (the one publishing updates) after `init`.
     public let log: LogWriter

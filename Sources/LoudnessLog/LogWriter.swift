@@ -96,6 +96,8 @@ public final class LogWriter: @unchecked Sendable {
     // @unchecked Sendable: `pending` is a Mutex; the database is the writer thread's own.
     public let path: String
     private let programmes: [LoggedProgramme]
+    /// How many programmes the log records.
+    public var programmeCount: Int { programmes.count }
     private let retentionDays: Double?
     private let pending = Mutex<[Row]>([])
     /// Rows dropped because the log could not be written for too long, and failed commits.

@@ -1,7 +1,7 @@
 /// Something that takes jackvu's updates: the text or JSON on stdout, OSC over UDP, the `osc`
 /// MIDI port, the terminal and browser displays — and whatever comes next (alarms, a log,
 /// metrics). The output thread hands each new update to every output in its list and knows
-/// none by name; one factory (`JackVU.OutputFactory`) builds the list from the configuration,
+/// none by name; one factory (`Consumers.OutputFactory`) builds the list from the configuration,
 /// for the command and the in-process form alike.
 ///
 /// `take` is called on the output thread, at most `--rate` times a second, and must return at
@@ -52,6 +52,10 @@ public final class OutputUpdate {
     }()
     /// The JSON line (with its newline).
     public private(set) lazy var jsonLine: String = json.line(for: snapshot)
+    /// The JSON line of a file's update (with the file's name; with its newline).
+    public func jsonLine(file: String) -> String { json.line(for: snapshot, file: file) }
+    /// The analysis's messages of the selection (no status: a file's stream).
+    public private(set) lazy var analysisMessages: [OSCMessage] = addressSpace.analysisMessages(for: snapshot)
     /// The capture time of the snapshot's last frame, as an OSC time tag (now, when unknown).
     public private(set) lazy var timeTag: UInt64 = snapshot.timeTag != 0 ? snapshot.timeTag : OSCBundle.timeTagNow()
 

@@ -54,4 +54,27 @@ final class ModuleBoundaryTests: XCTestCase {
         // jackvu-probe's).
         XCTAssertEqual(closure(of: "jackvu-bench", in: dependencies).subtracting(analysis), ["Analysis"], "jackvu-bench on the analysis alone")
     }
+
+    /// Every host of the analysis — the live engine, `jackvu analyze`, the LV2 plugin — takes
+    /// its consumers from one module (`Consumers`), which knows no host; and none wires one by
+    /// hand (a recorder of its own for the log, alarms evaluated itself).
+    func testEveryHostTakesItsConsumersFromOneModule() throws {
+        let (dependencies, _) = try manifest()
+        let hosts = ["JackVU", "FileAnalysis", "JackVULV2"]
+        for host in hosts { XCTAssertTrue(dependencies[host]?.contains("Consumers") ?? false, "\(host) uses the consumers' factories") }
+        let consumers = closure(of: "Consumers", in: dependencies)
+        for below in ["Jack", "CJack", "CLV2", "CSndfile"] + hosts { XCTAssertFalse(consumers.contains(below), "Consumers depends on \(below)") }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for host in hosts {
+            let dir = root.appendingPathComponent("Sources/\(host)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".swift") }
+            XCTAssertFalse(files.isEmpty, host)
+            for file in files {
+                let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
+                for wiring in ["LogRecorder(", ".evaluate(", "NoteFollower(", "HistoryRecorder("] {
+                    XCTAssertFalse(text.contains(wiring), "\(host)/\(file) wires a consumer by hand: \(wiring)")
+                }
+            }
+        }
+    }
 }

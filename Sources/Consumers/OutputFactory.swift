@@ -7,32 +7,34 @@ import Outputs
 import Realtime
 import Synchronization
 
-/// Builds the outputs of a run from its configuration, for the command and the in-process form
-/// alike (the in-process form simply has no displays): the text or JSON stream on stdout, OSC
-/// bundles over UDP (`--osc`, and destinations the control input subscribes), the `osc` MIDI
-/// port, and the displays the caller made. The output loop takes the list and knows none of
-/// them by name.
-struct OutputFactory {
+/// Builds the outputs of a run from its configuration, for every host: the command and the
+/// in-process form (the in-process form simply has no displays) ask for the text or JSON
+/// stream on stdout, OSC bundles over UDP (`--osc`, and destinations the control input
+/// subscribes), the `osc` MIDI port and the displays the caller made; `jackvu analyze` for a
+/// file's stream (`file`); the LV2 plugin for OSC to its destinations (`osc`) and JSON lines
+/// (`lines`). The output loop (or the host's analysis thread) hands each update to them and
+/// knows none by name.
+public struct OutputFactory: Sendable {
     /// The UDP output, which the control input's `subscribe` and `unsubscribe` reach.
-    let udp: OSCUDPOutput?
+    public let udp: OSCUDPOutput?
     private let port: OSCPortOutput?
     private let format: OutputFormat
 
     /// Makes the outputs that can fail on a bad option (OSC destinations), before anything
     /// connects and before a display takes the terminal.
-    init(settings c: OutputSettings, oscPort: (queue: PacketQueue, maxEvent: Counter)?, shared: EngineState,
-         controlRejected: Counter?) throws(EngineError)
+    public init(settings c: OutputSettings, oscPort: (queue: PacketQueue, maxEvent: Counter)?, sendFailures: Counter,
+                controlRejected: Counter?) throws(EngineError)
     {
         format = c.format
         if !c.oscDestinations.isEmpty || c.listen != nil {
             var senders: [OSCSender] = []
             for endpoint in c.oscDestinations {
                 do { senders.append(try OSCSender(endpoint: endpoint)) } catch {
-                    throw EngineError(Engine.status(for: error), "--osc: \(error.description)")
+                    throw EngineError(OutputFactory.status(for: error), "--osc: \(error.description)")
                 }
             }
             udp = OSCUDPOutput(
-                senders: senders, lifetime: c.subscribeTimeout, failures: shared.oscSendFailures, rejected: controlRejected,
+                senders: senders, lifetime: c.subscribeTimeout, failures: sendFailures, rejected: controlRejected,
                 prefix: c.prefix)
         } else {
             udp = nil
@@ -44,12 +46,127 @@ struct OutputFactory {
     /// (the metrics, the displays: people see them soonest), the stream on stdout (nil:
     /// stdout carries none, under a terminal display or --quiet), OSC over UDP, the `osc` port
     /// (after UDP, whose bundles it may reuse).
-    func outputs(plugged: [any SnapshotOutput], stdout: StdoutWriter?) -> [any SnapshotOutput] {
+    public func outputs(plugged: [any SnapshotOutput], stdout: StdoutWriter?) -> [any SnapshotOutput] {
         var list = plugged
         if let stdout { list.append(StdoutOutput(writer: stdout, format: format)) }
         if let udp { list.append(udp) }
         if let port { list.append(port) }
         return list
+    }
+
+    /// A file's outputs (`jackvu analyze`): its stream of updates (`--stream`), when asked
+    /// for, in `format`; a file sends no OSC and has no displays.
+    public static func file(stream format: OutputFormat?, path: String, settings c: OutputSettings) -> [any SnapshotOutput] {
+        format.map { [FileStreamOutput(format: $0, path: path, prefix: c.prefix)] } ?? []
+    }
+
+    /// OSC bundles to fixed destinations (the LV2 plugin's `osc_port` and `osc` parameter),
+    /// made again by its host when they change; nil for none.
+    public static func osc(to senders: [OSCSender], prefix: String) -> (any SnapshotOutput)? {
+        senders.isEmpty ? nil : OSCUDPOutput(senders: senders, lifetime: 0, failures: Counter(), rejected: nil, prefix: prefix)
+    }
+
+    /// JSON lines to a file or a Unix-domain socket (the LV2 plugin's `jsonPath`); nil (said)
+    /// for a file that cannot be opened.
+    public static func lines(to path: String, say: @escaping @Sendable (String) -> Void) -> (any SnapshotOutput)? {
+        LineSink(path: path, say: say).map(LinesOutput.init)
+    }
+
+    /// The exit status of an OSC destination that cannot be used.
+    public static func status(for error: OSCAddressError) -> ExitStatus {
+        switch error {
+        case .malformed, .badRange: return .usage
+        case .unresolvable: return .noHost
+        case .socket: return .osError
+        }
+    }
+}
+
+/// A file's stream of updates (`jackvu analyze --stream`): at each hop its audio time and the
+/// analysis's messages, one line each (text), or its JSON line with the file's name; gathered
+/// for the host to write out (`take()`), on the analysis's thread, as it reads the file.
+public final class FileStreamOutput: SnapshotOutput, @unchecked Sendable {
+    // @unchecked Sendable: used by the thread that analyses the file only.
+    private let format: OutputFormat
+    private let path: String, prefix: String
+    private var output: String
+
+    init(format: OutputFormat, path: String, prefix: String) {
+        self.format = format
+        self.path = path
+        self.prefix = prefix
+        output = format == .text ? OSCMessage(prefix + "/file", [.string(path)]).text : ""
+    }
+
+    public var name: String { "stream" }
+    public func stop() {}
+
+    public func take(_ update: OutputUpdate) {
+        switch format {
+        case .json: output += update.jsonLine(file: path)
+        case .text:
+            output += OSCMessage(prefix + "/time", [.float(Float(update.snapshot.audioTime))]).text
+            for m in update.analysisMessages { output += m.text }
+        }
+    }
+
+    /// The stream gathered since the last call, bytes.
+    public var pendingBytes: Int { output.utf8.count }
+
+    /// Takes the stream gathered since the last call.
+    public func take() -> String {
+        defer { output = "" }
+        return output
+    }
+}
+
+/// The stdout writer: its own thread, so that a slow reader blocks only it. The output thread
+/// hands it the newest text; text it had not taken yet is replaced, and counted as skipped.
+public final class StdoutWriter: @unchecked Sendable {
+    // @unchecked Sendable: `pending` is a Mutex; the sink is a value.
+    private let sink: FileDescriptorSink
+    private let pending = NewestValue<String>()
+    private let wake = WakeSignal()
+    private let stopping = Atomic<Bool>(false)
+    /// Updates skipped by any slow output (the status message's count).
+    private let skipped: Counter
+    /// Texts this writer replaced before they were written.
+    public let ownSkipped = Counter()
+    private let onClosed: @Sendable (OutputError) -> Void
+    private var thread: PosixThread?
+
+    public init(sink: FileDescriptorSink, skipped: Counter, onClosed: @escaping @Sendable (OutputError) -> Void) {
+        self.sink = sink
+        self.skipped = skipped
+        self.onClosed = onClosed
+        thread = PosixThread(name: "jackvu-stdout") { [self] in run() }
+    }
+
+    /// Hands over the newest text. Never blocks for long (a short lock).
+    public func offer(_ text: String) {
+        if pending.put(text) {
+            skipped.add()
+            ownSkipped.add()
+        }
+        wake.signal()
+    }
+
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        wake.signal()
+        thread?.join()
+        thread = nil
+    }
+
+    private func run() {
+        while !stopping.load(ordering: .relaxed) {
+            wake.wait(timeout: 0.1)
+            guard let text = pending.take() else { continue }
+            do { try sink.write(text) } catch {
+                onClosed(error)
+                return
+            }
+        }
     }
 }
 
@@ -74,17 +191,17 @@ final class StdoutOutput: SnapshotOutput, @unchecked Sendable {
 /// OSC bundles over UDP to every destination given (`--osc`, never removed) and subscribed
 /// (the control input's `subscribe`, until it expires or is unsubscribed). Sends never block:
 /// a refused port, an unreachable host or a full socket fails at once and is counted.
-final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
+public final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
     // @unchecked Sendable: `requests` is a Mutex; the rest is used by the output thread only.
     /// At most this many destinations, those given and those subscribed together.
-    static let maxDestinations = 32
+    public static let maxDestinations = 32
 
     private let senders: [OSCSender]
     /// Those added by `subscribe`, in the order of `subscriptions.endpoints`.
     private var subscribers: [OSCSender] = []
     private var subscriptions: Subscriptions
     /// What the control input asked for since the last update.
-    enum Request: Sendable {
+    public enum Request: Sendable {
         case add(OSCEndpoint)
         case remove(OSCEndpoint)
         case confirm(token: String, host: String)
@@ -104,16 +221,16 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
         self.rejected = rejected
     }
 
-    var name: String { "osc-udp" }
-    var counters: [String: Int] { ["send_failures": failures.count] }
-    func stop() {}
+    public var name: String { "osc-udp" }
+    public var counters: [String: Int] { ["send_failures": failures.count] }
+    public func stop() {}
 
     /// Adds, removes or confirms a subscribed destination, from the next update on. Any thread.
-    func request(_ request: Request) {
+    public func request(_ request: Request) {
         requests.withLock { $0.append(request) }
     }
 
-    func take(_ update: OutputUpdate) {
+    public func take(_ update: OutputUpdate) {
         applyRequests()
         guard !senders.isEmpty || !subscribers.isEmpty else { return }
         let packets = update.bundles()
@@ -126,7 +243,7 @@ final class OSCUDPOutput: SnapshotOutput, @unchecked Sendable {
     }
 
     /// A challenge's token: 64 random bits in hex (arc4random is seeded by the kernel).
-    static func token() -> String {
+    public static func token() -> String {
         let bits = UInt64(arc4random()) << 32 | UInt64(arc4random())
         let hex = String(bits, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex

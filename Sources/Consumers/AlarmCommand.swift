@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CRealtime
-import Jack
 import Outputs
 import Realtime
 import Synchronization
@@ -13,7 +12,7 @@ import Synchronization
 /// are dropped and counted); each stopped after the timeout (SIGTERM to its process group,
 /// SIGKILL a second later). Failures — a non-zero exit, a signal, a timeout, a command that
 /// cannot be started — are counted (the status's `alarms` object) and the first is said.
-final class AlarmCommandRunner: @unchecked Sendable {
+public final class AlarmCommandRunner: @unchecked Sendable {
     // @unchecked Sendable: `queue` is a Mutex; the counters atomic; the rest immutable.
     let command: String
     let timeout: Double
@@ -23,27 +22,27 @@ final class AlarmCommandRunner: @unchecked Sendable {
     private let wake = WakeSignal()
     private let stopping = Atomic<Bool>(false)
     private var thread: PosixThread?
-    let failures = Counter()
-    let dropped = Counter()
-    let completed = Counter()
+    public let failures = Counter()
+    public let dropped = Counter()
+    public let completed = Counter()
     private var saidFailure = false
     private let saidDrop = Atomic<Bool>(false)
     static let queueLimit = 64
 
-    init(command: String, timeout: Double, clientName: String, programmeNames: [String]) {
+    public init(command: String, timeout: Double, clientName: String, programmeNames: [String]) {
         self.command = command
         self.timeout = timeout
         self.clientName = clientName
         self.programmeNames = programmeNames
     }
 
-    func start() {
+    public func start() {
         thread = PosixThread(name: "jackvu-on-alarm") { [self] in run() }
     }
 
     /// Stops: a command running now is stopped at once (SIGTERM to its group, SIGKILL a second
     /// later), the changes still waiting are not run.
-    func stop() {
+    public func stop() {
         stopping.store(true, ordering: .relaxed)
         wake.signal()
         thread?.join()
@@ -51,7 +50,7 @@ final class AlarmCommandRunner: @unchecked Sendable {
     }
 
     /// Queues a change. Any thread; never blocks for long.
-    func enqueue(_ e: AlarmEvent) {
+    public func enqueue(_ e: AlarmEvent) {
         let full = queue.withLock { q -> Bool in
             guard q.count < AlarmCommandRunner.queueLimit else { return true }
             q.append(e)
