@@ -112,11 +112,25 @@ extension ScaleTests {
         let vu = try BackgroundProcess(try Executables.product("jackvu"), args, environment: server.environment)
         defer { vu.stop() }
         _ = vu.waitForStdout(timeout: 60) { text in self.status(text).map { $0.cycles > 0 } ?? false }
-        let start = try XCTUnwrap(status(vu.stdout), "no status from \(channels) channels: \(vu.stderr)")
-        sleep(10)
-        let printed = OSCText.updates(vu.stdout).count
-        _ = vu.waitForStdout(timeout: 5) { OSCText.updates($0).count > printed }
-        let end = try XCTUnwrap(status(vu.stdout))
+        // Ten seconds, from one status to the one after.
+        func stretch() throws -> (start: (xruns: Int, overruns: Int, cycles: Int), end: (xruns: Int, overruns: Int, cycles: Int)) {
+            let start = try XCTUnwrap(status(vu.stdout), "no status from \(channels) channels: \(vu.stderr)")
+            sleep(10)
+            let printed = OSCText.updates(vu.stdout).count
+            _ = vu.waitForStdout(timeout: 5) { OSCText.updates($0).count > printed }
+            return (start, try XCTUnwrap(status(vu.stdout)))
+        }
+        var (start, end) = try stretch()
+        var remeasured = false
+        // A shared machine that froze (jackvu's watchdog saw the server run no cycle for
+        // seconds): the dummy server then runs the cycles it missed back to back, audio
+        // faster than real time that no worker is meant to keep up with. That stretch says
+        // nothing of jackvu's cost: the next ten seconds are measured instead, once.
+        if end.overruns > start.overruns && vu.stderr.contains("it is stalled") {
+            print("every meter, \(channels) channels: the server stalled (\(end.overruns - start.overruns) overruns as it caught up); measuring again")
+            (start, end) = try stretch()
+            remeasured = true
+        }
         let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
         // Every meter ran on the last channel: loudness, true peak, the thirds, the note.
         XCTAssertEqual(last.float("/jackvu/ch/\(channels)/rms") ?? 0, -18, accuracy: 0.2)
@@ -125,7 +139,8 @@ extension ScaleTests {
             XCTAssertNotNil(last.messages[address], "\(address) sent: \(last.messages.keys.sorted().prefix(40))")
         }
         print("every meter, \(channels) channels, 10 s on jackd -R: overruns \(end.overruns - start.overruns), xruns \(end.xruns - start.xruns), cycles \(end.cycles - start.cycles)")
-        XCTAssertEqual(end.overruns, 0, "the workers keep up with every meter on \(channels) channels: \(vu.stderr)")
+        // Since the start (the stretch measured again: over it).
+        XCTAssertEqual(end.overruns - (remeasured ? start.overruns : 0), 0, "the workers keep up with every meter on \(channels) channels: \(vu.stderr)")
         XCTAssertGreaterThan(end.cycles - start.cycles, Int(10.0 * 48000 / 256 * 0.9), "the server ran")
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
     }
