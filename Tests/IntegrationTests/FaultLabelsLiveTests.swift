@@ -152,12 +152,36 @@ final class FaultLabelsLiveTests: XCTestCase {
         try waitForPortsListed(server, ["loud:out"])
         XCTAssertEqual(try Executables.run("jack_connect", ["loud:out", "jackvu:in_1"], environment: server.environment).status, 0)
         func programme(_ key: String) -> String? { (last()?["loudness"] as? [String: Any])?[key] as? String }
-        XCTAssertTrue(wait(10) { programme("max_momentary_cause") == "connection" }, "the momentary maximum a patch set: \(vu.stdout.suffix(600))")
-        XCTAssertTrue(wait(10) { programme("max_short_term_cause") == "connection" }, "the short-term maximum")
-        XCTAssertTrue(wait(15) { programme("max_momentary_cause") == nil && programme("max_short_term_cause") == nil },
-                      "the labels stay after the clean periods reached the maxima: \(String(describing: last()?["loudness"]))")
+        func xruns() -> Int { (last()?["status"] as? [String: Any])?["xruns"] as? Int ?? 0 }
+        // This server is not real-time: on a busy shared machine it xruns on its own (fresh-clone
+        // runs met one at the moment of the patch, and one every half second for a while
+        // after). An xrun at the patch labels the maxima it set as an xrun's (its label takes
+        // the place of the connection's); xruns that go on keep every window faulty, so the
+        // labels rightly stay. Each is a label of a fault the server counted, never none.
+        let patchCauses: Set<String> = ["connection", "xrun"]
+        let xrunsAtPatch = xruns()
+        var momentaryCause = "connection"
+        XCTAssertTrue(wait(10) {
+            guard let cause = programme("max_momentary_cause"), patchCauses.contains(cause) else { return false }
+            momentaryCause = cause
+            return true
+        }, "the momentary maximum a patch set: \(vu.stdout.suffix(600))")
+        XCTAssertTrue(wait(10) { programme("max_short_term_cause").map(patchCauses.contains) ?? false }, "the short-term maximum")
+        if programme("max_momentary_cause") == "xrun" || programme("max_short_term_cause") == "xrun" {
+            XCTAssertGreaterThan(xruns(), xrunsAtPatch, "an xrun label with no xrun counted")
+        }
+        let xrunsBeforeClean = xruns()
+        let cleared = wait(15) { programme("max_momentary_cause") == nil && programme("max_short_term_cause") == nil }
+        if !cleared {
+            let staying = [programme("max_momentary_cause"), programme("max_short_term_cause")].compactMap { $0 }
+            print("faults: labels \(staying) stay; the server xrunned \(xruns() - xrunsBeforeClean) times while the clean periods were awaited")
+            XCTAssertEqual(Set(staying), ["xrun"], "the labels stay after the clean periods reached the maxima: \(String(describing: last()?["loudness"]))")
+            XCTAssertGreaterThan(xruns(), xrunsBeforeClean, "an xrun label stays with no xrun counted: \(String(describing: last()?["loudness"]))")
+        }
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
-        let momentaryEvents = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault' AND detail LIKE 'max momentary%connection change%'"])
+        // (An xrun's label seen: the log may have caught the patch's a moment before it.)
+        let setBy = momentaryCause == "xrun" ? "(detail LIKE '%an xrun%' OR detail LIKE '%a connection change%')" : "detail LIKE '%a connection change%'"
+        let momentaryEvents = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault' AND detail LIKE 'max momentary%' AND \(setBy)"])
         XCTAssertGreaterThan(Int(momentaryEvents.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0, "the log's max_fault event for the momentary maximum")
         let events = try Executables.run("sqlite3", [log, "SELECT count(*) FROM events WHERE kind = 'max_fault' AND detail LIKE 'max true peak%'"])
         // Every label an update showed was logged (a label can go again, once the clean
