@@ -100,6 +100,20 @@ public final class BackgroundProcess: @unchecked Sendable {
         return !process.isRunning
     }
 
+    /// stdout's complete lines from byte `offset` on, and `offset` moved past them: a long
+    /// stream's new part without reading it all again (a test that polls the whole of a
+    /// stream of 512 channels' every reading reads and parses megabytes a poll, a core's
+    /// worth of CPU taken from the process it measures).
+    public func newLines(after offset: inout Int) -> [Substring] {
+        guard let handle = try? FileHandle(forReadingFrom: stdoutURL) else { return [] }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd(),
+              let end = data.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        let complete = data[data.startIndex...end]
+        offset += complete.count
+        return String(decoding: complete, as: UTF8.self).split(separator: "\n")
+    }
+
     /// Polls stdout until `predicate` holds or `timeout` seconds pass; returns the last text.
     public func waitForStdout(timeout: Double, until predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
