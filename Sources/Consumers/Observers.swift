@@ -8,9 +8,9 @@ import Outputs
 import Realtime
 
 
-/// What takes each analysis result on the analysis thread before it is published: the MIDI
-/// notes, the alarms (with the alarm ports' values and `--on-alarm`), the log, the loudness
-/// history. A host of the analysis — the command and the in-process client, `jackvu analyze`,
+/// What takes each analysis result on the analysis thread before it is published: the meter
+/// ports' values, the MIDI notes, the alarms (with the alarm ports' values and `--on-alarm`),
+/// the log, the loudness history. A host of the analysis — the command and the in-process client, `jackvu analyze`,
 /// the LV2 plugin — hands every result to each observer in its list and knows none by name;
 /// one factory (`Observers.make`) builds the list from what the host asks for
 /// (`ObserverPlan`), as `OutputFactory` builds the outputs'.
@@ -22,6 +22,10 @@ public protocol AnalysisObserver: AnyObject {
     /// stride`): called by a host that reads its audio in pieces of its own (a file), not
     /// only at the hops.
     func analysed(_ analyzer: Analyzer, planar: UnsafePointer<Float>, stride: Int, frames: Int)
+    /// The analysis has taken all the audio there is for now (live: at each look at the ring,
+    /// every period, whether or not a hop was published): for what follows the audio closer
+    /// than the hops do (the meter ports).
+    func caughtUp(_ analyzer: Analyzer)
     /// An event of the run (`reset`, `pause`, `mark`, a stall), for the log. From any thread
     /// (the control input's marks): only the log's takes it, into its writer's queue.
     func event(_ kind: String, programme: Int?, detail: String?)
@@ -36,6 +40,7 @@ public protocol AnalysisObserver: AnyObject {
 
 extension AnalysisObserver {
     public func analysed(_ analyzer: Analyzer, planar: UnsafePointer<Float>, stride: Int, frames: Int) {}
+    public func caughtUp(_ analyzer: Analyzer) {}
     public func event(_ kind: String, programme: Int?, detail: String?) {}
     public func start() {}
     public func finish() {}
@@ -44,6 +49,8 @@ extension AnalysisObserver {
 
 /// What a host asks the observer factory for.
 public struct ObserverPlan {
+    /// The meter ports (live): channel `c`'s `--meter` reading at `values[c]` for `channels`.
+    public var meterPorts: (values: AtomicFloatArray, channels: Int)?
     /// The `notes` port's queue (`--midi-notes`; live only), for this many channels.
     public var notes: (queue: PacketQueue, channels: Int)?
     /// The alarms (`--alarm`), judged at every result on `clock`.
@@ -115,6 +122,10 @@ public final class ObserverList: @unchecked Sendable {
         for o in observers { o.analysed(analyzer, planar: planar, stride: stride, frames: frames) }
     }
 
+    public func caughtUp(_ analyzer: Analyzer) {
+        for o in observers { o.caughtUp(analyzer) }
+    }
+
     public func event(_ kind: String, programme: Int? = nil, detail: String? = nil) {
         for o in observers { o.event(kind, programme: programme, detail: detail) }
     }
@@ -125,10 +136,11 @@ public final class ObserverList: @unchecked Sendable {
 }
 
 public enum Observers {
-    /// The observers `plan` asks for, in the order each result reaches them: the notes, the
-    /// alarms (whose changes the log records), the log, the loudness history.
+    /// The observers `plan` asks for, in the order each result reaches them: the meter ports,
+    /// the notes, the alarms (whose changes the log records), the log, the loudness history.
     public static func make(_ plan: ObserverPlan) -> ObserverList {
         var list: [any AnalysisObserver] = []
+        if let meters = plan.meterPorts { list.append(MeterPortsObserver(values: meters.values, channels: meters.channels)) }
         if let notes = plan.notes { list.append(NoteObserver(channels: notes.channels, queue: notes.queue)) }
         let alarms = plan.alarms.map {
             AlarmObserver($0, clock: plan.clock, command: plan.command, log: plan.log, ports: plan.alarmPorts, keepsChanges: plan.keepsChanges)
@@ -146,6 +158,25 @@ public enum Observers {
         }
         if let history = plan.history { list.append(HistoryObserver(history)) }
         return ObserverList(list, alarms: alarms, blocks: blocks)
+    }
+}
+
+/// The meter ports (`--meter`): each channel's reading as the process callback writes it on
+/// its CV port. Taken whenever the analysis has caught up with the audio (every period), not
+/// at each published result, so that a level step reaches the port within a period or two.
+final class MeterPortsObserver: AnalysisObserver {
+    private let values: AtomicFloatArray
+    private let channels: Int
+
+    init(values: AtomicFloatArray, channels: Int) {
+        self.values = values
+        self.channels = min(channels, values.count)
+    }
+
+    func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) {}
+
+    func caughtUp(_ analyzer: Analyzer) {
+        for c in 0..<channels { values[c] = analyzer.meterValue(channel: c) }
     }
 }
 

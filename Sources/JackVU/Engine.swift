@@ -184,7 +184,7 @@ public final class Engine {
         return OutputSide(controlInput: controlInput, factory: factory, history: history, plugged: plugged)
     }
 
-    /// A live run's observers (`Observers.make`): the notes (`--midi-notes`), the alarms
+    /// A live run's observers (`Observers.make`): the meter ports, the notes (`--midi-notes`), the alarms
     /// (`--alarm`, on the monotonic clock, with `--on-alarm` and the alarm ports), the log
     /// (`--log`, at each published update: `logFile` is its file as the start claimed it), and
     /// the displays' loudness history.
@@ -192,6 +192,7 @@ public final class Engine {
                                   clientName: String, logFile: LogFile?) -> ObserverList {
         let programmes = c.resolvedProgrammes
         var plan = ObserverPlan()
+        plan.meterPorts = (capture.meterValues, ports.channels)
         plan.notes = capture.notesQueue.map { ($0, c.channels) }
         plan.log = c.logging.path.map {
             LogWriter(path: $0, programmes: programmes.map { LoggedProgramme(name: $0.name, channels: $0.channels, target: $0.target) },
@@ -200,9 +201,9 @@ public final class Engine {
         if !c.alarming.rules.isEmpty {
             plan.alarms = AlarmEngine(rules: c.alarming.rules)
             plan.alarmPorts = (capture.meterValues, ports.channels, ports.alarms.count)
-        }
-        plan.command = c.alarming.command.map {
-            AlarmCommandRunner(command: $0, timeout: c.alarming.commandTimeout, clientName: clientName, programmeNames: programmes.map(\.name))
+            plan.command = c.alarming.command.map {
+                AlarmCommandRunner(command: $0, timeout: c.alarming.commandTimeout, clientName: clientName, programmeNames: programmes.map(\.name))
+            }
         }
         plan.history = history
         return Observers.make(plan)

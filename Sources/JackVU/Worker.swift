@@ -53,9 +53,10 @@ final class EngineState: @unchecked Sendable {
     }
 }
 
-/// The worker thread: drains the ring into the `Analyzer`, publishes each hop's results as a
-/// `Snapshot` (handed first to its observers: the notes, the alarms and the log, the loudness
-/// history) and the meter ports' values.
+/// The worker thread: drains the ring into the `Analyzer` and publishes each hop's results as a
+/// `Snapshot`, handed first to its observers (the notes, the alarms and the log, the loudness
+/// history); the observers that follow the audio closer (the meter ports) are told after each
+/// look at the ring.
 /// Never blocks the real-time thread (it only reads the ring and stores atomics) and is never
 /// blocked by the outputs (triple buffer).
 final class Worker: @unchecked Sendable {
@@ -72,7 +73,6 @@ final class Worker: @unchecked Sendable {
     private let capture: CaptureBuffers
     private var ring: AudioRing { capture.ring }
     private var wake: WakeSignal { capture.wake }
-    private var meterValues: AtomicFloatArray { capture.meterValues }
     /// Wakes the output thread after each publish.
     private let outputWake: WakeSignal
     /// A counter the control input keeps that the status message reports.
@@ -98,8 +98,9 @@ final class Worker: @unchecked Sendable {
     /// The outputs' counters, for the status (`OutputCounterRegistry`).
     private let outputCounters: OutputCounterRegistry?
 
-    /// What takes each result before it is published (`AnalysisObserver`: the notes, the
-    /// alarms and the log, the loudness history).
+    /// What takes each result before it is published, and each look at the ring's audio
+    /// (`AnalysisObserver`: the meter ports, the notes, the alarms and the log, the loudness
+    /// history).
     private let observers: [any AnalysisObserver]
     /// Notices a connected server that runs no process cycles.
     private var watchdog: ServerWatchdog
@@ -375,8 +376,8 @@ final class Worker: @unchecked Sendable {
         }
         ring.consume(frames: available)
         if capture.freewheeling.value != 0 { capture.space.signal() }
-        // The meter ports: every look at the ring (each period), not every hop.
-        for c in 0..<settings.channels { meterValues[c] = analyzer.meterValue(channel: c) }
+        // Every look at the ring (each period), not every hop: the meter ports.
+        for o in observers { o.caughtUp(analyzer) }
         return available
     }
 

@@ -71,7 +71,7 @@ final class ModuleBoundaryTests: XCTestCase {
             XCTAssertFalse(files.isEmpty, host)
             for file in files {
                 let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
-                for wiring in ["LogRecorder(", ".evaluate(", "NoteFollower(", "HistoryRecorder("] {
+                for wiring in ["LogRecorder(", ".evaluate(", "NoteFollower(", "HistoryRecorder(", ".meterValue(channel:"] {
                     XCTAssertFalse(text.contains(wiring), "\(host)/\(file) wires a consumer by hand: \(wiring)")
                 }
             }
