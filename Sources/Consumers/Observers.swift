@@ -92,10 +92,19 @@ public enum AlarmClock: Sendable {
 
     func times(_ s: Snapshot, log: LogWriter?) -> (monotonic: Double, unix: Double) {
         switch self {
-        case .live: (Double(monotonicNanoseconds()) / 1e9, log?.now() ?? LogWriter.unixNow())
+        case .live: (s.publishedSeconds, log?.time(monotonic: s.publishedSeconds) ?? LogWriter.unixNow())
         case .audio(let origin): (s.audioTime, origin + s.audioTime)
-        case .audioOnWall: (s.audioTime, log?.now() ?? LogWriter.unixNow())
+        case .audioOnWall: (s.audioTime, log?.time(monotonic: s.publishedSeconds) ?? LogWriter.unixNow())
         }
+    }
+}
+
+extension Snapshot {
+    /// When the host published this result, on the monotonic clock (s): read once by the host
+    /// and shared by every observer that stamps the result (the alarms' changes, the log's
+    /// blocks), so that they agree; the clock now when the host did not say.
+    var publishedSeconds: Double {
+        Double(publishedNanoseconds > 0 ? publishedNanoseconds : monotonicNanoseconds()) / 1e9
     }
 }
 
@@ -281,7 +290,7 @@ final class HopLogObserver: AnalysisObserver, @unchecked Sendable {
 
     func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) {
         noticeClockStep()
-        recorder.record(snapshot, analyzer: analyzer, unix: log.now())
+        recorder.record(snapshot, analyzer: analyzer, unix: log.time(monotonic: snapshot.publishedSeconds))
     }
 
     func event(_ kind: String, programme: Int?, detail: String?) { log.event(kind, programme: programme, detail: detail) }

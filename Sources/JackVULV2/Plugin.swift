@@ -653,6 +653,7 @@ private final class Work: @unchecked Sendable {
     /// value, the JSON line.
     func publish() {
         analyzer.write(into: &snapshot)
+        snapshot.publishedNanoseconds = monotonicNanoseconds()
         openLog()
         observers.observe(&snapshot, analyzer: analyzer)
         for (k, output) in outputs.enumerated() {

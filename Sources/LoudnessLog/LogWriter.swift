@@ -168,7 +168,10 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Now, as the log stamps it: the wall time at the start plus the monotonic time since
     /// (Unix seconds). Any thread.
-    public func now() -> Double { unixAtStart + (LogWriter.monotonicNow() - monotonicAtStart) }
+    public func now() -> Double { time(monotonic: LogWriter.monotonicNow()) }
+
+    /// A monotonic-clock instant (s, CLOCK_MONOTONIC) as the log stamps it. Any thread.
+    public func time(monotonic seconds: Double) -> Double { unixAtStart + (seconds - monotonicAtStart) }
 
     /// How far the wall clock has stepped from the log's time (`now`), seconds: 0 until
     /// someone steps it (NTP after a bad start, an operator, a VM restored). Any thread.
