@@ -533,29 +533,36 @@ PY
   exit 0
 fi
 
-# jackvu analyze against ffmpeg's ebur128 filter and sox's stats, on the same 10-minute
-# stereo 48 kHz file (24-bit pink noise with a slow tremolo, so the loudness varies):
-# best wall time of 5 runs each, alternating, and the values side by side.
-command -v ffmpeg >/dev/null || {
-  echo "bench: installing ffmpeg for the comparison" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null
-}
+# jackvu analyze against ffmpeg's ebur128 filter, libebur128 (loudgain, which measures
+# true peak too) and sox's stats, on the same 10-minute stereo 48 kHz file (24-bit pink
+# noise with a slow tremolo, so the loudness varies): best wall time of 5 runs each,
+# alternating, and the values side by side.
+for tool in ffmpeg loudgain; do
+  command -v $tool >/dev/null || {
+    echo "bench: installing $tool for the comparison" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $tool >/dev/null
+  }
+done
 file=$work/pink.wav
 [ -f "$file" ] || sox -n -r 48000 -c 2 -b 24 "$file" synth 600 pinknoise tremolo 0.02 60 vol 0.5
 # wall seconds of one command (its own output discarded)
 wall() { /usr/bin/time -f "%e" -o $work/time "$@" >/dev/null 2>&1; cat $work/time; }
 lowest() { echo "$1 $2" | awk '{print ($1<$2)?$1:$2}'; }
-tj=99; tf=99; ts=99
+tj=99; tf=99; tl=99; ts=99
 for _ in 1 2 3 4 5; do
   tj=$(lowest "$(wall "$bin/jackvu" analyze "$file")" "$tj")
   tf=$(lowest "$(wall ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null -)" "$tf")
+  tl=$(lowest "$(wall loudgain -q "$file")" "$tl")
   ts=$(lowest "$(wall sox "$file" -n stats)" "$ts")
 done
-echo "jackvu analyze vs ffmpeg ebur128=peak=true vs sox stats, $file (600 s, stereo, 48 kHz, 24-bit)"
-echo "wall time (best of 5): jackvu ${tj} s, ffmpeg ${tf} s, sox ${ts} s; ffmpeg/jackvu $(echo "$tf $tj" | awk '{printf "%.1f", $1/$2}')×, sox/jackvu $(echo "$ts $tj" | awk '{printf "%.1f", $1/$2}')×"
+ratio() { echo "$1 $2" | awk '{printf "%.1f", $1/$2}'; }
+echo "jackvu analyze vs ffmpeg ebur128=peak=true vs loudgain (libebur128) vs sox stats, $file (600 s, stereo, 48 kHz, 24-bit)"
+echo "wall time (best of 5): jackvu ${tj} s, ffmpeg ${tf} s, loudgain ${tl} s, sox ${ts} s; ffmpeg/jackvu $(ratio "$tf" "$tj")×, loudgain/jackvu $(ratio "$tl" "$tj")×, sox/jackvu $(ratio "$ts" "$tj")×"
 echo "--- jackvu"
 "$bin/jackvu" analyze "$file"
 echo "--- ffmpeg"
 ffmpeg -nostats -i "$file" -af ebur128=peak=true -f null - 2>&1 | sed -n '/Summary:/,$p'
+echo "--- loudgain"
+loudgain -q "$file" 2>&1 | tail -n 8
 echo "--- sox"
 sox "$file" -n stats 2>&1 | grep -E "Pk lev dB|RMS lev dB"
