@@ -115,15 +115,10 @@ final class PicturesTests: XCTestCase {
             func readLevels() throws -> [Double] {
                 try XCTUnwrap(try page.evaluate("[gonio.levels[pair].balance, gonio.levels[pair].mid, gonio.levels[pair].side]") as? [Double])
             }
-            var levels = try readLevels()
-            let cancelled = expected == "vertical" ? 2 : expected == "horizontal" ? 1 : nil
-            if let cancelled {
-                let deadline = Date().addingTimeInterval(10)
-                while levels[cancelled] >= -100 && Date() < deadline {
-                    usleep(200_000)
-                    levels = try readLevels()
-                }
+            if let cancelled = expected == "vertical" ? 2 : expected == "horizontal" ? 1 : nil {
+                _ = eventually(timeout: 10) { ((try? readLevels())?[cancelled] ?? 0) < -100 }
             }
+            let levels = try readLevels()
             switch expected {
             case "vertical": XCTAssertTrue(abs(levels[0]) < 0.1 && levels[2] < -100, "identical legs: no side \(levels)")
             case "horizontal": XCTAssertTrue(abs(levels[0]) < 0.1 && levels[1] < -100, "an inverted leg: no mid \(levels)")
