@@ -39,25 +39,62 @@ public final class JackServer: @unchecked Sendable {
         name = "jackvu-test-\(JackServer.run)-" + (fixedName ?? "\(label)-\(sampleRate)")
         self.sampleRate = sampleRate
         self.period = period
-        process = try BackgroundProcess(
-            "jackd", ["-n", name, realtime ? "-R" : "--no-realtime"] + serverOptions + ["-d"] + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
-            environment: serverEnvironment.merging(["JACK_NO_AUDIO_RESERVATION": "1"]) { a, _ in a }, label: "jackd")
-        // Ready when a client can list its ports.
+        let arguments = ["-n", name, realtime ? "-R" : "--no-realtime"] + serverOptions + ["-d"]
+            + (driver ?? ["dummy", "-r", "\(sampleRate)", "-p", "\(period)"])
+        let serverEnvironment = serverEnvironment.merging(["JACK_NO_AUDIO_RESERVATION": "1"]) { a, _ in a }
+        var attempt = 1
+        while true {
+            let process = try BackgroundProcess("jackd", arguments, environment: serverEnvironment, label: "jackd")
+            let probe = JackServer.probe(process, environment: ["JACK_DEFAULT_SERVER": name])
+            if probe == .ready {
+                self.process = process
+                return
+            }
+            let log = process.stderr + process.stdout
+            process.stop(signal: SIGKILL, timeout: 5)
+            // A server that runs but answers no client, in this run's own /dev/shm, with JACK's
+            // metadata database there: a Berkeley DB lock left held (a process killed inside a
+            // metadata write, or a lock-order deadlock between a client's jack_set_property and
+            // the server's removal of a departing client's properties; the database runs
+            // without deadlock detection) stops every later client and server. Start again,
+            // once, with a fresh database, so that one wedge costs one test, not every later one.
+            if attempt == 1, probe == .hung, JackServer.removeWedgedMetadataDatabase() {
+                print("jackd -n \(name): its clients hung (JACK's metadata database in /dev/shm was wedged); removed the database and started the server again")
+                attempt += 1
+                continue
+            }
+            let hint = log.contains("Too many servers")
+                ? " (JACK's server registry in /dev/shm is full of stale entries: with no jackd running, Tools/test.sh clears it)" : ""
+            throw FixtureError("jackd -n \(name) -d \(driver?.first ?? "dummy") did not start: \(log.suffix(500))\(hint)")
+        }
+    }
+
+    private enum Probe { case ready, exited, hung }
+
+    /// Ready when a client can list the server's ports; `hung` if the server still runs after
+    /// 10 s of `jack_lsp`s that never listed them.
+    private static func probe(_ process: BackgroundProcess, environment: [String: String]) -> Probe {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let r = try? Executables.run("jack_lsp", [], environment: environment, timeout: 5),
                 r.status == 0, r.stdout.contains("system:")
             {
-                return
+                return .ready
             }
-            guard process.isRunning else { break }
+            guard process.isRunning else { return .exited }
             usleep(100_000)
         }
-        let log = process.stderr + process.stdout
-        process.stop()
-        let hint = log.contains("Too many servers")
-            ? " (JACK's server registry in /dev/shm is full of stale entries: with no jackd running, Tools/test.sh clears it)" : ""
-        throw FixtureError("jackd -n \(name) -d \(driver?.first ?? "dummy") did not start: \(log.suffix(500))\(hint)")
+        return process.isRunning ? .hung : .exited
+    }
+
+    /// Removes JACK's metadata database (`/dev/shm/jack_db*`) when this test run has a
+    /// /dev/shm of its own (Tools/test.sh sets JACKVU_PRIVATE_SHM=1 then): never anyone
+    /// else's. True if there was one to remove.
+    private static func removeWedgedMetadataDatabase() -> Bool {
+        guard ProcessInfo.processInfo.environment["JACKVU_PRIVATE_SHM"] == "1" else { return false }
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []).filter { $0.hasPrefix("jack_db") }
+        for entry in entries { try? FileManager.default.removeItem(atPath: "/dev/shm/" + entry) }
+        return !entries.isEmpty
     }
 
     deinit { stop() }
