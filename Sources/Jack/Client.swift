@@ -231,13 +231,17 @@ public final class Client: @unchecked Sendable {
     }
 
     private var deferredProperties: [(port: String, key: String, value: String, type: String?)] = []
+    /// How long `close` lets the metadata helper finish its current jack_property (a write
+    /// takes milliseconds; one still waiting for the server after this is killed, which is
+    /// safe then: it is not inside the database).
+    static let helperGrace = 0.2
     /// The metadata helpers started (in process); ended and reaped by `close`.
     private var helpers: [pid_t] = []
 
     /// In process: writes the kept properties with `jack_property --port -s …`, one call each
     /// (a failed call tried again, twice), from a shell started in the background (about 15 ms
     /// a property; the ports exist
-    /// already; `close` ends it if it still runs). The server is the one named on jackd's command line (`-n`), else
+    /// already; `close` ends it between two calls if it still runs). The server is the one named on jackd's command line (`-n`), else
     /// `$JACK_DEFAULT_SERVER`, else the default. Returns at once.
     public func writeDeferredProperties() {
         guard adopted, !deferredProperties.isEmpty else { return }
@@ -246,7 +250,10 @@ public final class Client: @unchecked Sendable {
         // busy, under load) must not cost the rest (chained with &&, one failure lost every
         // later property: the inputs', written last; InProcessTests saw it with both cores
         // busy).
-        let script = deferredProperties.map { p in
+        // SIGTERM (from `close`) ends the shell between calls, never a jack_property inside
+        // its write to JACK's metadata database (Berkeley DB: a lock left held by a killed
+        // writer hangs every later client of every server on the machine).
+        let script = "trap 'exit 0' TERM; " + deferredProperties.map { p in
             let call = (["jack_property", "--port", "-s", p.port, p.key, p.value] + (p.type.map { [$0] } ?? [])).map(quoted).joined(separator: " ")
             return "for i in 1 2 3; do \(call) && break; sleep 0.1; done"
         }.joined(separator: "; ")
@@ -255,7 +262,7 @@ public final class Client: @unchecked Sendable {
         if let name = Client.serverNameOfThisProcess() { environment["JACK_DEFAULT_SERVER"] = name }
         // No thread is left waiting for it: inside jackd, code of jackvu.so still running after
         // `jack_unload` unmapped the library would crash the server (reaped in `close`).
-        if case .success(let pid) = ChildProcess.spawn(["/bin/sh", "-c", script], environment: environment, output: .null, defaultSignals: false) {
+        if case .success(let pid) = ChildProcess.spawn(["/bin/sh", "-c", script], environment: environment, output: .null, defaultSignals: true) {
             helpers.append(pid)
         }
     }
@@ -301,7 +308,7 @@ public final class Client: @unchecked Sendable {
             // The server closes an internal client itself (after jack_finish), and may still
             // deliver a notification until then: the handlers' context stays.
             if wasActive { jack_deactivate(handle) }
-            for pid in helpers { ChildProcess.stop(pid) }
+            for pid in helpers { ChildProcess.stop(pid, grace: Client.helperGrace) }
             helpers = []
             return
         }

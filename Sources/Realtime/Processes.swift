@@ -71,10 +71,21 @@ public enum ChildProcess {
         return rc == 0 ? .success(pid) : .failure(SpawnError(code: rc))
     }
 
-    /// Ends the process group `pid` leads (if it still runs) and reaps `pid`.
-    public static func stop(_ pid: pid_t) {
-        kill(-pid, SIGTERM)
+    /// Ends the process group `pid` leads and reaps `pid`: first SIGTERM to `pid` alone (a
+    /// shell that traps it ends once its current command has finished: a `jack_property`
+    /// killed inside its write would leave JACK's metadata database locked for every later
+    /// client), and after `grace` seconds SIGKILL to the whole group.
+    public static func stop(_ pid: pid_t, grace: Double) {
+        kill(pid, SIGTERM)
         var status: Int32 = 0
+        var waited = 0.0
+        while waited < grace {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || (r < 0 && errno != EINTR) { return }
+            usleep(10_000)
+            waited += 0.01
+        }
+        kill(-pid, SIGKILL)
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }

@@ -85,13 +85,16 @@ final class InProcessTests: XCTestCase {
         }
 
         // Unloaded while its metadata is still being written (64 channels: 387 properties,
-        // seconds of jack_property): the helper is ended, and no code of the unloaded library
+        // seconds of jack_property): the helper is ended (between two of its calls), and no code of the unloaded library
         // is left running in the server (that crashed jackd).
         let wide = try Executables.run("jack_load", ["-i", "--channels 64 --send status", "jackvu", "jackvu"], environment: server.environment)
         XCTAssertEqual(wide.status, 0, wide.stdout + wide.stderr)
         XCTAssertEqual(try Executables.run("jack_unload", ["jackvu"], environment: server.environment).status, 0)
         sleep(1)
         XCTAssertTrue(try server.lsp().stdout.contains("system:playback_1"), "the server survives the unload")
+        // The helper ended between two writes: JACK's metadata database still answers (a
+        // jack_property killed inside its write leaves a lock that hangs every later client).
+        XCTAssertEqual(try Executables.run("jack_property", ["-l"], environment: server.environment, timeout: 10).status, 0)
 
         // Bad options: jack_load fails, the server keeps running, and says why on its stderr.
         let bad = try Executables.run("jack_load", ["-i", "--channels 0", "jackvu", "jackvu"], environment: server.environment)
