@@ -113,7 +113,7 @@ extension Snapshot {
 public final class ObserverList: @unchecked Sendable {
     // @unchecked Sendable: immutable; `observe`, `analysed` and `finish` are called by the
     // analysis thread only, `event` from any (see `AnalysisObserver.event`).
-    public let observers: [any AnalysisObserver]
+    private let observers: [any AnalysisObserver]
     public let alarms: AlarmObserver?
     public let blocks: BlockLogObserver?
 

@@ -286,7 +286,7 @@ public final class Engine {
             worker = Worker(
                 settings: c.analysis, workers: c.resolvedWorkers, stall: c.testStallWorker, analyzer: analyzer, capture: capture, snapshots: snapshots, shared: shared,
                 outputWake: output.wake, controlRejected: controlInput?.rejected,
-                observers: observers.observers,
+                observers: observers,
                 outputCounters: OutputCounterRegistry(outputs))
             keeper = ConnectionKeeper(
                 first: first, capture: capture, settings: c.client, ports: engine.ports, shared: shared, events: engine.events,

@@ -101,7 +101,7 @@ final class Worker: @unchecked Sendable {
     /// What takes each result before it is published, and each look at the ring's audio
     /// (`AnalysisObserver`: the meter ports, the notes, the alarms and the log, the loudness
     /// history).
-    private let observers: [any AnalysisObserver]
+    private let observers: ObserverList
     /// Notices a connected server that runs no process cycles.
     private var watchdog: ServerWatchdog
     /// A stall the watchdog saw and stderr and the log have not been told yet: when it was
@@ -120,7 +120,7 @@ final class Worker: @unchecked Sendable {
     /// `workers`: the channel pool's threads; `stall`: the test's stop of the worker.
     init(settings: AnalysisSettings, workers: Int, stall: Configuration.StallHook?, analyzer: Analyzer, capture: CaptureBuffers,
          snapshots: TripleBuffer<Snapshot>,
-         shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, observers: [any AnalysisObserver] = [],
+         shared: EngineState, outputWake: WakeSignal, controlRejected: Counter?, observers: ObserverList,
          outputCounters: OutputCounterRegistry? = nil)
     {
         self.outputCounters = outputCounters
@@ -184,12 +184,12 @@ final class Worker: @unchecked Sendable {
                 lastPublish = monotonicNanoseconds()
             }
         }
-        for o in observers { o.finish() }
+        observers.finish()
     }
 
     /// An event of the run, for the observers (the log).
     private func event(_ kind: String, programme: Int? = nil, detail: String? = nil) {
-        for o in observers { o.event(kind, programme: programme, detail: detail) }
+        observers.event(kind, programme: programme, detail: detail)
     }
 
     static func faultLabels(_ c: AnalysisSettings, sampleRate: Int, periodFrames: Int) -> FaultLabels {
@@ -377,7 +377,7 @@ final class Worker: @unchecked Sendable {
         ring.consume(frames: available)
         if capture.freewheeling.value != 0 { capture.space.signal() }
         // Every look at the ring (each period), not every hop: the meter ports.
-        for o in observers { o.caughtUp(analyzer) }
+        observers.caughtUp(analyzer)
         return available
     }
 
@@ -480,7 +480,7 @@ final class Worker: @unchecked Sendable {
             snapshot.status.callbackMaxMicroseconds = maximum
             snapshot.status.callbackP99Microseconds = min(maximum, capture.durationQuantileMicroseconds(0.99))
             snapshot.publishedNanoseconds = monotonicNanoseconds()
-            for o in observers { o.observe(&snapshot, analyzer: analyzer) }
+            observers.observe(&snapshot, analyzer: analyzer)
         }
         snapshots.publish()
         outputWake.signal()
