@@ -54,9 +54,10 @@ public final class Client: @unchecked Sendable {
         if Client.isPipeWire && Client.nameTaken(name, server: server) {
             name = (2...999).lazy.map { "\(name)-\($0)" }.first { !Client.nameTaken($0, server: server) } ?? name
         }
-        var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
-        let opened = jackvu_client_open(name, options, &status, server)
+        guard let (opened, status) = Client.openWithin(Client.openLimit, name: name, options: options, server: server) else {
+            throw .serverNotAnswering(server: server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }, seconds: Client.openLimit)
+        }
         guard let opened else {
             if status.rawValue & JackNameNotUnique.rawValue != 0 || Client.nameTaken(name, server: server) {
                 throw .nameInUse(name)
@@ -317,6 +318,69 @@ public final class Client: @unchecked Sendable {
         _ = Client.closeWithin(limit, handle: handle, deactivate: wasActive, context: context)
     }
 
+    /// How long a client's open may take before its server counts as not answering, in
+    /// seconds. A server answers in milliseconds, under load in a second or two; a stopped
+    /// or hung one (SIGSTOP, a driver stuck, JACK's metadata database locked by a client
+    /// killed inside a write) never does, and libjack waits for it without a limit — with
+    /// jackvu's signals blocked, SIGTERM too.
+    public static let openLimit = 10.0
+
+    /// `jack_client_open` on a thread of its own, waiting up to `seconds` for it: its client
+    /// and status, or nil when it did not return in time (a client it opens after that is
+    /// closed on its thread).
+    private static func openWithin(_ seconds: Double, name: String, options: jack_options_t, server: String?)
+        -> (OpaquePointer?, jack_status_t)?
+    {
+        final class Opening: @unchecked Sendable {
+            // @unchecked Sendable: `result` and `abandoned` are read and written under `state`
+            // (the handle as its address: a pointer is not Sendable).
+            let name: String, server: String?, options: jack_options_t
+            let done = WakeSignal()
+            let state = Mutex<(result: (handle: Int, status: UInt32)?, abandoned: Bool)>((nil, false))
+            init(name: String, server: String?, options: jack_options_t) {
+                (self.name, self.server, self.options) = (name, server, options)
+            }
+            func run() {
+                var status = jack_status_t(rawValue: 0)
+                let handle = jackvu_client_open(name, options, &status, server)
+                let late = state.withLock { s -> Bool in
+                    if !s.abandoned { s.result = (Int(bitPattern: handle), status.rawValue) }
+                    return s.abandoned
+                }
+                if late, let handle { jack_client_close(handle) }
+                done.signal()
+            }
+        }
+        let opening = Opening(name: name, server: server, options: options)
+        if !runDetached({ opening.run() }) { opening.run() }
+        _ = opening.done.wait(timeout: seconds)
+        let result = opening.state.withLock { s in
+            if s.result == nil { s.abandoned = true }
+            return s.result
+        }
+        return result.map { (OpaquePointer(bitPattern: $0.handle), jack_status_t(rawValue: $0.status)) }
+    }
+
+    /// Runs `body` on a detached thread of its own; false if no thread could be started.
+    private static func runDetached(_ body: @escaping @Sendable () -> Void) -> Bool {
+        final class Box: Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        let retained = Unmanaged.passRetained(Box(body))
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        let started = pthread_create(&thread, &attributes, { arg in
+            Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue().body()
+            return nil
+        }, retained.toOpaque())
+        if started != 0 { retained.release() }
+        return started == 0
+    }
+
     /// How long `close` waits for libjack by default, in seconds.
     public static let closeLimit = 3.0
 
@@ -345,19 +409,8 @@ public final class Client: @unchecked Sendable {
             }
         }
         let closing = Closing(handle: handle, deactivate: deactivate, context: context)
-        let retained = Unmanaged.passRetained(closing)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        defer { pthread_attr_destroy(&attributes) }
-        let started = pthread_create(&thread, &attributes, { arg in
-            Unmanaged<Closing>.fromOpaque(arg!).takeRetainedValue().run()
-            return nil
-        }, retained.toOpaque())
-        guard started == 0 else {
+        guard runDetached({ closing.run() }) else {
             // No thread to spare: close here, without a limit.
-            retained.release()
             closing.run()
             return true
         }

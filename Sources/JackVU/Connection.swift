@@ -158,11 +158,15 @@ final class JackConnection {
     }
 
     /// Stops processing and closes the client, waiting for libjack at most `limit` seconds.
-    /// The metadata writer stops first (within one batch).
+    /// The metadata writer stops first (between two properties), waited for as long: a write
+    /// that does not return (JACK's metadata database locked by a client killed inside a
+    /// write: libjack waits for ever) is left to its thread, and said.
     /// `serverGone`: the server shut down (the client is only closed, not deactivated).
     func close(within limit: Double = Client.closeLimit, serverGone: Bool = false) {
         stopWriting.store(1)
-        metadataWriter?.join()
+        if let writer = metadataWriter, !writer.join(within: max(limit, 0.5)) {
+            printError("warning: a port metadata write to the JACK server has not returned in \(max(limit, 0.5)) s (JACK's metadata database may be locked: jack_property -l would hang too); left to its thread")
+        }
         metadataWriter = nil
         client.close(within: limit, serverGone: serverGone)
     }

@@ -6,22 +6,27 @@ import Glibc
 public final class PosixThread: @unchecked Sendable {
     // @unchecked Sendable: `thread` is written once in init and read by join on the owner.
     private var thread = pthread_t()
+    /// Signalled when the body has returned (`join(within:)`).
+    private let finished = WakeSignal()
 
     /// Starts `body` on a new thread named `name` (at most 15 bytes are kept by Linux).
     public init(name: String, _ body: @escaping @Sendable () -> Void) {
         final class Box {
             let name: String
             let body: @Sendable () -> Void
-            init(name: String, body: @escaping @Sendable () -> Void) {
+            let finished: WakeSignal
+            init(name: String, body: @escaping @Sendable () -> Void, finished: WakeSignal) {
                 self.name = name
                 self.body = body
+                self.finished = finished
             }
         }
-        let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
+        let box = Unmanaged.passRetained(Box(name: name, body: body, finished: finished)).toOpaque()
         let result = pthread_create(&thread, nil, { arg in
             let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
             setCurrentThreadName(box.name)
             box.body()
+            box.finished.signal()
             return nil
         }, box)
         precondition(result == 0, "pthread_create failed (\(result))")
@@ -30,6 +35,14 @@ public final class PosixThread: @unchecked Sendable {
     /// Waits for the thread to finish.
     public func join() {
         pthread_join(thread, nil)
+    }
+
+    /// Waits up to `seconds` for the thread to finish, and joins it if it did; false if it
+    /// still runs (then it is left to itself: call neither join again).
+    public func join(within seconds: Double) -> Bool {
+        guard finished.wait(timeout: seconds) else { return false }
+        pthread_join(thread, nil)
+        return true
     }
 }
 

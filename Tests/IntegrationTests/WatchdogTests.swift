@@ -102,6 +102,33 @@ final class WatchdogTests: XCTestCase {
         XCTAssertEqual(page.messages.filter { $0.hasPrefix("exception") }, [], "uncaught exceptions")
     }
 
+    /// A server that runs but does not answer (stopped with SIGSTOP before jackvu starts;
+    /// JACK's metadata database locked by a client killed inside a write does the same):
+    /// libjack's open waits for it without a limit, and jackvu's signals are blocked. jackvu
+    /// ends after the open's 10 s with the exit status for an unavailable server (69) and one
+    /// line saying so — a SIGTERM sent while it waited included — and once the server runs
+    /// again no client of jackvu's is left on it.
+    func testAServerThatDoesNotAnswerEndsTheStartWithOneLine() throws {
+        let server = try JackServer(label: "mute")
+        defer { server.stop() }
+        server.suspend()
+        let start = Date()
+        let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--channels", "2", "--quiet"], environment: server.environment)
+        defer { vu.stop() }
+        usleep(2_000_000)
+        kill(vu.process.processIdentifier, SIGTERM)
+        let ended = vu.waitForExit(timeout: 20)
+        let took = Date().timeIntervalSince(start)
+        server.resume()
+        XCTAssertTrue(ended, "jackvu still runs \(took) s after its start: \(vu.stderr)")
+        XCTAssertEqual(vu.process.terminationStatus, 69, vu.stderr)
+        let lines = vu.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, vu.stderr)
+        XCTAssertTrue(vu.stderr.contains("does not answer") && vu.stderr.contains("more than 10 s"), vu.stderr)
+        XCTAssertGreaterThan(took, 9.5)
+        XCTAssertFalse(try server.lsp().stdout.contains("jackvu"), "a client of jackvu's left on the server")
+    }
+
     /// Waits until `condition` holds; the seconds it took, or nil after `timeout`.
     private func wait(within timeout: Double, until condition: () -> Bool) -> Double? {
         let start = Date()
