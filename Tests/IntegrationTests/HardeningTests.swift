@@ -278,6 +278,45 @@ final class HardeningTests: XCTestCase {
         XCTAssertTrue(vu.isRunning, vu.stderr)
     }
 
+    /// JACK's metadata database locked while jackvu writes its ports' properties: a
+    /// `jack_property` killed inside its write (stopped under gdb in Berkeley DB's
+    /// `__ham_add_el`, as a client crashing there would) leaves its lock held, and every later
+    /// metadata call — jackvu's writer's too — waits for ever (so does the server, removing a
+    /// departing client's properties). SIGTERM still ends jackvu, cleanly (0), within the
+    /// writer's and libjack's 3 s each, with one line saying the write never returned. Only in
+    /// this run's own /dev/shm (as root, as CI runs): the database is removed afterwards.
+    func testALockedMetadataDatabaseDoesNotHoldJackvuOnSIGTERM() throws {
+        guard JackServer.privateSharedMemory else {
+            throw XCTSkip("locks JACK's metadata database: only in a test run with a /dev/shm of its own (Tools/test.sh as root)")
+        }
+        let server = try JackServer(label: "locked")
+        defer {
+            // jackd waits for the lock too: killed, the database removed, and the killed
+            // server's place in JACK's registry of servers (eight) reclaimed by a server of
+            // its name started and stopped cleanly.
+            server.kill()
+            JackServer.removeWedgedMetadataDatabase()
+            (try? JackServer(label: "locked"))?.stop()
+        }
+        // 256 channels: its writer takes about 9 s (64: under 3).
+        let vu = try BackgroundProcess(try jackvu(), ["--channels", "256", "--quiet"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:meter_256"])
+        let gdb = try Executables.run(
+            "gdb", ["-q", "-batch", "-ex", "set breakpoint pending on", "-ex", "break __ham_add_el", "-ex", "run", "-ex", "kill", "-ex", "quit",
+                    "--args", "jack_property", "-p", "-s", "system:playback_1", "http://example.org/k", "v"],
+            environment: server.environment, timeout: 30)
+        XCTAssertTrue(gdb.stdout.contains("Breakpoint 1"), gdb.stdout + gdb.stderr)
+        // The database is locked now: a reader waits.
+        XCTAssertThrowsError(try Executables.run("jack_property", ["-l"], environment: server.environment, timeout: 3))
+        let stop = Date()
+        kill(vu.process.processIdentifier, SIGTERM)
+        XCTAssertTrue(vu.waitForExit(timeout: 15), "jackvu still runs after SIGTERM: \(vu.stderr)")
+        print("a locked metadata database: jackvu ended \(String(format: "%.2f", Date().timeIntervalSince(stop))) s after SIGTERM")
+        XCTAssertEqual(vu.process.terminationStatus, 0, vu.stderr)
+        XCTAssertTrue(vu.stderr.contains("a port metadata write to the JACK server has not returned"), vu.stderr)
+    }
+
     /// Reconnects release what the old client held: the server killed and started 40 times
     /// under a running jackvu, which comes back each time; its threads and file descriptors
     /// do not grow from the 10th to the 40th restart, and its resident memory grows by

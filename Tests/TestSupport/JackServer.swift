@@ -87,11 +87,15 @@ public final class JackServer: @unchecked Sendable {
         return process.isRunning ? .hung : .exited
     }
 
+    /// Whether this test run has a /dev/shm of its own (Tools/test.sh, as root, sets
+    /// JACKVU_PRIVATE_SHM=1 then): JACK's shared files there are nobody else's.
+    public static var privateSharedMemory: Bool { ProcessInfo.processInfo.environment["JACKVU_PRIVATE_SHM"] == "1" }
+
     /// Removes JACK's metadata database (`/dev/shm/jack_db*`) when this test run has a
-    /// /dev/shm of its own (Tools/test.sh sets JACKVU_PRIVATE_SHM=1 then): never anyone
-    /// else's. True if there was one to remove.
-    private static func removeWedgedMetadataDatabase() -> Bool {
-        guard ProcessInfo.processInfo.environment["JACKVU_PRIVATE_SHM"] == "1" else { return false }
+    /// /dev/shm of its own: never anyone else's. True if there was one to remove.
+    @discardableResult
+    public static func removeWedgedMetadataDatabase() -> Bool {
+        guard privateSharedMemory else { return false }
         let entries = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []).filter { $0.hasPrefix("jack_db") }
         for entry in entries { try? FileManager.default.removeItem(atPath: "/dev/shm/" + entry) }
         return !entries.isEmpty
