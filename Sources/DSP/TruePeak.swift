@@ -130,6 +130,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         _ = TruePeakMeter.maxAbsGain  // computed here, not on the first `process`
         _ = TruePeakMeter.foldedSums
         _ = TruePeakMeter.foldedDifferences
+        _ = TruePeakMeter.midpointResidual
         self.channels = channels
         let stride = TruePeakMeter.history + TruePeakMeter.chunk
         scratch = .allocate(capacity: channels * stride)
@@ -454,12 +455,56 @@ public final class TruePeakMeter: @unchecked Sendable {
         phases.map { $0.reduce(0) { $0 + abs($1) } }.max()! * 1.0001
     }()
 
+    /// The midpoint bound's residual: the largest, over the phases p ≠ 0, 8, of Σₖ|hₚ[k] − fₚ[k]|,
+    /// where fₚ interpolates phase p linearly between its two neighbours on the 2× grid — the
+    /// sample before it and the midpoint (phase 8), or the midpoint and the sample after —
+    /// so that |yₚ| ≤ max(|those two|) + this × max|x| under the filter (an exact bound, as
+    /// `maxAbsGain` is; 0.332 for this filter), with a margin for the rounding of the sums.
+    static let midpointResidual: Float = {
+        let h = phasesInDouble, n = taps
+        var worst = 0.0
+        for p in 1..<phaseCount where p != 8 {
+            // fₚ = (1 − f)·left + f·right, over x[n − k]: a sample is x[n − 12] (phase 0) or
+            // x[n − 11] (the next frame's), the midpoint is h₈.
+            let f = Double(p % 8) / 8
+            var fp = [Double](repeating: 0, count: n)
+            let (sampleTap, sampleWeight, midpointWeight) = p < 8 ? (n / 2, 1 - f, f) : (n / 2 - 1, f, 1 - f)
+            fp[sampleTap] += sampleWeight
+            for k in 0..<n { fp[k] += midpointWeight * h[8][k] }
+            worst = max(worst, (0..<n).reduce(0) { $0 + abs(h[p][$1] - fp[$1]) })
+        }
+        return Float(worst * 1.001)
+    }()
+
+    /// The largest |midpoint| (phase 8) of frames `start ..< start + count` (at most 64;
+    /// `load(i)`: the eight samples from x[i] on). 12 multiply-adds a frame, a third of the 4×
+    /// values'.
+    @inline(__always)
+    private static func largestMidpoint(_ start: Int, _ count: Int, _ load: (Int) -> SIMD8<Float>) -> Float {
+        let sums = foldedSums, n = taps
+        var largest = SIMD8<Float>()
+        var i = start
+        while i < start + count {
+            var m8 = SIMD8<Float>(repeating: sums[0][7]) * (load(i) + load(i - (n - 1)))
+            for k in 1..<(n / 2) { m8 += SIMD8<Float>(repeating: sums[k][7]) * (load(i - k) + load(i - (n - 1 - k))) }
+            m8.replace(with: -m8, where: m8 .< 0)
+            let left = start + count - i
+            if left < 8 { m8.replace(with: 0, where: .!(SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .< Int32(left))) }
+            largest.replace(with: m8, where: m8 .> largest)
+            i += 8
+        }
+        return largestLane(largest)
+    }
+
     /// The larger of `floor` and the largest |y| over the oversampled values of `count` new
     /// samples, which follow 24 samples of history in `buffer` (4× everywhere, 16× where a
     /// frame comes within `refineRatio` of the peak so far). Blocks of 64 outputs are
     /// skipped when the largest |x| under the filter (bounded by the maxima of this block's
-    /// and the previous block's inputs) times `maxAbsGain` cannot beat the peak so far. The
-    /// 4× values of 8 frames at a time, frame by frame in the lanes of a vector.
+    /// and the previous block's inputs) times `maxAbsGain` cannot beat the peak so far, or
+    /// when their largest midpoint or sample plus `midpointResidual` times that |x| cannot;
+    /// a skipped block costs its sample maximum and its midpoints, nothing is stored for it,
+    /// and the refinement passes over it. The 4× values of 8 frames at a time, frame by frame
+    /// in the lanes of a vector.
     @inline(__always)
     private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int, atLeast floor: Float,
                                  samplePeak: inout Float, channel c: Int) -> Float
@@ -476,12 +521,24 @@ public final class TruePeakMeter: @unchecked Sendable {
         }
         var peak = floor
         var previousMax = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer, count: history))
+        // Bit b: block b's 4× values were computed (a chunk holds at most 16 blocks); the
+        // others hold nothing, and nothing in them can beat the peak.
+        assert(chunk / block <= 32)
+        var computed: UInt32 = 0
         var start = 0
         while start < count {
             let length = min(block, count - start)
             let blockMax = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history + start, count: length))
             samplePeak = max(samplePeak, blockMax)
-            if max(previousMax, blockMax) * gain > peak {
+            // A block no value of which can beat the peak is skipped: first by its samples
+            // (`maxAbsGain`), then by its midpoints (`midpointResidual`: every phase lies
+            // between a sample and a midpoint, within the residual of the interpolation
+            // between them), which rules out a loud block of noise whose samples alone cannot.
+            let near = max(previousMax, blockMax)
+            if near * gain > peak
+                && (max(TruePeakMeter.largestMidpoint(start, length, load), near) + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak
+            {
+                computed |= 1 << (start / block)
                 var best = SIMD8<Float>()
                 var i = start
                 while i < start + length {
@@ -508,57 +565,58 @@ public final class TruePeakMeter: @unchecked Sendable {
                     i += 8
                 }
                 peak = max(peak, TruePeakMeter.largestLane(best))
-            } else {
-                // Nothing here can beat the peak: no crest either.
-                (v0 + start).update(repeating: 0, count: length)
-                (v4 + start).update(repeating: 0, count: length)
-                (v8 + start).update(repeating: 0, count: length)
-                (v12 + start).update(repeating: -1, count: length)  // unknown (see below)
             }
             previousMax = blockMax
             start += length
         }
         // Then all sixteen phases of the frames with a crest that can reach the peak (and of
-        // the frame before, for a crest at phase 0). Eight frames at a time are passed over
-        // when none comes within `refineRatio` of the peak (the peak only grows: the same
-        // frames are looked at as one by one).
-        var group = 0
-        while group < count {
-            if group + 8 <= count {
-                let a = UnsafeRawPointer(v0 + group).loadUnaligned(as: SIMD8<Float>.self)
-                let b = UnsafeRawPointer(v4 + group).loadUnaligned(as: SIMD8<Float>.self)
-                let d = UnsafeRawPointer(v8 + group).loadUnaligned(as: SIMD8<Float>.self)
-                let e = UnsafeRawPointer(v12 + group).loadUnaligned(as: SIMD8<Float>.self)
-                var largest = a
-                largest.replace(with: b, where: b .> largest)
-                largest.replace(with: d, where: d .> largest)
-                largest.replace(with: e, where: e .> largest)
-                if TruePeakMeter.largestLane(largest) * ratio <= peak {
-                    group += 8
-                    continue
+        // the frame before, for a crest at phase 0), in the blocks computed. Eight frames at
+        // a time are passed over when none comes within `refineRatio` of the peak (the peak
+        // only grows: the same frames are looked at as one by one).
+        @inline(__always) func wasComputed(_ frame: Int) -> Bool { computed & (1 << (frame / block)) != 0 }
+        var blocks = computed
+        while blocks != 0 {
+            let first = blocks.trailingZeroBitCount * block
+            blocks &= blocks - 1
+            let blockEnd = min(first + block, count)
+            var group = first
+            while group < blockEnd {
+                if group + 8 <= blockEnd {
+                    let a = UnsafeRawPointer(v0 + group).loadUnaligned(as: SIMD8<Float>.self)
+                    let b = UnsafeRawPointer(v4 + group).loadUnaligned(as: SIMD8<Float>.self)
+                    let d = UnsafeRawPointer(v8 + group).loadUnaligned(as: SIMD8<Float>.self)
+                    let e = UnsafeRawPointer(v12 + group).loadUnaligned(as: SIMD8<Float>.self)
+                    var largest = a
+                    largest.replace(with: b, where: b .> largest)
+                    largest.replace(with: d, where: d .> largest)
+                    largest.replace(with: e, where: e .> largest)
+                    if TruePeakMeter.largestLane(largest) * ratio <= peak {
+                        group += 8
+                        continue
+                    }
                 }
+                let end = min(group + 8, blockEnd)
+                for i in group..<end {
+                    let c0 = v0[i], c4 = v4[i], c8 = v8[i], c12 = v12[i]
+                    guard max(max(c0, c4), max(c8, c12)) * ratio > peak else { continue }
+                    let newest = buffer + history + i
+                    let next = abs(newest[-(TruePeakMeter.taps / 2 - 1)])
+                    // A crest at phase 0: its left neighbour is phase 12 of the frame before (−1
+                    // where that frame's block was skipped: then any value within `refineRatio` of
+                    // the peak).
+                    let left = i == 0 ? lastC12[c] : wasComputed(i - 1) ? v12[i - 1] : -1
+                    let crest0: Float = c0 < c4 ? 0 : left < 0 ? c0 * ratio : c0 >= left ? TruePeakMeter.reach(left, c0, c4) : 0
+                    var crest = crest0
+                    if c4 >= c8 && c4 >= c0 { crest = max(crest, TruePeakMeter.reach(c0, c4, c8)) }
+                    if c8 >= c12 && c8 >= c4 { crest = max(crest, TruePeakMeter.reach(c4, c8, c12)) }
+                    if c12 >= next && c12 >= c8 { crest = max(crest, TruePeakMeter.reach(c8, c12, next)) }
+                    if crest > peak { peak = max(peak, allPhases(newest)) }
+                    if crest0 > peak { peak = max(peak, allPhases(newest - 1)) }
+                }
+                group = end
             }
-            let end = min(group + 8, count)
-            for i in group..<end {
-                let c0 = v0[i], c4 = v4[i], c8 = v8[i], c12 = v12[i]
-                guard max(max(c0, c4), max(c8, c12)) * ratio > peak else { continue }
-                let newest = buffer + history + i
-                let next = abs(newest[-(TruePeakMeter.taps / 2 - 1)])
-                // A crest at phase 0: its left neighbour is phase 12 of the frame before (−1
-                // where that frame's block was skipped: then any value within `refineRatio` of
-                // the peak).
-                let left = i > 0 ? v12[i - 1] : lastC12[c]
-                let crest0: Float = c0 < c4 ? 0 : left < 0 ? c0 * ratio : c0 >= left ? TruePeakMeter.reach(left, c0, c4) : 0
-                var crest = crest0
-                if c4 >= c8 && c4 >= c0 { crest = max(crest, TruePeakMeter.reach(c0, c4, c8)) }
-                if c8 >= c12 && c8 >= c4 { crest = max(crest, TruePeakMeter.reach(c4, c8, c12)) }
-                if c12 >= next && c12 >= c8 { crest = max(crest, TruePeakMeter.reach(c8, c12, next)) }
-                if crest > peak { peak = max(peak, allPhases(newest)) }
-                if crest0 > peak { peak = max(peak, allPhases(newest - 1)) }
-            }
-            group = end
         }
-        if count > 0 { lastC12[c] = v12[count - 1] }
+        if count > 0 { lastC12[c] = wasComputed(count - 1) ? v12[count - 1] : -1 }
         return peak
     }
 

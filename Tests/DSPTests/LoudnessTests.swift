@@ -238,6 +238,55 @@ final class LoudnessTests: XCTestCase {
         }
     }
 
+    /// A summary's true peak skips the blocks that cannot beat the peak so far — by their
+    /// samples, by their midpoints — and still reads what the lanes (which skip nothing) read,
+    /// to the last bit: noise clipped and turned down (inter-sample peaks 3–4 dB over its
+    /// samples, where the midpoints' bound matters) under a slow ramp, so that new maxima keep
+    /// coming in blocks whose samples are not the largest; the same with a tremolo and quiet
+    /// stretches; bursts of 12 kHz (a quarter of the rate, at 45°) in quiet noise; a rising
+    /// 18 kHz tone, whose crests lie between samples and midpoints (a midpoint bound without
+    /// its residual skips its blocks and reads it low).
+    func testTruePeakSkippingReadsAsNoSkipping() {
+        let rate = 48000, n = rate * 3
+        var seed: UInt64 = 77
+        func noise() -> Float {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52)
+        }
+        var lowPassed: Float = 0
+        let signals: [[Float]] = [
+            (0..<n).map { i in max(-0.3, min(0.3, noise())) * (0.5 + Float(i) / Float(n) * 1.5) },
+            (0..<n).map { i in
+                lowPassed = 0.7 * lowPassed + 0.3 * noise()
+                let tremolo = Float(0.5 + 0.5 * sin(2 * Double.pi * 0.8 * Double(i) / Double(rate)))
+                return max(-0.4, min(0.4, lowPassed * 1.5)) * tremolo * tremolo
+            },
+            (0..<n).map { i in
+                // A quarter of the rate at 45°: every sample 3 dB below the crests between them.
+                let burst = (i / 2400) % 5 == 4 ? Float(0.6 * sin(2 * Double.pi * 12000 * Double(i) / Double(rate) + Double.pi / 4)) : 0
+                return burst + 0.02 * noise()
+            },
+            // 18 kHz rising, its crests a quarter, a twelfth and five twelfths of a sample
+            // after a sample: never on the 2× grid of samples and midpoints (at most 0.92 of
+            // a crest there), and every block brings a new maximum.
+            (0..<n).map { i in
+                let f = 18_000.0 / Double(rate)
+                let rising = min(1, Double(i) / (0.9 * Double(n)))  // then held (the last samples wait 12 for the filter)
+                return Float((0.1 + 0.8 * rising) * sin(2 * Double.pi * f * (Double(i) - 0.25) + Double.pi / 2))
+            },
+        ]
+        let channels = signals.count
+        let lanes = TruePeakMeter(sampleRate: rate, channels: channels), alone = TruePeakMeter(sampleRate: rate, channels: channels)
+        TestSignals.inPieces(signals, sizes: [4096, 256, 1000, 64, 8192, 333]) { pointers, m, _ in
+            lanes.process(frames: m, channels: 0, count: channels, from: { pointers[$0] })
+            for c in 0..<channels { alone.process(frames: m, from: pointers[c], channel: c) }
+        }
+        for c in 0..<channels {
+            XCTAssertEqual(alone.maxPeak(channel: c), lanes.maxPeak(channel: c), "channel \(c)")
+            XCTAssertGreaterThan(alone.maxPeak(channel: c), alone.samplePeak(channel: c) * 1.01, "inter-sample peaks in channel \(c)")
+        }
+    }
+
     func testCases15To19TruePeakOfSines() {
         let fs = 48000.0
         assertTruePeak(truePeakDB(EBUSignals.taperedSine(frequency: fs / 4, amplitude: 0.5, phaseDegrees: 0)), -6, "case 15")
