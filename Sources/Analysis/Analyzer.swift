@@ -335,6 +335,15 @@ public final class Analyzer: @unchecked Sendable {
         for c in channels { truePeak.process(frames: frames, from: source(c), channel: c) }
     }
 
+    /// The end of the audio (a file's, after its last frames and true peaks are appended): the
+    /// true peak of the last samples, which its filter holds back, read with silence after
+    /// them (`TruePeakMeter.finish`). Once; not real-time safe.
+    public func finishAudio() {
+        guard features.contains(.truePeak) else { return }
+        for first in stride(from: 0, to: truePeakLaneChannels, by: 8) { truePeak.finish(channels: first, count: 8) }
+        for c in truePeakLaneChannels..<channels.count { truePeak.finish(channel: c) }
+    }
+
     /// Recomputes each programme's integrated loudness and range once per second of audio
     /// (or when forced).
     private func updateGatedReadings(force: Bool) {

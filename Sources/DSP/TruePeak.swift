@@ -625,6 +625,23 @@ public final class TruePeakMeter: @unchecked Sendable {
         return peak
     }
 
+    /// The end of the audio, for a channel fed alone (`process(frames:from:channel:)`): the
+    /// phases of its last `taps / 2` samples, which wait for the samples after them, read with
+    /// silence after the end — as a converter plays the end of a file (without it a file whose
+    /// last samples are its loudest read a true peak below its sample peak). Once, after the
+    /// last frames. Not real-time safe.
+    public func finish(channel c: Int) {
+        let silence = [Float](repeating: 0, count: TruePeakMeter.taps / 2)
+        silence.withUnsafeBufferPointer { process(frames: $0.count, from: $0.baseAddress!, channel: c) }
+    }
+
+    /// `finish` for channels `first ..< first + count` fed together
+    /// (`process(frames:channels:count:from:)`).
+    public func finish(channels first: Int, count: Int) {
+        let silence = [Float](repeating: 0, count: TruePeakMeter.taps / 2)
+        silence.withUnsafeBufferPointer { z in process(frames: z.count, channels: first, count: count, from: { _ in z.baseAddress! }) }
+    }
+
     /// Largest |sample| of channel `c` since the start (linear). Real-time safe.
     public func samplePeak(channel c: Int) -> Float { samplePeaks[c] }
 

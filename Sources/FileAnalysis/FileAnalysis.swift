@@ -518,6 +518,7 @@ public struct FileAnalysis {
         let hops = FileHops(analyzer: analyzer, observers: observers, outputs: outputs, configuration: c)
         let done = try feed(reader, of: file, to: analyzer, hops: hops, stream: streamOutput, pieces: logging ? max(1, file.sampleRate / 10) : nil,
                             perHop: perHop, readerTruePeaks: readerTruePeaks, path: path)
+        analyzer.finishAudio()
         observers.finish()
         let changes = observers.alarms?.changes ?? []
         if file.shrank {

@@ -156,6 +156,12 @@ final class AnalyzeTests: XCTestCase {
             ("case19.wav", EBUSignals.taperedSine(frequency: fs / 4, amplitude: 1.41, phaseDegrees: 45), 3),
         ]
         for offset in 0..<4 { tp.append(("case\(20 + offset).wav", EBUSignals.interSamplePeak(offset: offset), 0)) }
+        // A file whose last sample is its loudest (0.9, −0.92 dBFS, after a −20 dBFS sine): the
+        // true-peak filter holds the last 12 samples back until the samples after them, which a
+        // file's end gives as silence (it read −20.7 dBTP, below the sample peak, as ffmpeg's
+        // ebur128 still does).
+        let endsLoud = (0..<47999).map { Float(0.1 * sin(2 * Double.pi * 997 * Double($0) / fs)) } + [0.9]
+        tp.append(("ends-at-its-peak.wav", [endsLoud, endsLoud], -0.92))
         let tpResults = try summaries(try tp.map { try file($0.0, $0.1) })
         for (i, r) in tpResults.enumerated() {
             let value = r["true_peak_dbtp"] as? Double ?? -99
