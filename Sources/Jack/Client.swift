@@ -94,7 +94,9 @@ public final class Client: @unchecked Sendable {
     /// Registers a port of `kind` (audio ports also carry CV, which JACK carries as audio).
     public func registerPort<Kind: PortKind>(_ kind: Kind.Type, name portName: String) throws(JackError) -> Port<Kind> {
         guard let handle,
-            let raw = jack_port_register(handle, portName, Kind.type.typeName, Kind.direction.flags, 0)
+            let raw = RequestWatch.timed("registering the port \(name):\(portName)", {
+                jack_port_register(handle, portName, Kind.type.typeName, Kind.direction.flags, 0)
+            })
         else { throw .portRegistrationFailed("\(name):\(portName)") }
         ports.append(AnyPort(raw: raw))
         return Port(raw: raw)
@@ -179,7 +181,9 @@ public final class Client: @unchecked Sendable {
 
     /// Starts processing: from now on JACK calls the process handler every cycle.
     public func activate() throws(JackError) {
-        guard let handle, requests.withLock({ _ in jack_activate(handle) }) == 0 else { throw .activationFailed }
+        guard let handle, RequestWatch.timed("activating the client \(name)", { requests.withLock { _ in jack_activate(handle) } }) == 0 else {
+            throw .activationFailed
+        }
         active = true
     }
 
@@ -210,7 +214,7 @@ public final class Client: @unchecked Sendable {
     /// ports that are already connected is not an error. The client must be active.
     public func connect(_ source: String, to destination: String) throws(JackError) {
         guard let handle else { throw .activationFailed }
-        let code = requests.withLock { _ in jack_connect(handle, source, destination) }
+        let code = RequestWatch.timed("connecting \(source) to \(destination)", { requests.withLock { _ in jack_connect(handle, source, destination) } })
         guard code == 0 || code == EEXIST else {
             throw .connectionFailed(source: source, destination: destination, code: code)
         }
@@ -226,7 +230,9 @@ public final class Client: @unchecked Sendable {
             deferredProperties.append((port.name, key, value, type))
             return
         }
-        guard let handle, requests.withLock({ _ in jack_set_property(handle, port.uuid, key, value, type) }) == 0 else {
+        guard let handle, RequestWatch.timed("writing the port \(port.name)'s metadata", {
+            requests.withLock { _ in jack_set_property(handle, port.uuid, key, value, type) }
+        }) == 0 else {
             throw .metadataFailed(port: port.name, key: key)
         }
     }

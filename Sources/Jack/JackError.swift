@@ -3,7 +3,7 @@ public enum JackError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No JACK server answered (server name, or nil for the default one).
     case serverUnavailable(server: String?)
     /// The server's process runs but did not answer a client's open within `seconds`.
-    case serverNotAnswering(server: String?, seconds: Double)
+    case serverNotAnswering(server: String?, seconds: Double, request: String = "a client's open")
     /// The client name is taken and jackvu asked for exactly that name.
     case nameInUse(String)
     /// `jack_client_open` failed for another reason (JACK status bits).
@@ -24,8 +24,8 @@ public enum JackError: Error, Equatable, Sendable, CustomStringConvertible {
         case .serverUnavailable(let server):
             if let server { return "cannot connect to JACK server '\(server)': is it running?" }
             return "cannot connect to the default JACK server: is it running? (start one, e.g. jackd -d dummy)"
-        case .serverNotAnswering(let server, let seconds):
-            return "the JACK server \(server.map { "'\($0)'" } ?? "(the default)") does not answer: a client's open took more than "
+        case .serverNotAnswering(let server, let seconds, let request):
+            return "the JACK server \(server.map { "'\($0)'" } ?? "(the default)") does not answer: \(request) took more than "
                 + "\(Int(seconds)) s (is jackd stopped or hung? jack_lsp will hang too)"
         case .nameInUse(let name):
             return "a JACK client named '\(name)' is already running (choose another with --name)"

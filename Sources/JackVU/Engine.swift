@@ -103,6 +103,12 @@ public final class Engine {
     public func run() throws(EngineError) {
         var signals = Engine.blockSignals(ignoringSIGPIPE: adopted == nil)
         let c = configuration
+        // The main thread's requests to the server bounded as its open is: a server that stops
+        // answering between them (at the start, or at a reconnection) ends jackvu after 10 s
+        // with one line instead of holding it for good. Out of process: in process this is
+        // jackd's thread.
+        let watch = adopted == nil ? Engine.watchRequests(server: c.client.server) : nil
+        defer { watch?.stop() }
         let wake = WakeSignal()
         let events = self.events
         let features = Analyzer.Features.needed(for: c, midiNotes: c.midiNotes)
@@ -338,6 +344,17 @@ public final class Engine {
                 let reason = events.shutdownReason
                 throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
             }
+        }
+    }
+
+    /// Watches the calling thread's requests to the server (`RequestWatch`): one that waits
+    /// longer than a client's open may (`Client.openLimit`) ends the process with 69 and one
+    /// line, the terminal given back, SIGTERM meanwhile included (as the open).
+    private static func watchRequests(server: String?) -> RequestWatch {
+        let server = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
+        return RequestWatch(limit: Client.openLimit) { what in
+            printError(JackError.serverNotAnswering(server: server, seconds: Client.openLimit, request: what).description)
+            AbruptExit.exit(ExitStatus.unavailable.rawValue)
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Realtime
 
 /// The controlling terminal, taken over for the display: raw keys (no echo, no line editing;
 /// Ctrl-C still sends SIGINT), the alternate screen, a hidden cursor. `restore()` gives it
@@ -127,24 +128,31 @@ final class Terminal: @unchecked Sendable {
         crashTerminal = (t.output, t.input, t.saved, t.hasSaved, t.addressable)
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { signal in
-            if let t = Terminal.crashTerminal {
-                if t.addressable {
-                    _ = Glibc.write(t.output, Terminal.crashSequence.utf8Start, Terminal.crashSequence.utf8CodeUnitCount)
-                }
-                if t.hasSaved {
-                    var saved = t.saved
-                    tcsetattr(t.input, TCSANOW, &saved)
-                }
-            }
+            Terminal.putBackAfterCrash()
             // SA_RESETHAND put the default action back: die of the same signal.
             raise(signal)
         }
+        // And before an abrupt end (a JACK server that stopped answering the main thread).
+        AbruptExit.restore = { Terminal.putBackAfterCrash() }
         action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)
         sigemptyset(&action.sa_mask)
         for s in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] { sigaction(s, &action, nil) }
     }
 
+    /// The terminal as it was, from a crash handler or an abrupt end (no allocation).
+    private static func putBackAfterCrash() {
+        guard let t = Terminal.crashTerminal else { return }
+        if t.addressable {
+            _ = Glibc.write(t.output, Terminal.crashSequence.utf8Start, Terminal.crashSequence.utf8CodeUnitCount)
+        }
+        if t.hasSaved {
+            var saved = t.saved
+            tcsetattr(t.input, TCSANOW, &saved)
+        }
+    }
+
     private static func clearCrashRestore() {
+        AbruptExit.restore = nil
         crashTerminal = nil
         for s in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] { signal(s, SIG_DFL) }
     }

@@ -122,6 +122,8 @@ public final class JackServer: @unchecked Sendable {
     /// Stops the server's process (SIGSTOP), as a hung driver or a frozen machine would: its
     /// clients stay connected, no process cycle runs. `resume` (and `stop`) continue it.
     public func suspend() { Glibc.kill(process.process.processIdentifier, SIGSTOP) }
+    /// The server's process ID.
+    public var pid: pid_t { process.process.processIdentifier }
     public func resume() { Glibc.kill(process.process.processIdentifier, SIGCONT) }
 
     /// Kills the server outright (SIGKILL), as a crash would. Its files in /dev/shm are left
