@@ -353,6 +353,7 @@ public final class Engine {
     private static func watchRequests(server: String?) -> RequestWatch {
         let server = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
         return RequestWatch(limit: Client.openLimit) { what in
+            AbruptExit.putBack()
             printError(JackError.serverNotAnswering(server: server, seconds: Client.openLimit, request: what).description)
             AbruptExit.exit(ExitStatus.unavailable.rawValue)
         }

@@ -12,9 +12,17 @@ public enum AbruptExit {
     /// any thread, with the rest of the process stuck).
     nonisolated(unsafe) public static var restore: (@convention(c) () -> Void)?
 
-    /// Puts back what is registered and ends the process with `status`.
+    /// Puts back what is registered, once (before a last line is written: the terminal
+    /// display's alternate screen would take the line away with it).
+    public static func putBack() {
+        let r = restore
+        restore = nil
+        r?()
+    }
+
+    /// Puts back what is registered (if not yet) and ends the process with `status`.
     public static func exit(_ status: Int32) -> Never {
-        restore?()
+        putBack()
         _exit(status)
     }
 }
