@@ -129,38 +129,41 @@ final class WatchdogTests: XCTestCase {
         XCTAssertFalse(try server.lsp().stdout.contains("jackvu"), "a client of jackvu's left on the server")
     }
 
-    /// A server that stops answering after jackvu's open — jackd stopped at jackvu's first
-    /// `jack_port_register` (jackvu under gdb, which stops jackd there and lets jackvu go on):
-    /// the registration, which libjack waits for for ever, is given up after 10 s with one
-    /// line and 69, as an open is (it held jackvu for good, deaf to SIGTERM).
+    /// A server that stops answering after the open — jackd stopped at the first
+    /// `jack_port_register` (the program under gdb, which stops jackd there and lets the
+    /// program go on): the registration, which libjack waits for for ever, is given up after
+    /// 10 s with one line and 69, as an open is (it held jackvu and jacktone for good, deaf to
+    /// SIGTERM).
     func testAServerThatStopsAnsweringAfterTheOpenEndsTheStartWithOneLine() throws {
-        let server = try JackServer(label: "stops")
-        defer { server.stop() }
-        let start = Date()
-        let gdb = try BackgroundProcess(
-            "/usr/bin/gdb",
-            ["-q", "-batch", "--readnever", "-ex", "set breakpoint pending on", "-ex", "handle SIGTERM SIGINT SIGUSR1 nostop noprint pass",
-             "-ex", "break jack_port_register", "-ex", "run", "-ex", "shell kill -STOP \(server.pid)", "-ex", "delete", "-ex", "continue",
-             "-ex", "quit $_exitcode", "--args", try Executables.product("jackvu"), "--channels", "2", "--quiet"],
-            environment: server.environment)
-        defer {
-            // jackvu (gdb's child) first: gdb ended may leave it running.
-            if let children = try? Executables.run("pgrep", ["-P", String(gdb.process.processIdentifier)]) {
-                for pid in children.stdout.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+        for (program, arguments, port) in [("jackvu", ["--channels", "2", "--quiet"], "jackvu:in_1"), ("jacktone", ["--freq", "440"], "jacktone:out")] {
+            let server = try JackServer(label: "stops")
+            defer { server.stop() }
+            let start = Date()
+            let gdb = try BackgroundProcess(
+                "/usr/bin/gdb",
+                ["-q", "-batch", "--readnever", "-ex", "set breakpoint pending on", "-ex", "handle SIGTERM SIGINT SIGUSR1 SIGALRM nostop noprint pass",
+                 "-ex", "break jack_port_register", "-ex", "run", "-ex", "shell kill -STOP \(server.pid)", "-ex", "delete", "-ex", "continue",
+                 "-ex", "quit $_exitcode", "--args", try Executables.product(program)] + arguments,
+                environment: server.environment)
+            defer {
+                // The program (gdb's child) first: gdb ended may leave it running.
+                if let children = try? Executables.run("pgrep", ["-P", String(gdb.process.processIdentifier)]) {
+                    for pid in children.stdout.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+                }
+                gdb.stop()
             }
-            gdb.stop()
+            let ended = gdb.waitForExit(timeout: 40)
+            let took = Date().timeIntervalSince(start)
+            server.resume()
+            XCTAssertTrue(gdb.stdout.contains("Breakpoint 1,"), "\(program) never reached jack_port_register: \(gdb.stdout)")
+            guard ended else { return XCTFail("\(program) still runs \(took) s after its start") }
+            XCTAssertEqual(gdb.process.terminationStatus, 69, gdb.stdout + gdb.stderr)
+            let lines = gdb.stderr.split(separator: "\n").filter { $0.hasPrefix("\(program):") }
+            XCTAssertEqual(lines.count, 1, gdb.stderr)
+            XCTAssertTrue(lines.first?.contains("does not answer: registering the port \(port) took more than 10 s") ?? false, gdb.stderr)
+            XCTAssertGreaterThan(took, 9.5)
+            XCTAssertNotNil(wait(within: 5) { !((try? server.lsp().stdout.contains(program)) ?? true) }, "a client of \(program)'s left on the server")
         }
-        let ended = gdb.waitForExit(timeout: 40)
-        let took = Date().timeIntervalSince(start)
-        server.resume()
-        XCTAssertTrue(gdb.stdout.contains("Breakpoint 1,"), "jackvu never reached jack_port_register: \(gdb.stdout)")
-        guard ended else { return XCTFail("jackvu still runs \(took) s after its start") }
-        XCTAssertEqual(gdb.process.terminationStatus, 69, gdb.stdout + gdb.stderr)
-        let lines = gdb.stderr.split(separator: "\n").filter { $0.hasPrefix("jackvu:") }
-        XCTAssertEqual(lines.count, 1, gdb.stderr)
-        XCTAssertTrue(lines.first?.contains("does not answer: registering the port jackvu:in_1 took more than 10 s") ?? false, gdb.stderr)
-        XCTAssertGreaterThan(took, 9.5)
-        XCTAssertNotNil(wait(within: 5) { !((try? server.lsp().stdout.contains("jackvu")) ?? true) }, "a client of jackvu's left on the server")
     }
 
     /// Waits until `condition` holds; the seconds it took, or nil after `timeout`.

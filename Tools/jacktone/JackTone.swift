@@ -98,6 +98,14 @@ struct JackTone: ParsableCommand {
 
         // Under a session manager: its client ID is the name, the tones are the session's.
         let session = joinSession()
+        // The requests after the open bounded as the open is (`RequestWatch`): a server that
+        // stops answering ends jacktone after 10 s with one line and 69.
+        let serverName = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
+        let watch = RequestWatch(limit: Client.openLimit) { what in
+            complain(JackError.serverNotAnswering(server: serverName, seconds: Client.openLimit, request: what).description)
+            AbruptExit.exit(69)
+        }
+        defer { watch.stop() }
 
         let client: Client
         do {
