@@ -323,7 +323,11 @@ final class HopLogObserver: AnalysisObserver, @unchecked Sendable {
 /// A file's 100 ms loudness blocks, per programme: kept for `--report`, written to `--log`
 /// with the largest true and sample peak of the audio since the block before (as the live
 /// log's blocks carry them), at the log's time for the file's start (`origin`). Taken as the
-/// audio is read (`analysed`), not at the hops.
+/// audio is read (`analysed`), not at the hops. Each programme's latest block is written when
+/// the next one completes, and the last at the end (`finish`) with the peaks of the audio
+/// after it too — the file's last part of a block and its last true peaks
+/// (`Analyzer.finishAudio`), which no block follows: a `jackvu report` of the log then reads
+/// the file's peaks as `analyze` does.
 public final class BlockLogObserver: AnalysisObserver {
     let programmes: [Programme]
     let writer: LogWriter?
@@ -334,6 +338,10 @@ public final class BlockLogObserver: AnalysisObserver {
     private var cursors: [Int]
     /// Per programme, the peaks since its last block (dBTP, dBFS; nil before any audio).
     private var truePeaks: [Double?], samplePeaks: [Double?]
+    /// Per programme, its latest block, with its peaks, not yet written.
+    private var held: [(block: LoggedBlock, truePeak: Double?, samplePeak: Double?)?]
+    /// The analysis, for the peaks after the last piece (`finish`).
+    private weak var analyzer: Analyzer?
 
     init(programmes: [Programme], kept keep: Bool, writer: LogWriter?, origin: Double) {
         self.programmes = programmes
@@ -344,6 +352,7 @@ public final class BlockLogObserver: AnalysisObserver {
         cursors = Array(repeating: 0, count: programmes.count)
         truePeaks = Array(repeating: nil, count: programmes.count)
         samplePeaks = Array(repeating: nil, count: programmes.count)
+        held = Array(repeating: nil, count: programmes.count)
     }
 
     public func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) {}
@@ -351,26 +360,58 @@ public final class BlockLogObserver: AnalysisObserver {
     /// After `frames` frames were analysed: with a log, each channel's peaks of them (taken
     /// once) go to its programmes' next block; then the blocks completed, kept and written.
     public func analysed(_ analyzer: Analyzer, planar: UnsafePointer<Float>, stride: Int, frames: Int) {
+        self.analyzer = analyzer
         if writer != nil {
-            let peaks = (0..<analyzer.settings.channels).map { c -> (Double, Double) in
-                let x = Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames))
-                return (analyzer.takeRecentTruePeakDBTP(channel: c), Double(Decibels.fromAmplitude(x)))
-            }
-            for (p, programme) in programmes.enumerated() {
-                for c in programme.channels where c < peaks.count {
-                    truePeaks[p] = max(truePeaks[p] ?? peaks[c].0, peaks[c].0)
-                    samplePeaks[p] = max(samplePeaks[p] ?? peaks[c].1, peaks[c].1)
-                }
-            }
+            takePeaks(analyzer) { c in Double(Decibels.fromAmplitude(Vector.maxMagnitude(UnsafeBufferPointer(start: planar + c * stride, count: frames)))) }
         }
         for p in programmes.indices {
             analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
                 let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
                 if keep { kept[p].append(block) }
-                writer?.block(programme: p, t: origin + block.t, index: index, power: power, truePeak: truePeaks[p], samplePeak: samplePeaks[p])
+                write(programme: p)
+                held[p] = (block, truePeaks[p], samplePeaks[p])
                 truePeaks[p] = nil
                 samplePeaks[p] = nil
             }
         }
+    }
+
+    /// The end of the file: the peaks after the last piece (the true peak's last samples)
+    /// join those since the last block, which go with it; the last blocks are written.
+    public func finish() {
+        if writer != nil, let analyzer { takePeaks(analyzer) { _ in nil } }
+        for p in programmes.indices {
+            if var last = held[p] {
+                last.truePeak = larger(last.truePeak, truePeaks[p])
+                last.samplePeak = larger(last.samplePeak, samplePeaks[p])
+                held[p] = last
+            }
+            write(programme: p)
+        }
+    }
+
+    /// Each channel's true peak since the last call (taken once) and `samplePeak(c)` into its
+    /// programmes' peaks since their last block.
+    private func takePeaks(_ analyzer: Analyzer, samplePeak: (Int) -> Double?) {
+        let peaks = (0..<analyzer.settings.channels).map { c in (analyzer.takeRecentTruePeakDBTP(channel: c), samplePeak(c)) }
+        for (p, programme) in programmes.enumerated() {
+            for c in programme.channels where c < peaks.count {
+                truePeaks[p] = larger(truePeaks[p], peaks[c].0)
+                samplePeaks[p] = larger(samplePeaks[p], peaks[c].1)
+            }
+        }
+    }
+
+    private func larger(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return max(a, b)
+    }
+
+    /// Writes programme `p`'s held block, if any.
+    private func write(programme p: Int) {
+        guard let (block, truePeak, samplePeak) = held[p] else { return }
+        writer?.block(programme: p, t: origin + block.t, index: block.index, power: block.power, truePeak: truePeak, samplePeak: samplePeak)
+        held[p] = nil
     }
 }

@@ -488,7 +488,8 @@ extension AnalyzeTests {
     /// `analyze --log` writes the blocks the live log writes, peaks included: each 100 ms
     /// block carries the largest true and sample peak of its stretch (read back with sqlite3),
     /// so `jackvu report` of the log has its max true peak: a −20 dBFS 1 kHz sine with one
-    /// sample at 0.5 (−6.02 dBFS) at 1.55 s — that block alone reads it.
+    /// sample at 0.5 (−6.02 dBFS) at 1.55 s — that block alone reads it; and the last block
+    /// takes the peaks after it.
     func testTheLogsBlocksCarryTheirPeaks() throws {
         let fs = 48000
         var samples = (0..<(3 * fs)).map { i in Float(0.1 * sin(2 * Double.pi * 1000 * Double(i) / Double(fs))) }
@@ -512,6 +513,24 @@ extension AnalyzeTests {
         let report = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"], timeout: 60)
         let result = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
         XCTAssertEqual(result["max_truepeak_dbtp"] as? Double ?? -200, loud.first?[1] ?? 0, accuracy: 0.01, "\(result)")
+
+        // The audio after the last block (the last 50 ms of a 2.05 s file, its last sample
+        // 0.9) and the true peak of its last samples (`Analyzer.finishAudio`) go with the last
+        // block: the report of the log reads the file's peaks as `analyze` does (it read the
+        // sine's −20 without them).
+        let ending = (0..<(2 * fs + fs / 20 - 1)).map { i in Float(0.1 * sin(2 * Double.pi * 1000 * Double(i) / Double(fs))) } + [0.9]
+        let endPath = try file("ends-loud.wav", [ending])
+        let endLog = directory.appendingPathComponent("ends-loud.db").path
+        let summary = try summaries([endPath], ["--log", endLog]).first
+        let last = try Executables.run("sqlite3", [endLog, "SELECT true_peak_dbtp, sample_peak_dbfs FROM blocks ORDER BY idx DESC LIMIT 1"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Double($0) }
+        XCTAssertEqual(last.count, 2, "the last block's peaks")
+        XCTAssertEqual(last.last ?? -200, -0.92, accuracy: 0.01, "the last block's sample peak")
+        XCTAssertEqual(last.first ?? -200, summary?["true_peak_dbtp"] as? Double ?? 0, accuracy: 0.01, "the last block's true peak")
+        let endReport = try Executables.run(try Executables.product("jackvu"), ["report", endLog, "--type", "json"], timeout: 60)
+        let endResult = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(endReport.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(endResult["max_truepeak_dbtp"] as? Double ?? -200, summary?["true_peak_dbtp"] as? Double ?? 0, accuracy: 0.01, "\(endResult)")
+        XCTAssertEqual(endResult["max_sample_peak_dbfs"] as? Double ?? -200, -0.92, accuracy: 0.01, "\(endResult)")
     }
 
     /// Two analyses into one log follow each other: the second file's blocks come after the
