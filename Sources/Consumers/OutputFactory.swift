@@ -62,8 +62,8 @@ public struct OutputFactory: Sendable {
 
     /// OSC bundles to fixed destinations (the LV2 plugin's `osc_port` and `osc` parameter),
     /// made again by its host when they change; nil for none.
-    public static func osc(to senders: [OSCSender], prefix: String) -> (any SnapshotOutput)? {
-        senders.isEmpty ? nil : OSCUDPOutput(senders: senders, lifetime: 0, failures: Counter(), rejected: nil, prefix: prefix)
+    public static func osc(to senders: [OSCSender], prefix: String, failures: Counter) -> (any SnapshotOutput)? {
+        senders.isEmpty ? nil : OSCUDPOutput(senders: senders, lifetime: 0, failures: failures, rejected: nil, prefix: prefix)
     }
 
     /// JSON lines to a file or a Unix-domain socket (the LV2 plugin's `jsonPath`); nil (said)

@@ -410,6 +410,12 @@ private final class Work: @unchecked Sendable {
     var oscToResolve: String?
     var destinations: [OSCSender] = []
     var oscOutput: (any SnapshotOutput)?
+    /// The datagrams that could not be sent (a destination's port closed, its network down),
+    /// said on stderr at most once per 10 s with the count (the JACK client counts them in its
+    /// status; the plugin's JSON has none).
+    let oscFailures = Counter()
+    var oscFailuresSeen = 0
+    var oscRefused = RepeatedWarning()
     let resolved = ResolvedDestinations()
     var resolver: PosixThread?
     var lastSent = 0
@@ -497,8 +503,7 @@ private final class Work: @unchecked Sendable {
     /// faster than real time that does not say it free-wheels). As the JACK client's worker
     /// does, nothing is analysed across a gap as if it were one signal: the analysis block
     /// starts again at it, and the step it leaves in every filter's history counts for no
-    /// maximum (`gapFrames` frames). Said on stderr, at most once per 10 s, with the count
-    /// (also the JSON's `status.overruns`).
+    /// maximum (`gapFrames` frames). Said on stderr, at most once per 10 s, with the count.
     func analyseReadable() {
         let ring = instance.ring
         let available = ring.readableFrames
@@ -585,8 +590,16 @@ private final class Work: @unchecked Sendable {
         let now = monotonicNanoseconds()
         guard now - lastSent >= 1_000_000_000 / LV2Description.oscRate else { return }
         lastSent = now
-        if oscOutput == nil { oscOutput = OutputFactory.osc(to: (osc.map { [$0] } ?? []) + destinations, prefix: addressSpace.prefix) }
+        if oscOutput == nil {
+            oscOutput = OutputFactory.osc(to: (osc.map { [$0] } ?? []) + destinations, prefix: addressSpace.prefix, failures: oscFailures)
+        }
         oscOutput?.take(OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json))
+        let failures = oscFailures.count
+        if failures != oscFailuresSeen, let held = oscRefused.occurred(at: now) {
+            let since = held > 0 ? " (said again at most every 10 s)" : ""
+            Work.say("OSC: \(failures) datagrams could not be sent so far (a destination's port closed or its network down)\(since)")
+            oscFailuresSeen = failures
+        }
     }
 
     /// A socket to each of `text`'s OSC URLs (separated by spaces or commas; `--osc`'s forms),
