@@ -161,6 +161,31 @@ final class TUITests: XCTestCase {
         XCTAssertFalse(capture().contains("RMS dBFS"), capture())
     }
 
+    /// A server that stops answering while the display runs — jackd stopped at jackvu's first
+    /// port registration (jackvu under gdb): after the request's 10 s jackvu ends with 69 and
+    /// one line, the alternate screen left first (else the line would be drawn into it and
+    /// go with it, and the shell would come back on the display's screen).
+    func testAServerThatStopsAnsweringGivesTheTerminalBack() throws {
+        let server = try JackServer(label: "tui")
+        defer { server.stop() }
+        let jackvu = try Executables.product("jackvu")
+        session = try TmuxSession(width: 100, height: 30) { f in
+            """
+            env JACK_DEFAULT_SERVER=\(server.name) TERM=xterm-256color gdb -q -batch --readnever -ex 'set breakpoint pending on' \
+            -ex 'handle SIGTERM SIGINT SIGUSR1 nostop noprint pass' -ex 'break jack_port_register' -ex run \
+            -ex 'shell kill -STOP \(server.pid)' -ex delete -ex continue -ex 'quit $_exitcode' \
+            --args \(jackvu) --name jvhung --channels 1 --tui 2> \(f)/stderr; echo $? > \(f)/exit; sleep 120
+            """
+        }
+        XCTAssertEqual(waitForFile("\(folder)/exit", timeout: 40)?.trimmingCharacters(in: .whitespacesAndNewlines), "69", capture())
+        server.resume()
+        XCTAssertEqual(try session.tmux(["display-message", "-p", "-t", "jv", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines), "0",
+                       "the alternate screen left: \(capture())")
+        let lines = try String(contentsOfFile: "\(folder)/stderr", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("jackvu:") }
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        XCTAssertTrue(lines.first?.contains("does not answer: registering the port jvhung:in_1") ?? false, "\(lines)")
+    }
+
     /// The loudness view (`l`) at 80×24 with two and then eight programmes, each a mono
     /// programme of the same tone with the R 128 target: every programme's line and its
     /// history graph; with the span at 1 min (`-` three times) the graph grows by about a
