@@ -595,9 +595,8 @@ private final class Work: @unchecked Sendable {
         }
         oscOutput?.take(OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json))
         let failures = oscFailures.count
-        if failures != oscFailuresSeen, let held = oscRefused.occurred(at: now) {
-            let since = held > 0 ? " (said again at most every 10 s)" : ""
-            Work.say("OSC: \(failures) datagrams could not be sent so far (a destination's port closed or its network down)\(since)")
+        if failures != oscFailuresSeen, oscRefused.occurred(at: now) != nil {
+            Work.say("OSC: datagrams to a destination could not be sent (its port closed, or its network down): \(failures) so far (said at most every 10 s)")
             oscFailuresSeen = failures
         }
     }

@@ -245,9 +245,15 @@ extension FaultLabelsLiveTests {
         let faulted = try XCTUnwrap(row["faulted_maxima"] as? [[String: Any]])
         print("faults ×20: the report's faulted maxima \(faulted)")
         func fault(_ reading: String) -> [String: Any]? { faulted.first { $0["reading"] as? String == reading } }
+        // Labelled with the latest fault near them: the connection change, or an xrun that
+        // came after it (on a slow host the dummy server xruns a hundred times in this test,
+        // and a connection change is often one's cause); the blocks the connection changes
+        // reached are in the log under their own cause either way.
         for reading in ["max_momentary_lufs", "max_shortterm_lufs"] {
-            XCTAssertEqual(fault(reading)?["cause"] as? String, "connection", "\(reading): \(row)")
+            XCTAssertTrue(["connection", "xrun"].contains(fault(reading)?["cause"] as? String ?? ""), "\(reading): \(row)")
         }
+        let connectionBlocks = try Executables.run("sqlite3", [log, "SELECT count(*) FROM faults WHERE cause = 'connection'"])
+        XCTAssertGreaterThan(Int(connectionBlocks.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0, "blocks a connection change reached")
         // The sine's momentary loudness (−18 dBFS peak: −21 dBFS RMS, −21.0 LUFS at 997 Hz).
         XCTAssertEqual(try XCTUnwrap(fault("max_momentary_lufs")?["clean"] as? Double), -21, accuracy: 0.3, "the clean momentary maximum is the sine's")
         XCTAssertGreaterThan(try XCTUnwrap(row["max_momentary_lufs"] as? Double), -12, "the burst is in the maximum")
