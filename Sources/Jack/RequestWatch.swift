@@ -49,6 +49,18 @@ public final class RequestWatch: @unchecked Sendable {
         }
     }
 
+    /// The watch jackvu and jacktone run: a request that waits longer than an open may
+    /// (`Client.openLimit`) puts back what `AbruptExit` holds (the terminal), is said in one
+    /// line (`say`) and ends the process with `status`.
+    public static func endingTheProcess(server: String?, status: Int32, say: @escaping @Sendable (String) -> Void) -> RequestWatch {
+        let named = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
+        return RequestWatch(limit: Client.openLimit) { what in
+            AbruptExit.putBack()
+            say(JackError.serverNotAnswering(server: named, seconds: Client.openLimit, request: what).description)
+            AbruptExit.exit(status)
+        }
+    }
+
     /// Stops watching (and waits for the watch's thread).
     public func stop() {
         stopped.store(true, ordering: .relaxed)

@@ -107,7 +107,7 @@ public final class Engine {
         // answering between them (at the start, or at a reconnection) ends jackvu after 10 s
         // with one line instead of holding it for good. Out of process: in process this is
         // jackd's thread.
-        let watch = adopted == nil ? Engine.watchRequests(server: c.client.server) : nil
+        let watch = adopted == nil ? RequestWatch.endingTheProcess(server: c.client.server, status: ExitStatus.unavailable.rawValue, say: printError) : nil
         defer { watch?.stop() }
         let wake = WakeSignal()
         let events = self.events
@@ -344,18 +344,6 @@ public final class Engine {
                 let reason = events.shutdownReason
                 throw EngineError(.unavailable, "the JACK server shut down" + (reason.isEmpty ? "" : " (\(reason))"))
             }
-        }
-    }
-
-    /// Watches the calling thread's requests to the server (`RequestWatch`): one that waits
-    /// longer than a client's open may (`Client.openLimit`) ends the process with 69 and one
-    /// line, the terminal given back, SIGTERM meanwhile included (as the open).
-    private static func watchRequests(server: String?) -> RequestWatch {
-        let server = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
-        return RequestWatch(limit: Client.openLimit) { what in
-            AbruptExit.putBack()
-            printError(JackError.serverNotAnswering(server: server, seconds: Client.openLimit, request: what).description)
-            AbruptExit.exit(ExitStatus.unavailable.rawValue)
         }
     }
 

@@ -100,11 +100,7 @@ struct JackTone: ParsableCommand {
         let session = joinSession()
         // The requests after the open bounded as the open is (`RequestWatch`): a server that
         // stops answering ends jacktone after 10 s with one line and 69.
-        let serverName = server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }
-        let watch = RequestWatch(limit: Client.openLimit) { what in
-            complain(JackError.serverNotAnswering(server: serverName, seconds: Client.openLimit, request: what).description)
-            AbruptExit.exit(69)
-        }
+        let watch = RequestWatch.endingTheProcess(server: server, status: 69, say: complain)
         defer { watch.stop() }
 
         let client: Client
