@@ -335,6 +335,14 @@ public final class Analyzer: @unchecked Sendable {
         for c in channels { truePeak.process(frames: frames, from: source(c), channel: c) }
     }
 
+    /// Channel `c`'s sample peak (dBFS; the floor when there was nothing) of the frames appended
+    /// since the last hop, which no snapshot has shown yet: for a live host's end (the log's
+    /// last block). With `.live` only (the analysis block keeps the samples).
+    public func samplePeakSinceHopDBFS(channel c: Int) -> Double {
+        guard features.contains(.live), channels.indices.contains(c) else { return Double(Decibels.floor) }
+        return Double(Decibels.fromAmplitude(channels[c].peakSinceHop(filled: filled, hopSize: hopSize)))
+    }
+
     /// The end of the audio (a file's, after its last frames and true peaks are appended): the
     /// true peak of the last samples, which its filter holds back, read with silence after
     /// them (`TruePeakMeter.finish`). Once; not real-time safe.
@@ -609,6 +617,13 @@ final class ChannelAnalysis {
             windowCount += count
         }
         if features.contains(.dpeak) { digitalPeak.process(buffer) }
+    }
+
+    /// The largest |sample| of the `filled` samples stored since the last hop (`.live`).
+    func peakSinceHop(filled: Int, hopSize: Int) -> Float {
+        let n = min(filled, hopSize)
+        guard n > 0 else { return 0 }
+        return Vector.maxMagnitude(UnsafeBufferPointer(start: block.baseAddress! + (block.count - hopSize), count: n))
     }
 
     /// Moves the display readings on by `elapsed` seconds of new samples (already stored):

@@ -288,9 +288,21 @@ final class HopLogObserver: AnalysisObserver, @unchecked Sendable {
         recorder = LogRecorder(log: log, programmes: programmes)
     }
 
+    /// The analysis of the latest update (its blocks and peaks after the last one: `finish`).
+    private weak var analyzer: Analyzer?
+
     func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) {
+        self.analyzer = analyzer
         noticeClockStep()
         recorder.record(snapshot, analyzer: analyzer, unix: log.time(monotonic: snapshot.publishedSeconds))
+    }
+
+    func caughtUp(_ analyzer: Analyzer) { self.analyzer = analyzer }
+
+    /// The analysis has had its last audio: the blocks and peaks after the last update, and
+    /// the blocks held for late peaks, written.
+    func finish() {
+        if let analyzer { recorder.finish(analyzer: analyzer, unix: log.now()) } else { recorder.flush() }
     }
 
     func event(_ kind: String, programme: Int?, detail: String?) { log.event(kind, programme: programme, detail: detail) }
@@ -301,6 +313,7 @@ final class HopLogObserver: AnalysisObserver, @unchecked Sendable {
     }
 
     func stop() {
+        recorder.flush()
         log.event("stop")
         log.stop()
     }

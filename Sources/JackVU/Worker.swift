@@ -184,6 +184,10 @@ final class Worker: @unchecked Sendable {
                 lastPublish = monotonicNanoseconds()
             }
         }
+        // The end (the client is closed: nothing more comes): the audio still in the ring, and
+        // the true peak's last samples, so that the log's last block has them.
+        drain()
+        analyzer.finishAudio()
         observers.finish()
     }
 

@@ -494,6 +494,11 @@ private final class Work: @unchecked Sendable {
             }
             analyseReadable()
         }
+        // The end (cleanup: the host runs the plugin no more): the audio still in the ring,
+        // the true peak's last samples, and the log's last block with them.
+        if ring.readableFrames > 0 || ring.overruns != overrunsSeen { analyseReadable() }
+        analyzer.finishAudio()
+        observers.finish()
         closeLog()
         resolver?.join()
     }

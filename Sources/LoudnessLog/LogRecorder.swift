@@ -15,6 +15,14 @@ public final class LogRecorder: @unchecked Sendable {
     /// hops since its last block.
     private var cursors: [Int]
     private var peaks: [(truePeak: Double?, samplePeak: Double?, fault: FaultCause?)]
+    /// Per programme, its latest block, not yet written: the peaks of the hops after it join
+    /// it until the next block comes, or the end (`finish`) — so that the audio after the last
+    /// block, whose peaks no later block carries, still reaches the log.
+    private var held: [HeldBlock?]
+    private struct HeldBlock {
+        var t: Double, index: Int, power: Double
+        var truePeak: Double?, samplePeak: Double?, fault: FaultCause?
+    }
     private var lastServer = true
     private var lastReconnects = 0
     private var lastXruns = 0
@@ -29,6 +37,38 @@ public final class LogRecorder: @unchecked Sendable {
         cursors = Array(repeating: 0, count: programmes)
         faultsLogged = Array(repeating: [nil, nil, nil], count: programmes)
         peaks = Array(repeating: (nil, nil, nil), count: programmes)
+        held = Array(repeating: nil, count: programmes)
+    }
+
+    /// The end of the run, after the analysis's last audio (the host drained its ring and
+    /// called `Analyzer.finishAudio`): the blocks completed since the last update, and the true
+    /// and sample peaks since the last hop, which no update carried, go with the held block
+    /// (or the newest of those blocks, the newest ending at `unix`); every held block is
+    /// written. Before the log's `stop`.
+    public func finish(analyzer: Analyzer, unix: Double) {
+        for p in cursors.indices {
+            var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
+            for c in analyzer.settings.resolvedProgrammes[p].channels where c < analyzer.settings.channels {
+                let t = analyzer.takeRecentTruePeakDBTP(channel: c), x = analyzer.samplePeakSinceHopDBFS(channel: c)
+                if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
+                if x > Double(Decibels.floor) { sp = max(sp ?? x, x) }
+            }
+            peaks[p] = (tp, sp, peaks[p].fault)
+            take(programme: p, analyzer: analyzer, unix: unix)
+            if var last = held[p] {
+                last.truePeak = larger(last.truePeak, peaks[p].truePeak)
+                last.samplePeak = larger(last.samplePeak, peaks[p].samplePeak)
+                held[p] = last
+            }
+            peaks[p] = (nil, nil, nil)
+            write(programme: p)
+        }
+    }
+
+    /// Writes the held blocks as they are (the log closes without `finish`: the LV2 plugin's
+    /// log set to another path).
+    public func flush() {
+        for p in held.indices { write(programme: p) }
     }
 
     /// An update: its blocks, peaks, faulted maxima and chain events, at the log's time `unix`.
@@ -78,16 +118,8 @@ public final class LogRecorder: @unchecked Sendable {
                 if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
                 if x > Double(Decibels.floor) { sp = max(sp ?? x, x) }
             }
-            var taken: [(Double, Int)] = []
-            let lost = analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in taken.append((power, index)) }
-            if lost > 0 { log.event("blocks_lost", programme: p, value: Double(lost)) }
-            // Each block's end: the newest is now, the ones before 100 ms apart.
-            for (i, (power, index)) in taken.enumerated() {
-                let last = i == taken.count - 1
-                log.block(programme: p, t: unix - Double(taken.count - 1 - i) * 0.1, index: index, power: power,
-                          truePeak: last ? tp : nil, samplePeak: last ? sp : nil, fault: fault)
-            }
-            peaks[p] = taken.isEmpty ? (tp, sp, fault) : (nil, nil, nil)
+            peaks[p] = (tp, sp, fault)
+            take(programme: p, analyzer: analyzer, unix: unix)
         }
         // The chain: the server lost and back, reconnects, and xruns and overruns (summed over
         // at most a second).
@@ -107,5 +139,35 @@ public final class LogRecorder: @unchecked Sendable {
             lastOverruns = st.overruns
             lastChainLog = unix
         }
+    }
+
+    /// Programme `p`'s blocks completed since the last look, the newest ending at `unix` and
+    /// the ones before 100 ms apart: the held block is written and the newest held, with the
+    /// peaks since the held one (`peaks[p]`, then cleared). Without a new block the peaks wait.
+    private func take(programme p: Int, analyzer: Analyzer, unix: Double) {
+        var taken: [(Double, Int)] = []
+        let lost = analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in taken.append((power, index)) }
+        if lost > 0 { log.event("blocks_lost", programme: p, value: Double(lost)) }
+        let (tp, sp, fault) = peaks[p]
+        for (i, (power, index)) in taken.enumerated() {
+            write(programme: p)
+            let last = i == taken.count - 1
+            held[p] = HeldBlock(t: unix - Double(taken.count - 1 - i) * 0.1, index: index, power: power,
+                                truePeak: last ? tp : nil, samplePeak: last ? sp : nil, fault: fault)
+        }
+        if !taken.isEmpty { peaks[p] = (nil, nil, nil) }
+    }
+
+    /// Writes programme `p`'s held block, if any.
+    private func write(programme p: Int) {
+        guard let b = held[p] else { return }
+        log.block(programme: p, t: b.t, index: b.index, power: b.power, truePeak: b.truePeak, samplePeak: b.samplePeak, fault: b.fault)
+        held[p] = nil
+    }
+
+    private func larger(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return max(a, b)
     }
 }

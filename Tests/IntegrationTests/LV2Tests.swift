@@ -503,16 +503,34 @@ final class LV2Tests: XCTestCase {
         let line = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.jsonParameter], lines, "the state: \(run.stdout.suffix(300))")
         XCTAssertEqual((line["state"] as? [String: String])?[LV2Description.logParameter], log, "the state: \(run.stdout.suffix(300))")
-        // The loudness log, as jackvu's --log keeps it: the 100 ms blocks of the 5 s (the last
-        // part-block left out), the start and the stop, and `jackvu report` reads the tone.
+        // The loudness log, as jackvu's --log keeps it: the 100 ms blocks of the 5 s, the last
+        // one too (it completes after the last hop: taken at the end), the start and the stop,
+        // and `jackvu report` reads the tone.
         let counts = try Executables.run("sqlite3", [log, "SELECT count(*) FROM blocks; SELECT group_concat(kind) FROM events;"])
-        XCTAssertEqual(counts.stdout.split(separator: "\n"), ["49", "start,stop"], counts.stderr)
+        XCTAssertEqual(counts.stdout.split(separator: "\n"), ["50", "start,stop"], counts.stderr)
         let report = try Executables.run(try Executables.product("jackvu"), ["report", log, "--type", "json"])
         XCTAssertEqual(report.status, 0, report.stderr)
         let row = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
         XCTAssertEqual(row["integrated_lufs"] as? Double ?? 0, -23, accuracy: 0.1, "\(row)")
         XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -20, accuracy: 0.1, "the blocks carry the true peak")
         XCTAssertEqual(row["result"] as? String, "pass", "\(row)")
+        // A file whose loudest 900 samples come after its last block and its last hop (96,300
+        // samples at −20 dBFS, then −3: the blocks end every 4,800 samples, the hops every
+        // 1,024, the last of each at 96,000 and 96,256): the log's last block carries their
+        // peaks (the plugin's last audio, taken at the end; no hop or block comes after it).
+        let ending = audio + "/ending.wav", endLog = audio + "/ending.db"
+        try writeWAV(ending, EBUSignals.tones([.init(seconds: 96_300 / 48_000, dBFS: -20), .init(seconds: 900 / 48_000, dBFS: -3)], channelGains: [0]))
+        let ended = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--log", endLog, folder + "/jackvu.lv2/jackvu.so", LV2Description.forms[0].uri, ending,
+        ], timeout: 60)
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        let last = try Executables.run("sqlite3", [endLog, "SELECT count(*), max(true_peak_dbtp), max(sample_peak_dbfs) FROM blocks;"])
+        let peaks = last.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Double($0) }
+        XCTAssertEqual(peaks.count, 3, last.stdout + last.stderr)
+        XCTAssertEqual(peaks.first ?? 0, 20, "the 2 s's blocks")
+        // (The true peak above −3: the tone's abrupt start and end ring between the samples.)
+        XCTAssertEqual(peaks.dropFirst().first ?? 0, -2.5, accuracy: 0.6, "the last samples' true peak")
+        XCTAssertEqual(peaks.last ?? 0, -3, accuracy: 0.1, "the last samples' sample peak")
         let written = completeLines(try String(contentsOfFile: lines, encoding: .utf8)).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }

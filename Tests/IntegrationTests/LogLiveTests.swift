@@ -92,6 +92,54 @@ final class LogLiveTests: XCTestCase {
         XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -23, accuracy: 0.3, "the blocks carry the true peak")
     }
 
+    /// The audio after the last update reaches the log when jackvu stops: its blocks, and its
+    /// peaks with the last block. With an update every 1.37 s (a 65,536-sample block without
+    /// overlap), the tone turns 17 dB louder just after an update and jackvu is stopped 0.4 s
+    /// later, before the next: the log ends within a few blocks of the stop and its true peak
+    /// is the loud tone's (before, the log ended at the last update and kept −20 dBTP).
+    func testTheAudioAfterTheLastUpdateReachesTheLogAtTheStop() throws {
+        let dir = try temporaryFolder("laststop")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("log.db").path
+        let server = try JackServer(sampleRate: 48000, period: 256, label: "laststop")
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"),
+            ["--channels", "1", "--format", "json", "--fft-size", "65536", "--overlap", "0", "--log", db],
+            environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_1"])
+        let tone = try BackgroundProcess(
+            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20", "--ramp", "5", "--connect", "jackvu:in_1"],
+            environment: server.environment, stdin: true)
+        defer { tone.stop() }
+        // Two updates (the second 1.37 s after the first), then the next one's start.
+        var seen = 0, updates = 0
+        let deadline = Date().addingTimeInterval(20)
+        while updates < 3 && Date() < deadline {
+            updates += vu.newLines(after: &seen).count
+            usleep(5_000)
+        }
+        XCTAssertEqual(updates, 3, "jackvu's updates: \(vu.stderr)")
+        tone.send("level -3")
+        usleep(400_000)
+        let stopped = Date().timeIntervalSince1970
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
+        XCTAssertEqual(vu.newLines(after: &seen).count, 0, "an update came after the level change: the test's timing failed")
+
+        let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b")
+        let f = rows.split(separator: "|").map { Double($0) }
+        XCTAssertEqual(f.count, 4, rows)
+        let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
+        print("the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
+        XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
+        XCTAssertEqual(truePeak, -3, accuracy: 0.3, "the loud tone's true peak, after the last update")
+        XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
+        let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
+        XCTAssertEqual(report.status, 0, report.stderr)
+        let row = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)")
+    }
+
     /// A log that cannot be opened (under /proc) and one on a disk that fills (a 192 KB tmpfs):
     /// each said once, on one line, and the metering goes on.
     func testAnUnwritableOrFullLogIsSaidOnceAndMeteringGoesOn() throws {
