@@ -46,10 +46,16 @@ public final class LogRecorder: @unchecked Sendable {
     /// (or the newest of those blocks, the newest ending at `unix`); every held block is
     /// written. Before the log's `stop`.
     public func finish(analyzer: Analyzer, unix: Double) {
+        let programmes = analyzer.settings.resolvedProgrammes
+        // Each channel's peaks once (taking the true peak starts its next interval), for every
+        // programme it is in.
+        let channelPeaks = (0..<analyzer.settings.channels).map { c in
+            (analyzer.takeRecentTruePeakDBTP(channel: c), analyzer.samplePeakSinceHopDBFS(channel: c))
+        }
         for p in cursors.indices {
             var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
-            for c in analyzer.settings.resolvedProgrammes[p].channels where c < analyzer.settings.channels {
-                let t = analyzer.takeRecentTruePeakDBTP(channel: c), x = analyzer.samplePeakSinceHopDBFS(channel: c)
+            for c in p < programmes.count ? programmes[p].channels : [] where c < channelPeaks.count {
+                let (t, x) = channelPeaks[c]
                 if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
                 if x > Double(Decibels.floor) { sp = max(sp ?? x, x) }
             }

@@ -104,7 +104,8 @@ final class LogLiveTests: XCTestCase {
         let server = try JackServer(sampleRate: 48000, period: 256, label: "laststop")
         let vu = try BackgroundProcess(
             try Executables.product("jackvu"),
-            ["--channels", "1", "--format", "json", "--fft-size", "65536", "--overlap", "0", "--log", db],
+            ["--channels", "1", "--format", "json", "--fft-size", "65536", "--overlap", "0", "--log", db,
+             "--programme", "main=1", "--programme", "copy=1"],
             environment: server.environment)
         defer { vu.stop() }
         try waitForPortsListed(server, ["jackvu:in_1"])
@@ -126,18 +127,24 @@ final class LogLiveTests: XCTestCase {
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
         XCTAssertEqual(vu.newLines(after: &seen).count, 0, "an update came after the level change: the test's timing failed")
 
-        let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b")
-        let f = rows.split(separator: "|").map { Double($0) }
-        XCTAssertEqual(f.count, 4, rows)
-        let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
-        print("the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
-        XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
-        XCTAssertEqual(truePeak, -3, accuracy: 0.3, "the loud tone's true peak, after the last update")
-        XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
+        // Both programmes (the same channel: its peaks taken once, given to each).
+        let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b GROUP BY b.programme")
+        let programmes = rows.split(separator: "\n")
+        XCTAssertEqual(programmes.count, 2, rows)
+        for programme in programmes {
+            let f = programme.split(separator: "|").map { Double($0) }
+            XCTAssertEqual(f.count, 4, rows)
+            let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
+            print("the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
+            XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
+            XCTAssertEqual(truePeak, -3, accuracy: 0.3, "the loud tone's true peak, after the last update")
+            XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
+        }
         let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
         XCTAssertEqual(report.status, 0, report.stderr)
-        let row = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])?.first)
-        XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)")
+        let results = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
+        XCTAssertEqual(results.compactMap { $0["programme"] as? String }.sorted(), ["copy", "main"])
+        for row in results { XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)") }
     }
 
     /// A log that cannot be opened (under /proc) and one on a disk that fills (a 192 KB tmpfs):
