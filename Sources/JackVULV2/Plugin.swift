@@ -399,6 +399,12 @@ private final class Work: @unchecked Sendable {
     var pendingGaps: [Int] = []
     var excludedFrames = 0
     var fellBehind = RepeatedWarning()
+    /// Non-finite or absurd samples from the host (NaN, ±∞, beyond ±10⁴: an upstream plugin's
+    /// fault), replaced by silence before any meter sees them (as the JACK client does, so
+    /// that none is poisoned), counted in the JSON's `status` and said on stderr at most once
+    /// per 10 s with the count.
+    var nonFinite = 0
+    var nonFiniteSaid = RepeatedWarning()
     var wasPaused = false
     var targetSeen: TargetSettings?
     /// The OSC outputs: `osc_port` (its port and the socket to it), the `osc` parameter's
@@ -411,8 +417,8 @@ private final class Work: @unchecked Sendable {
     var destinations: [OSCSender] = []
     var oscOutput: (any SnapshotOutput)?
     /// The datagrams that could not be sent (a destination's port closed, its network down),
-    /// said on stderr at most once per 10 s with the count (the JACK client counts them in its
-    /// status; the plugin's JSON has none).
+    /// said on stderr at most once per 10 s with the count, and counted in the JSON's
+    /// `status`.
     let oscFailures = Counter()
     var oscFailuresSeen = 0
     var oscRefused = RepeatedWarning()
@@ -439,7 +445,12 @@ private final class Work: @unchecked Sendable {
         snapshot = analyzer.makeSnapshot()
         let kinds = MessageKinds(LV2Description.oscKinds.compactMap(MessageKind.init(rawValue:)))
         addressSpace = AddressSpace(prefix: "/jackvu", kinds: kinds)
-        json = JSONLines(kinds: kinds)
+        // The JSON lines also carry the plugin's own counters (`status`: the audio the
+        // analysis fell behind on, the samples replaced, the OSC datagrams refused; the rest of
+        // the status is the JACK client's).
+        var jsonKinds = kinds
+        jsonKinds.insert(.status)
+        json = JSONLines(kinds: jsonKinds, onlyFields: [.status: LV2Description.statusFields])
         defaults = instance.readingPorts.map { Float(instance.ports[$0].defaultValue) }
         outputs = instance.readingPorts.map { i in
             switch instance.ports[i].kind {
@@ -531,6 +542,7 @@ private final class Work: @unchecked Sendable {
             }
         }
         guard available > 0 else { return }
+        sanitise(available)
         let (first, _) = ring.regions(channel: 0, frames: available)
         var cuts = [start, start + first.count, end] + pendingGaps.filter { $0 > start && $0 < end }
         cuts = Array(Set(cuts)).sorted()
@@ -547,6 +559,26 @@ private final class Work: @unchecked Sendable {
         }
         ring.consume(frames: available)
         pendingGaps.removeAll { $0 < end }
+    }
+
+    /// Replaces the non-finite and absurd samples of the `available` readable frames by
+    /// silence (`Vector.sanitize`, the ring's copy: the host's audio passes through as it
+    /// came), counted and said.
+    func sanitise(_ available: Int) {
+        let ring = instance.ring
+        var replaced = 0
+        for c in 0..<ring.channels {
+            let (a, b) = ring.regions(channel: c, frames: available)
+            replaced += Vector.sanitize(UnsafeMutableBufferPointer(mutating: a))
+            if b.count > 0 { replaced += Vector.sanitize(UnsafeMutableBufferPointer(mutating: b)) }
+        }
+        guard replaced > 0 else { return }
+        nonFinite += replaced
+        snapshot.status.nonFiniteSamples = nonFinite
+        if let held = nonFiniteSaid.occurred(at: monotonicNanoseconds()) {
+            let since = held > 0 ? " (and \(held) more times since the last line)" : ""
+            Work.say("non-finite or absurd input samples (NaN, ±∞, beyond ±10⁴) replaced by silence: \(nonFinite) so far\(since)")
+        }
     }
 
     /// The frames after a gap that count for no maximum: the true-peak filter rings for
@@ -600,6 +632,7 @@ private final class Work: @unchecked Sendable {
         }
         oscOutput?.take(OutputUpdate(snapshot: snapshot, addressSpace: addressSpace, json: json))
         let failures = oscFailures.count
+        snapshot.status.oscSendFailures = failures
         if failures != oscFailuresSeen, oscRefused.occurred(at: now) != nil {
             Work.say("OSC: datagrams to a destination could not be sent (its port closed, or its network down): \(failures) so far (said at most every 10 s)")
             oscFailuresSeen = failures

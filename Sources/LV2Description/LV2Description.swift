@@ -104,6 +104,9 @@ public enum LV2Description {
     /// a `--send` selection names them: the table declares each): what the plugin computes,
     /// but the display's own values and the fault labels, which no host of a plugin sets.
     public static let oscKinds = ["peak", "rms", "truepeak", "dpeak", "vu", "ppm", "k", "correlation", "loudness", "plr", "programme", "target", "alarms"]
+    /// The status counters the plugin's JSON lines carry (the ones a plugin has: the audio its
+    /// analysis fell behind on, the input samples replaced, the OSC datagrams refused).
+    public static let statusFields: Set<String> = ["overruns", "nonfinite_samples", "osc_send_failures"]
     /// OSC bundles a second on `osc_port`.
     public static let oscRate = 10
 

@@ -7,9 +7,13 @@ import DSP
 public struct JSONLines: Sendable {
     /// The kinds of reading to include.
     public var kinds: MessageKinds
+    /// Instance readings (by kind) of which only these fields are written: a host that has
+    /// only some of them (the LV2 plugin's `status`: no server, cycles or connections).
+    public var onlyFields: [MessageKind: Set<String>]
 
-    public init(kinds: MessageKinds = .all) {
+    public init(kinds: MessageKinds = .all, onlyFields: [MessageKind: Set<String>] = [:]) {
         self.kinds = kinds
+        self.onlyFields = onlyFields
     }
 
     /// One update as a JSON object and a newline; `file` leads it when given (analyze).
@@ -65,15 +69,15 @@ public struct JSONLines: Sendable {
             // A reading with no value at all (the alarms without --alarm) is left out.
             if reading.fields.allSatisfy({ if case .missing = $0.value(s, 0) { true } else { false } }) { continue }
             var fields: [String] = []
-            JSONLines.append(reading, subject: 0, s, to: &fields)
+            JSONLines.append(reading, subject: 0, s, only: MessageKind(rawValue: reading.kind).flatMap { onlyFields[$0] }, to: &fields)
             out += ", \"\(reading.jsonObject ?? reading.kind)\": {" + fields.joined(separator: ", ") + "}"
         }
         return out + "}\n"
     }
 
-    /// A reading's `"key": value` pairs for one subject.
-    private static func append(_ reading: Reading, subject: Int, _ s: Snapshot, to fields: inout [String]) {
-        for field in reading.fields where field.wire != .oscOnly {
+    /// A reading's `"key": value` pairs for one subject (of the fields in `only`, if given).
+    private static func append(_ reading: Reading, subject: Int, _ s: Snapshot, only: Set<String>? = nil, to fields: inout [String]) {
+        for field in reading.fields where field.wire != .oscOnly && only.map({ $0.contains(field.key) }) ?? true {
             fields.append("\"\(field.key)\": \(json(field.value(s, subject)))")
         }
     }

@@ -642,9 +642,12 @@ final class LV2Tests: XCTestCase {
     /// What a host or a session may hand the plugin that it must refuse without losing the
     /// readings: a JSON lines file and a log in a folder that does not exist (one line each on
     /// stderr, the host's log), a path longer than the plugin keeps (refused: the state holds
-    /// none), and 1,000 runs of pseudo-random events on the control port (sizes past the
-    /// sequence, objects of patch:Set with random keys): the host ends normally and the meters
-    /// read the tone (−23.0 LUFS).
+    /// none), 1,000 runs of pseudo-random events on the control port (sizes past the
+    /// sequence, objects of patch:Set with random keys), and audio with NaN, ±∞ and an absurd
+    /// sample in it (an upstream plugin's fault: replaced by silence before the meters, said
+    /// once on stderr and counted in the JSON's `status`; before, the loudness, VU, PPM and K
+    /// meters read nothing from the NaN on): the host ends normally and the meters read the
+    /// tone (−23.0 LUFS).
     func testBadPathsAndRandomEventsAreRefusedAndTheMetersGoOn() throws {
         let audio = try scratch("bad")
         let tone = audio + "/tone.wav"
@@ -673,6 +676,30 @@ final class LV2Tests: XCTestCase {
         ], timeout: 60)
         XCTAssertEqual(random.status, 0, random.stderr)
         XCTAssertEqual(integrated(random.stdout), -23, accuracy: 0.1, random.stdout)
+
+        let damaged = audio + "/damaged.wav", lines = audio + "/damaged.jsonl"
+        var samples = EBUSignals.tones([.init(seconds: 6, dBFS: -20)], channelGains: [0])[0]
+        for (k, v) in [Float.nan, .infinity, -.infinity, 1e6].enumerated() { samples[96_000 + 100 * k] = v }
+        try writeWAV(damaged, [samples])
+        let poisoned = try Executables.run(try Executables.product("jackvu-lv2-host"), [
+            "--set", "free_wheeling=1", "--json", lines, library, mono, damaged,
+        ], timeout: 60)
+        XCTAssertEqual(poisoned.status, 0, poisoned.stderr)
+        XCTAssertEqual(poisoned.stderr.split(separator: "\n").filter { $0.contains("replaced by silence: 4 so far") }.count, 1, poisoned.stderr)
+        let ports = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(poisoned.stdout.utf8))) as? [String: Any])?["ports"] as? [String: Any])
+        func value(_ key: String) -> Double { (ports[key] as? NSNumber)?.doubleValue ?? .nan }
+        print("after NaN, ±∞ and 10⁶: momentary \(value("momentary_lufs")) LUFS, VU \(value("vu_1")), PPM \(value("ppm_1")), K \(value("k_db_1"))")
+        for key in ["momentary_lufs", "short_term_lufs", "integrated_lufs"] { XCTAssertEqual(value(key), -23, accuracy: 0.1, key) }
+        XCTAssertEqual(value("vu_1"), -2, accuracy: 0.1, "VU: a −20 dBFS sine reads −2 VU")
+        XCTAssertGreaterThan(value("ppm_1"), -10, "PPM")
+        XCTAssertEqual(value("k_db_1"), 0, accuracy: 0.1, "K-20: a −20 dBFS sine reads 0 (the K-System reads a sine at its peak level)")
+        let last = try XCTUnwrap(completeLines(try String(contentsOfFile: lines, encoding: .utf8)).last.flatMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        })
+        let status = try XCTUnwrap(last["status"] as? [String: Any], "\(last.keys)")
+        XCTAssertEqual(status.keys.sorted(), LV2Description.statusFields.sorted(), "the plugin's own counters only")
+        XCTAssertEqual((status["nonfinite_samples"] as? NSNumber)?.intValue, 4)
+        XCTAssertEqual((status["overruns"] as? NSNumber)?.intValue, 0)
     }
 
     /// With `follow_transport` on, the integration follows the host's transport (the
