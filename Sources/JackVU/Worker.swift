@@ -184,9 +184,11 @@ final class Worker: @unchecked Sendable {
                 lastPublish = monotonicNanoseconds()
             }
         }
-        // The end (the client is closed: nothing more comes): the audio still in the ring, and
-        // the true peak's last samples, so that the log's last block has them.
-        drain()
+        // The end (the client is closed: nothing more comes): the audio still in the ring (a
+        // period or two when the worker keeps up; at most half a second of it when it had
+        // fallen behind, so that a stop stays prompt), and the true peak's last samples, so
+        // that the log's last block has them.
+        drain(atMost: max(1, analyzer.sampleRate / 2))
         analyzer.finishAudio()
         observers.finish()
     }
@@ -322,9 +324,9 @@ final class Worker: @unchecked Sendable {
     /// least 256 frames (the true-peak filter's ringing after a step is 24 frames).
     private var exclusionFrames: Int { max(256, shared.serverBufferSize.value) }
 
-    /// Analyses every frame in the ring; returns how many there were.
+    /// Analyses every frame in the ring (the oldest `atMost`); returns how many there were.
     @discardableResult
-    private func drain() -> Int {
+    private func drain(atMost most: Int = .max) -> Int {
         if rateUnsupported {
             ring.consume(frames: ring.readableFrames)
             return 0
@@ -349,7 +351,7 @@ final class Worker: @unchecked Sendable {
             }
             lastOverruns = overruns
         }
-        let available = ring.readableFrames
+        let available = min(ring.readableFrames, most)
         // An xrun on the server since the last look: the audio now in the ring is near it.
         let xruns = shared.xruns.count
         if xruns != xrunsSeen {
