@@ -186,10 +186,11 @@ final class Worker: @unchecked Sendable {
         }
         // The end (the client is closed: nothing more comes): the audio still in the ring (a
         // period or two when the worker keeps up; at most half a second of it when it had
-        // fallen behind, so that a stop stays prompt), and the true peak's last samples, so
-        // that the log's last block has them.
+        // fallen behind, so that a stop stays prompt), so that the log's last block has it.
+        // Not `finishAudio`: the signal goes on after jackvu stops listening, and silence
+        // after its last samples would be a step no one played (a sine's true peak read
+        // 0.3 dB high at the stop).
         drain(atMost: max(1, analyzer.sampleRate / 2))
-        analyzer.finishAudio()
         observers.finish()
     }
 

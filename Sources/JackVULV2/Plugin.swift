@@ -506,9 +506,9 @@ private final class Work: @unchecked Sendable {
             analyseReadable()
         }
         // The end (cleanup: the host runs the plugin no more): the audio still in the ring,
-        // the true peak's last samples, and the log's last block with them.
+        // and the log's last block with it (as the JACK client's worker: no silence after
+        // it, which the host's signal may not have).
         if ring.readableFrames > 0 || ring.overruns != overrunsSeen { analyseReadable() }
-        analyzer.finishAudio()
         observers.finish()
         closeLog()
         resolver?.join()

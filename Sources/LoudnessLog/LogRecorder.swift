@@ -40,8 +40,8 @@ public final class LogRecorder: @unchecked Sendable {
         held = Array(repeating: nil, count: programmes)
     }
 
-    /// The end of the run, after the analysis's last audio (the host drained its ring and
-    /// called `Analyzer.finishAudio`): the blocks completed since the last update, and the true
+    /// The end of the run, after the analysis's last audio (the host drained its ring): the
+    /// blocks completed since the last update, and the true
     /// and sample peaks since the last hop, which no update carried, go with the held block
     /// (or the newest of those blocks, the newest ending at `unix`); every held block is
     /// written. Before the log's `stop`.

@@ -137,7 +137,7 @@ final class LogLiveTests: XCTestCase {
             let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
             print("the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
             XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
-            XCTAssertEqual(truePeak, -3, accuracy: 0.3, "the loud tone's true peak, after the last update")
+            XCTAssertEqual(truePeak, -3, accuracy: 0.1, "the loud tone's true peak, after the last update (no silence added at the stop: its step would overshoot)")
             XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
         }
         let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
