@@ -315,6 +315,7 @@ public final class Engine {
         /// Stops JACK calling us first, then the threads that read what it wrote.
         func stop() {
             controlInput?.stop()
+            shared.closing.store(true, ordering: .relaxed)
             keeper.close()
             shared.stopping.store(true, ordering: .relaxed)
             wake.signal()

@@ -31,6 +31,10 @@ final class EngineState: @unchecked Sendable {
     let inputsConnected = SharedValue()
     /// Set when everything should stop.
     let stopping = Atomic<Bool>(false)
+    /// Set while jackvu closes its own client (before `stopping`): the process cycles stop
+    /// because of us, which the watchdog must not take for a stalled server (a 512-channel
+    /// close takes about 3 s, past the watchdog's 2.5 s: a `server_stalled` at every stop).
+    let closing = Atomic<Bool>(false)
     /// Set (by SIGHUP or the control input) to restart the measurements: integrated
     /// loudness, range, maxima.
     let resetRequested = Atomic<Bool>(false)
@@ -210,6 +214,7 @@ final class Worker: @unchecked Sendable {
     /// server still there (one that ends or goes away before is not said, nor its end).
     /// Returns whether the state changed.
     private func watchServer() -> Bool {
+        guard !shared.closing.load(ordering: .relaxed) else { return false }
         let rate = shared.serverSampleRate.value, frames = shared.serverBufferSize.value
         let now = monotonicNanoseconds()
         let change = watchdog.observe(

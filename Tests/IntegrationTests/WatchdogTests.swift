@@ -102,6 +102,32 @@ final class WatchdogTests: XCTestCase {
         XCTAssertEqual(page.messages.filter { $0.hasPrefix("exception") }, [], "uncaught exceptions")
     }
 
+    /// jackvu's own close is not a stalled server: 256 channels stopped a second after their
+    /// ports appear take about 3 s to close (the metadata writer, still writing, is waited for
+    /// its 3 s), with no process cycle meanwhile; the watchdog, which says a stall after 2.5 s,
+    /// said one at every such stop and logged `server_stalled` (a report's incident that never
+    /// happened). Now it does not watch while jackvu closes.
+    func testJackvusOwnCloseIsNotAStalledServer() throws {
+        let server = try JackServer(label: "closing", serverOptions: ["-p", "2048"])
+        defer { server.stop() }
+        let folder = NSTemporaryDirectory() + "jackvu-closing-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let vu = try BackgroundProcess(
+            try Executables.product("jackvu"), ["--channels", "256", "--quiet", "--log", folder + "/log.db"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:in_256"], timeout: 30)
+        usleep(1_000_000)
+        let start = Date()
+        XCTAssertEqual(vu.stop(signal: SIGTERM, timeout: 20), 0, vu.stderr)
+        let took = Date().timeIntervalSince(start)
+        print("256 channels closed in \(String(format: "%.2f", took)) s")
+        XCTAssertGreaterThan(took, 2.6, "the close was shorter than the watchdog's 2.5 s: the test shows nothing")
+        XCTAssertFalse(vu.stderr.contains("stalled"), vu.stderr)
+        let stalls = try Executables.run("sqlite3", [folder + "/log.db", "SELECT count(*) FROM events WHERE kind = 'server_stalled'"])
+        XCTAssertEqual(stalls.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "0", "the log's server_stalled events")
+    }
+
     /// A server that runs but does not answer (stopped with SIGSTOP before jackvu starts;
     /// JACK's metadata database locked by a client killed inside a write does the same):
     /// libjack's open waits for it without a limit, and jackvu's signals are blocked. jackvu
