@@ -395,8 +395,8 @@ public final class BlockLogObserver: AnalysisObserver {
         if writer != nil, let analyzer { takePeaks(analyzer) { _ in nil } }
         for p in programmes.indices {
             if var last = held[p] {
-                last.truePeak = larger(last.truePeak, truePeaks[p])
-                last.samplePeak = larger(last.samplePeak, samplePeaks[p])
+                last.truePeak = largerPeak(last.truePeak, truePeaks[p])
+                last.samplePeak = largerPeak(last.samplePeak, samplePeaks[p])
                 held[p] = last
             }
             write(programme: p)
@@ -409,16 +409,10 @@ public final class BlockLogObserver: AnalysisObserver {
         let peaks = (0..<analyzer.settings.channels).map { c in (analyzer.takeRecentTruePeakDBTP(channel: c), samplePeak(c)) }
         for (p, programme) in programmes.enumerated() {
             for c in programme.channels where c < peaks.count {
-                truePeaks[p] = larger(truePeaks[p], peaks[c].0)
-                samplePeaks[p] = larger(samplePeaks[p], peaks[c].1)
+                truePeaks[p] = largerPeak(truePeaks[p], peaks[c].0)
+                samplePeaks[p] = largerPeak(samplePeaks[p], peaks[c].1)
             }
         }
-    }
-
-    private func larger(_ a: Double?, _ b: Double?) -> Double? {
-        guard let a else { return b }
-        guard let b else { return a }
-        return max(a, b)
     }
 
     /// Writes programme `p`'s held block, if any.

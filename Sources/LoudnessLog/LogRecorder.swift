@@ -53,17 +53,12 @@ public final class LogRecorder: @unchecked Sendable {
             (analyzer.takeRecentTruePeakDBTP(channel: c), analyzer.samplePeakSinceHopDBFS(channel: c))
         }
         for p in cursors.indices {
-            var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
-            for c in p < programmes.count ? programmes[p].channels : [] where c < channelPeaks.count {
-                let (t, x) = channelPeaks[c]
-                if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
-                if x > Double(Decibels.floor) { sp = max(sp ?? x, x) }
-            }
-            peaks[p] = (tp, sp, peaks[p].fault)
+            raisePeaks(programme: p, channels: p < programmes.count ? programmes[p].channels : [], of: channelPeaks.count,
+                       fault: peaks[p].fault) { channelPeaks[$0] }
             take(programme: p, analyzer: analyzer, unix: unix)
             if var last = held[p] {
-                last.truePeak = larger(last.truePeak, peaks[p].truePeak)
-                last.samplePeak = larger(last.samplePeak, peaks[p].samplePeak)
+                last.truePeak = largerPeak(last.truePeak, peaks[p].truePeak)
+                last.samplePeak = largerPeak(last.samplePeak, peaks[p].samplePeak)
                 held[p] = last
             }
             peaks[p] = (nil, nil, nil)
@@ -114,17 +109,12 @@ public final class LogRecorder: @unchecked Sendable {
 
     private func recordBlocksAndChain(_ s: Snapshot, analyzer: Analyzer, unix: Double) {
         for p in s.programmes.indices where p < cursors.count {
-            // The hop's peaks wait for the programme's next block.
-            var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
-            // A fault near this update's audio (`FaultLabels`): its blocks carry it, so that
-            // the report keeps the clean maxima beside the others.
-            let fault = s.blockFault ?? peaks[p].fault
-            for c in s.programmes[p].channels where c < s.channels.count {
-                let t = Double(s.channels[c].truePeakDBTP), x = Double(s.channels[c].peakDBFS)
-                if t > Double(Decibels.floor) { tp = max(tp ?? t, t) }
-                if x > Double(Decibels.floor) { sp = max(sp ?? x, x) }
+            // The hop's peaks wait for the programme's next block. A fault near this update's
+            // audio (`FaultLabels`): its blocks carry it, so that the report keeps the clean
+            // maxima beside the others.
+            raisePeaks(programme: p, channels: s.programmes[p].channels, of: s.channels.count, fault: s.blockFault ?? peaks[p].fault) {
+                (Double(s.channels[$0].truePeakDBTP), Double(s.channels[$0].peakDBFS))
             }
-            peaks[p] = (tp, sp, fault)
             take(programme: p, analyzer: analyzer, unix: unix)
         }
         // The chain: the server lost and back, reconnects, and xruns and overruns (summed over
@@ -171,9 +161,22 @@ public final class LogRecorder: @unchecked Sendable {
         held[p] = nil
     }
 
-    private func larger(_ a: Double?, _ b: Double?) -> Double? {
-        guard let a else { return b }
-        guard let b else { return a }
-        return max(a, b)
+    /// Programme `p`'s peaks since its last block raised by those of its `channels` (below
+    /// `count`): `peak(c)` is channel c's true and sample peak (dBTP, dBFS; the floor: none).
+    private func raisePeaks(programme p: Int, channels: [Int], of count: Int, fault: FaultCause?, _ peak: (Int) -> (Double, Double)) {
+        var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
+        for c in channels where c < count {
+            let (t, x) = peak(c)
+            if t > Double(Decibels.floor) { tp = largerPeak(tp, t) }
+            if x > Double(Decibels.floor) { sp = largerPeak(sp, x) }
+        }
+        peaks[p] = (tp, sp, fault)
     }
+}
+
+/// The larger of two peaks (dB), either of which may be missing (nil: none yet).
+public func largerPeak(_ a: Double?, _ b: Double?) -> Double? {
+    guard let a else { return b }
+    guard let b else { return a }
+    return max(a, b)
 }
