@@ -472,9 +472,9 @@ public final class Analyzer: @unchecked Sendable {
     /// level or pitch is built from audio on both sides of it): nothing is ready to publish
     /// until the block is full again. The running measurements go on.
     public func restartBlock() {
+        for c in channels { c.clearBlock(keepingPeakOf: filled, hopSize: hopSize) }
         blockHops = 0
         filled = 0
-        for c in channels { c.clearBlock() }
     }
 
     public func resetMeasurements() {
@@ -580,6 +580,9 @@ final class ChannelAnalysis {
     private(set) var heldPeak = Double(Decibels.floor)
     /// True peak since the previous hop (linear).
     private(set) var recentTruePeak: Float = 0
+    /// The sample peak (linear) of the samples since the previous hop that a restart of the
+    /// block emptied (`clearBlock`); 0 from the next hop.
+    private var peakBeforeRestart: Float = 0
     /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
     private(set) var totalSquares = 0.0
 
@@ -619,11 +622,12 @@ final class ChannelAnalysis {
         if features.contains(.dpeak) { digitalPeak.process(buffer) }
     }
 
-    /// The largest |sample| of the `filled` samples stored since the last hop (`.live`).
+    /// The largest |sample| of the `filled` samples stored since the last hop (`.live`), and of
+    /// those before a restart of the block since that hop.
     func peakSinceHop(filled: Int, hopSize: Int) -> Float {
         let n = min(filled, hopSize)
-        guard n > 0 else { return 0 }
-        return Vector.maxMagnitude(UnsafeBufferPointer(start: block.baseAddress! + (block.count - hopSize), count: n))
+        guard n > 0 else { return peakBeforeRestart }
+        return max(peakBeforeRestart, Vector.maxMagnitude(UnsafeBufferPointer(start: block.baseAddress! + (block.count - hopSize), count: n)))
     }
 
     /// Moves the display readings on by `elapsed` seconds of new samples (already stored):
@@ -663,6 +667,7 @@ final class ChannelAnalysis {
             dcMean = dcMean * k + bits.mean * (1 - k)
         }
         recentTruePeak = truePeak
+        peakBeforeRestart = 0
         let peak = Double(level.peakDBFS)
         let elapsed = Double(hopSize) / sampleRate
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
@@ -700,7 +705,11 @@ final class ChannelAnalysis {
         s.dcDBFS = Decibels.fromAmplitude(Float(abs(dcMean)))
     }
 
-    func clearBlock() {
+    /// Empties the block; the peak of its `filled` samples since the last hop is kept for
+    /// `peakSinceHop` (a restart, say at a connection change in the last moments of a run,
+    /// must not lose what the log's end still has to write).
+    func clearBlock(keepingPeakOf filled: Int, hopSize: Int) {
+        peakBeforeRestart = peakSinceHop(filled: filled, hopSize: hopSize)
         block.update(repeating: 0)
         for i in hopTallies.indices { hopTallies[i] = BitTally() }
         windowSquares = 0

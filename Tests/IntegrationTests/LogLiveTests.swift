@@ -96,55 +96,65 @@ final class LogLiveTests: XCTestCase {
     /// peaks with the last block. With an update every 1.37 s (a 65,536-sample block without
     /// overlap), the tone turns 17 dB louder just after an update and jackvu is stopped 0.4 s
     /// later, before the next: the log ends within a few blocks of the stop and its true peak
-    /// is the loud tone's (before, the log ended at the last update and kept −20 dBTP).
+    /// is the loud tone's (before, the log ended at the last update and kept −20 dBTP). Twice:
+    /// the second time the tone is disconnected 0.1 s before the stop, as a close can do in its
+    /// last cycles — the connection change starts the analysis block again, and the loud
+    /// samples it emptied must still give the log its sample peak (once they read −20 dBFS).
     func testTheAudioAfterTheLastUpdateReachesTheLogAtTheStop() throws {
-        let dir = try temporaryFolder("laststop")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let db = dir.appendingPathComponent("log.db").path
         let server = try JackServer(sampleRate: 48000, period: 256, label: "laststop")
-        let vu = try BackgroundProcess(
-            try Executables.product("jackvu"),
-            ["--channels", "1", "--format", "json", "--fft-size", "65536", "--overlap", "0", "--log", db,
-             "--programme", "main=1", "--programme", "copy=1"],
-            environment: server.environment)
-        defer { vu.stop() }
-        try waitForPortsListed(server, ["jackvu:in_1"])
-        let tone = try BackgroundProcess(
-            try Executables.product("jacktone"), ["--freq", "997", "--level", "-20", "--ramp", "5", "--connect", "jackvu:in_1"],
-            environment: server.environment, stdin: true)
-        defer { tone.stop() }
-        // Two updates (the second 1.37 s after the first), then the next one's start.
-        var seen = 0, updates = 0
-        let deadline = Date().addingTimeInterval(20)
-        while updates < 3 && Date() < deadline {
-            updates += vu.newLines(after: &seen).count
-            usleep(5_000)
-        }
-        XCTAssertEqual(updates, 3, "jackvu's updates: \(vu.stderr)")
-        tone.send("level -3")
-        usleep(400_000)
-        let stopped = Date().timeIntervalSince1970
-        XCTAssertEqual(vu.stop(), 0, vu.stderr)
-        XCTAssertEqual(vu.newLines(after: &seen).count, 0, "an update came after the level change: the test's timing failed")
+        for disconnect in [false, true] {
+            let dir = try temporaryFolder("laststop")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let db = dir.appendingPathComponent("log.db").path
+            let vu = try BackgroundProcess(
+                try Executables.product("jackvu"),
+                ["--channels", "1", "--format", "json", "--fft-size", "65536", "--overlap", "0", "--log", db,
+                 "--programme", "main=1", "--programme", "copy=1"],
+                environment: server.environment)
+            defer { vu.stop() }
+            try waitForPortsListed(server, ["jackvu:in_1"])
+            let tone = try BackgroundProcess(
+                try Executables.product("jacktone"), ["--freq", "997", "--level", "-20", "--ramp", "5", "--connect", "jackvu:in_1"],
+                environment: server.environment, stdin: true)
+            defer { tone.stop() }
+            // Two updates (the second 1.37 s after the first), then the next one's start.
+            var seen = 0, updates = 0
+            let deadline = Date().addingTimeInterval(20)
+            while updates < 3 && Date() < deadline {
+                updates += vu.newLines(after: &seen).count
+                usleep(5_000)
+            }
+            XCTAssertEqual(updates, 3, "jackvu's updates: \(vu.stderr)")
+            tone.send("level -3")
+            usleep(400_000)
+            if disconnect {
+                XCTAssertEqual(try Executables.run("jack_disconnect", ["jacktone:out", "jackvu:in_1"], environment: server.environment).status, 0)
+                usleep(100_000)
+            }
+            let stopped = Date().timeIntervalSince1970
+            XCTAssertEqual(vu.stop(), 0, vu.stderr)
+            XCTAssertEqual(vu.newLines(after: &seen).count, 0, "an update came after the level change: the test's timing failed")
+            tone.stop()
 
-        // Both programmes (the same channel: its peaks taken once, given to each).
-        let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b GROUP BY b.programme")
-        let programmes = rows.split(separator: "\n")
-        XCTAssertEqual(programmes.count, 2, rows)
-        for programme in programmes {
-            let f = programme.split(separator: "|").map { Double($0) }
-            XCTAssertEqual(f.count, 4, rows)
-            let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
-            print("the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
-            XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
-            XCTAssertEqual(truePeak, -3, accuracy: 0.1, "the loud tone's true peak, after the last update (no silence added at the stop: its step would overshoot)")
-            XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
+            // Both programmes (the same channel: its peaks taken once, given to each).
+            let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b GROUP BY b.programme")
+            let programmes = rows.split(separator: "\n")
+            XCTAssertEqual(programmes.count, 2, rows)
+            for programme in programmes {
+                let f = programme.split(separator: "|").map { Double($0) }
+                XCTAssertEqual(f.count, 4, rows)
+                let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
+                print("\(disconnect ? "disconnected first: " : "")the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS")
+                XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
+                XCTAssertEqual(truePeak, -3, accuracy: 0.1, "the loud tone's true peak, after the last update (no silence added at the stop: its step would overshoot)")
+                XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
+            }
+            let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
+            XCTAssertEqual(report.status, 0, report.stderr)
+            let results = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
+            XCTAssertEqual(results.compactMap { $0["programme"] as? String }.sorted(), ["copy", "main"])
+            for row in results { XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)") }
         }
-        let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
-        XCTAssertEqual(report.status, 0, report.stderr)
-        let results = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
-        XCTAssertEqual(results.compactMap { $0["programme"] as? String }.sorted(), ["copy", "main"])
-        for row in results { XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)") }
     }
 
     /// A log that cannot be opened (under /proc) and one on a disk that fills (a 192 KB tmpfs):
