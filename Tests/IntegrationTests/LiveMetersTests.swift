@@ -136,7 +136,11 @@ final class LiveMetersTests: XCTestCase {
             try Executables.product("jacktone"), ["--freq", "1000", "--level", "-10", "--connect", "jackvu:in_[12]"],
             environment: server.environment, stdin: true)
         defer { tone.stop() }
-        _ = try waitFor(vu, "loud passage") { ($0.float("/jackvu/loudness/max_momentary") ?? -200) > -10.5 }
+        // The momentary window wholly within the loud tone (its 400 ms at −10 LUFS) before the
+        // tone turns quiet: a maximum taken while the window still filled reads below −10.
+        _ = try waitFor(vu, "loud passage") {
+            abs(($0.float("/jackvu/loudness/momentary") ?? -200) + 10) < 0.1 && ($0.float("/jackvu/loudness/max_momentary") ?? -200) > -10.2
+        }
         tone.send("level -30")
         _ = try waitFor(vu, "quiet passage") { abs(($0.float("/jackvu/loudness/momentary") ?? 0) + 30) < 0.3 }
         let held = OSCText.updates(vu.stdout).last
