@@ -303,12 +303,20 @@ public final class Client: @unchecked Sendable {
     /// port goes (checked with jack_property), and a second removal from this process only
     /// adds a writer to JACK's shared metadata database (a Berkeley DB without deadlock
     /// detection) while the server removes the same keys.
+    ///
+    /// The ports are unregistered before the close, while libjack still reads the client's
+    /// notifications: jackd (1.9.21) tells every client, the closing one too, of each property
+    /// it removes with a port, and at `jack_client_close` this client no longer reads them —
+    /// from about 30 ports on, their notifications filled its socket and the server's request
+    /// thread blocked writing to it until this process ended (every stop took the full
+    /// `closeLimit`, jackd answered no other client meanwhile, and wrote "Broken pipe").
     public func close(within limit: Double = Client.closeLimit, serverGone: Bool = false) {
         guard let handle else { return }
         // After the server shut down, only jack_client_close (JACK's documentation of the
         // shutdown callbacks): a deactivation has no server to ask.
         let wasActive = active && !serverGone
         active = false
+        let unregister = serverGone ? [] : ports.map(\.raw)
         ports.removeAll()
         self.handle = nil
         if adopted {
@@ -321,7 +329,7 @@ public final class Client: @unchecked Sendable {
         }
         let context = self.context
         self.context = nil
-        _ = Client.closeWithin(limit, handle: handle, deactivate: wasActive, context: context)
+        _ = Client.closeWithin(limit, handle: handle, deactivate: wasActive, unregister: unregister, context: context)
     }
 
     /// How long a client's open may take before its server counts as not answering, in
@@ -395,26 +403,29 @@ public final class Client: @unchecked Sendable {
     /// server went away (jack2 issue 395: a notification thread killed while it held a
     /// mutex): jackvu must still end, or open a new client. Returns whether the close finished.
     private static func closeWithin(
-        _ seconds: Double, handle: OpaquePointer, deactivate: Bool, context: Unmanaged<CallbackContext>?
+        _ seconds: Double, handle: OpaquePointer, deactivate: Bool, unregister: [OpaquePointer], context: Unmanaged<CallbackContext>?
     ) -> Bool {
         final class Closing: @unchecked Sendable {
             let handle: OpaquePointer
             let deactivate: Bool
+            let unregister: [OpaquePointer]
             let context: Unmanaged<CallbackContext>?
             let done = WakeSignal()
-            init(handle: OpaquePointer, deactivate: Bool, context: Unmanaged<CallbackContext>?) {
+            init(handle: OpaquePointer, deactivate: Bool, unregister: [OpaquePointer], context: Unmanaged<CallbackContext>?) {
                 self.handle = handle
                 self.deactivate = deactivate
+                self.unregister = unregister
                 self.context = context
             }
             func run() {
                 if deactivate { jack_deactivate(handle) }
+                for port in unregister { jack_port_unregister(handle, port) }
                 jack_client_close(handle)
                 context?.release()
                 done.signal()
             }
         }
-        let closing = Closing(handle: handle, deactivate: deactivate, context: context)
+        let closing = Closing(handle: handle, deactivate: deactivate, unregister: unregister, context: context)
         guard runDetached({ closing.run() }) else {
             // No thread to spare: close here, without a limit.
             closing.run()

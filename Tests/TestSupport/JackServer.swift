@@ -124,6 +124,8 @@ public final class JackServer: @unchecked Sendable {
     public func suspend() { Glibc.kill(process.process.processIdentifier, SIGSTOP) }
     /// The server's process ID.
     public var pid: pid_t { process.process.processIdentifier }
+    /// What jackd has written so far (stderr, then stdout).
+    public var output: String { process.stderr + process.stdout }
     public func resume() { Glibc.kill(process.process.processIdentifier, SIGCONT) }
 
     /// Kills the server outright (SIGKILL), as a crash would. Its files in /dev/shm are left
