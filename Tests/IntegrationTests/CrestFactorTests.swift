@@ -76,7 +76,7 @@ final class CrestFactorTests: XCTestCase {
                 .flatMap { ($0["channels"] as? [[String: Any]])?.first?["crest_db"] as? Double }
         }
         func latestOSC() -> Double? {
-            dump.stdout.split(separator: "\n").last { $0.split(separator: " ").dropFirst().first == "/jackvu/ch/1/crest" }
+            completeLines(dump.stdout).last { $0.split(separator: " ").dropFirst().first == "/jackvu/ch/1/crest" }
                 .flatMap { Double($0.split(separator: " ").last ?? "") }
         }
         func scraped() -> Double? {
@@ -101,7 +101,7 @@ final class CrestFactorTests: XCTestCase {
                     environment: server.environment, label: "probe")
                 defer { probe.stop() }
                 let read = eventually(timeout: 20) {
-                    guard let line = probe.stdout.split(separator: "\n").last(where: { $0.hasPrefix("/jackvu/ch/1/peak f ") }),
+                    guard let line = completeLines(probe.stdout).last(where: { $0.hasPrefix("/jackvu/ch/1/peak f ") }),
                           let peak = Double(line.split(separator: " ").last ?? "") else { return false }
                     return abs(pow(10, peak / 20) - Self.sine / 30) < 0.002
                 }

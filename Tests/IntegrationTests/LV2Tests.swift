@@ -303,7 +303,7 @@ final class LV2Tests: XCTestCase {
         XCTAssertEqual(try Executables.run("jack_connect", ["jacktone:out", "lv2host:in_1"], environment: server.environment).status, 0)
         // jalv's `monitors` command prints every control output as `symbol = value`.
         func latest(_ symbol: String) -> Double? {
-            host.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+            completeLines(host.stdout).reversed().lazy.compactMap { line -> Double? in
                 let parts = line.split(separator: "=").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) }
                 return parts.count == 2 && parts[0] == symbol ? Double(parts[1]) : nil
             }.first
@@ -393,7 +393,7 @@ final class LV2Tests: XCTestCase {
         record.stop(signal: SIGINT, timeout: 5)
         // oscdump prints each message as `TIMETAG ADDRESS TYPES VALUES…`: the latest of each.
         func latest(_ address: String, _ index: Int = 0) -> Double? {
-            dump.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+            completeLines(dump.stdout).reversed().lazy.compactMap { line -> Double? in
                 let parts = line.split(separator: " ")
                 return parts.count >= 4 + index && parts[1] == address ? Double(parts[3 + index]) : nil
             }.first
@@ -413,7 +413,7 @@ final class LV2Tests: XCTestCase {
             let sent = try XCTUnwrap(latest(address, index), "\(address) from the filter-chain: \(dump.stdout.suffix(800)) \(pipewire.log.suffix(800))")
             // A failure's evidence: each value the reading took, in order, and PipeWire's log
             // (the plugin's stderr).
-            let history = dump.stdout.split(separator: "\n").compactMap { line -> String? in
+            let history = completeLines(dump.stdout).compactMap { line -> String? in
                 let parts = line.split(separator: " ")
                 return parts.count >= 4 + index && parts[1] == address ? String(parts[3 + index]) : nil
             }.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
@@ -591,7 +591,7 @@ final class LV2Tests: XCTestCase {
 
         // oscdump prints `TIMETAG ADDRESS TYPES VALUE`: the last integrated loudness sent.
         func integrated() -> Double? {
-            dump.stdout.split(separator: "\n").reversed().lazy.compactMap { l -> Double? in
+            completeLines(dump.stdout).reversed().lazy.compactMap { l -> Double? in
                 let parts = l.split(separator: " ")
                 return parts.count >= 4 && parts[1] == "/jackvu/loudness/integrated" ? Double(parts[3]) : nil
             }.first
@@ -722,7 +722,7 @@ final class LV2Tests: XCTestCase {
             transport.stop()
         }
         func latest(_ symbol: String) -> Double? {
-            host.stdout.split(separator: "\n").reversed().lazy.compactMap { line -> Double? in
+            completeLines(host.stdout).reversed().lazy.compactMap { line -> Double? in
                 let parts = line.split(separator: "=").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) }
                 return parts.count == 2 && parts[0] == symbol ? Double(parts[1]) : nil
             }.first

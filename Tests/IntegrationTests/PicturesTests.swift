@@ -239,7 +239,7 @@ final class PicturesTests: XCTestCase {
         }
         usleep(1_200_000)
         // The JSON's last histogram.
-        let line = try XCTUnwrap(vu.stdout.split(separator: "\n").last { $0.contains("histogram_pct") }, "no histogram in \(vu.stdout.suffix(300))")
+        let line = try XCTUnwrap(completeLines(vu.stdout).last { $0.contains("histogram_pct") }, "no histogram in \(vu.stdout.suffix(300))")
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let json = try XCTUnwrap((object["loudness"] as? [String: Any])?["histogram_pct"] as? [Double], "\(line)")
         XCTAssertEqual(json.count, 70)
@@ -325,7 +325,7 @@ final class PicturesTests: XCTestCase {
         XCTAssertTrue(lit[1].contains { $0 > 24 }, "noise's float bits: \(lit[1])")
         XCTAssertEqual(lit[4], [], "silence lights nothing")
         // The JSON: the constant named, the 16-bit word.
-        let line = try XCTUnwrap(vu.stdout.split(separator: "\n").last { $0.contains("\"constant\"") })
+        let line = try XCTUnwrap(completeLines(vu.stdout).last { $0.contains("\"constant\"") })
         let channels = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["channels"] as? [[String: Any]])
         XCTAssertEqual(channels[2]["constant"] as? Bool, true, "\(line)")
         XCTAssertEqual(channels[0]["constant"] as? Bool, false)
