@@ -40,6 +40,12 @@ public final class Analyzer: @unchecked Sendable {
     public var isBlockFull: Bool { blockHops * hopSize >= settings.fftSize }
     /// Hops analysed since the block (re)started.
     private var blockHops = 0
+    /// Whether the block was full at the last hop: a host publishes a hop only then
+    /// (`isBlockFull`), so the hops after a restart of the block, until it is full again, are
+    /// not published and their true peaks go with the first hop that is (`refilling`; not
+    /// at the start, whose first update keeps its hop's true peak).
+    private var lastHopFull = false
+    private var refilling = false
     /// How many spectra and pitch estimates a second the outputs read: the outputs' rate
     /// (`--rate`, or the control input's `rate`). Snapshots are written every hop (the meter
     /// ports, the alarms and the log want every one), but the outputs take only the newest at
@@ -240,9 +246,10 @@ public final class Analyzer: @unchecked Sendable {
                     // the hop that fills the block: the first snapshot published has them.
                     let pace = spectrumPace, hop = blockHops + 1
                     let filling = hop * hopSize >= settings.fftSize && (hop - 1) * hopSize < settings.fftSize
+                    let carrying = refilling && !lastHopFull, publishing = hop * hopSize >= settings.fftSize
                     pool.forEach(channels.count) { c in
-                        channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c),
-                                            spectra: filling || (hop + c) % pace == 0)
+                        channels[c].analyze(hopSize: hopSize, truePeak: truePeak.takeRecentPeak(channel: c), carrying: carrying,
+                                            publishing: publishing, spectra: filling || (hop + c) % pace == 0)
                     }
                     if features.contains(.thirds) {
                         for group in laneGroups {
@@ -254,6 +261,8 @@ public final class Analyzer: @unchecked Sendable {
                 filled -= hopSize
                 hops += 1
                 blockHops += 1
+                lastHopFull = isBlockFull
+                if lastHopFull { refilling = false }
                 hop()
             }
         }
@@ -299,10 +308,11 @@ public final class Analyzer: @unchecked Sendable {
     public struct HeldMaxima: Sendable {
         fileprivate var truePeak: TruePeakMeter.Maxima
         fileprivate var channel: ChannelAnalysis.Held
+        fileprivate var lastHopFull: Bool
     }
 
     public func heldMaxima(channel c: Int) -> HeldMaxima {
-        HeldMaxima(truePeak: truePeak.maxima(channel: c), channel: channels[c].held)
+        HeldMaxima(truePeak: truePeak.maxima(channel: c), channel: channels[c].held, lastHopFull: lastHopFull)
     }
 
     /// Puts channel `c`'s maxima back as they were (`heldMaxima`): the frames appended since
@@ -310,13 +320,21 @@ public final class Analyzer: @unchecked Sendable {
     public func restore(_ m: HeldMaxima, channel c: Int) {
         truePeak.restore(m.truePeak, channel: c)
         channels[c].held = m.channel
+        // The true peak carried to the next published hop: as before the frames, unless a hop
+        // among them began a block's refill — then nothing (what it took from before the
+        // frames is back in the meter's recent peak, restored above).
+        if m.lastHopFull && !lastHopFull { channels[c].clearRecentTruePeak() }
     }
 
     /// Channel `c`'s largest true peak since the previous call (dBTP; the floor when there was
     /// nothing), starting a new interval: for a host that gives out peaks per stretch of its
     /// own (`analyze --log`'s 100 ms blocks). Without `.live` only (its hops take them).
+    /// Live, at the end, with the block not yet full again after a restart: with the true peak
+    /// of the hops since, which no published hop carried.
     public func takeRecentTruePeakDBTP(channel c: Int) -> Double {
-        Double(Decibels.fromAmplitude(truePeak.takeRecentPeak(channel: c)))
+        var peak = truePeak.takeRecentPeak(channel: c)
+        if features.contains(.live) && !lastHopFull && channels.indices.contains(c) { peak = max(peak, channels[c].recentTruePeak) }
+        return Double(Decibels.fromAmplitude(peak))
     }
 
     /// Appends frames that count for the loudness, levels and spectrum but not for the maxima
@@ -336,11 +354,12 @@ public final class Analyzer: @unchecked Sendable {
     }
 
     /// Channel `c`'s sample peak (dBFS; the floor when there was nothing) of the frames appended
-    /// since the last hop, which no snapshot has shown yet: for a live host's end (the log's
-    /// last block). With `.live` only (the analysis block keeps the samples).
+    /// since the last published hop, which no snapshot has shown yet: for a live host's end
+    /// (the log's last block). With `.live` only (the analysis block keeps the samples). With
+    /// the block not full again after a restart, the whole block: it holds only what came since.
     public func samplePeakSinceHopDBFS(channel c: Int) -> Double {
         guard features.contains(.live), channels.indices.contains(c) else { return Double(Decibels.floor) }
-        return Double(Decibels.fromAmplitude(channels[c].peakSinceHop(filled: filled, hopSize: hopSize)))
+        return Double(Decibels.fromAmplitude(channels[c].peakSinceHop(filled: lastHopFull ? filled : nil, hopSize: hopSize)))
     }
 
     /// The end of the audio (a file's, after its last frames and true peaks are appended): the
@@ -472,7 +491,8 @@ public final class Analyzer: @unchecked Sendable {
     /// level or pitch is built from audio on both sides of it): nothing is ready to publish
     /// until the block is full again. The running measurements go on.
     public func restartBlock() {
-        for c in channels { c.clearBlock(keepingPeakOf: filled, hopSize: hopSize) }
+        for c in channels { c.clearBlock(keepingPeakOf: lastHopFull ? filled : nil, hopSize: hopSize) }
+        refilling = true
         blockHops = 0
         filled = 0
     }
@@ -580,8 +600,8 @@ final class ChannelAnalysis {
     private(set) var heldPeak = Double(Decibels.floor)
     /// True peak since the previous hop (linear).
     private(set) var recentTruePeak: Float = 0
-    /// The sample peak (linear) of the samples since the previous hop that a restart of the
-    /// block emptied (`clearBlock`); 0 from the next hop.
+    /// The sample peak (linear) of the samples since the previous published hop that a restart
+    /// of the block emptied (`clearBlock`), for the end; 0 from the next published hop.
     private var peakBeforeRestart: Float = 0
     /// Whole-run sum of squares (the sample peak comes from the true-peak meter's scan).
     private(set) var totalSquares = 0.0
@@ -622,9 +642,10 @@ final class ChannelAnalysis {
         if features.contains(.dpeak) { digitalPeak.process(buffer) }
     }
 
-    /// The largest |sample| of the `filled` samples stored since the last hop (`.live`), and of
-    /// those before a restart of the block since that hop.
-    func peakSinceHop(filled: Int, hopSize: Int) -> Float {
+    /// The largest |sample| of the `filled` samples stored since the last hop (`.live`; nil:
+    /// the whole block), and of those before a restart of the block since the last published hop.
+    func peakSinceHop(filled: Int?, hopSize: Int) -> Float {
+        guard let filled else { return max(peakBeforeRestart, Vector.maxMagnitude(UnsafeBufferPointer(block))) }
         let n = min(filled, hopSize)
         guard n > 0 else { return peakBeforeRestart }
         return max(peakBeforeRestart, Vector.maxMagnitude(UnsafeBufferPointer(start: block.baseAddress! + (block.count - hopSize), count: n)))
@@ -645,8 +666,10 @@ final class ChannelAnalysis {
     }
 
     /// Analyses the block (its spectrum and pitch only with `spectra`), then shifts it by one
-    /// hop to make room for the next.
-    func analyze(hopSize: Int, truePeak: Float, spectra: Bool) {
+    /// hop to make room for the next. `carrying`: the previous hop was not published (the block
+    /// was filling), so its true peak stays in this one's; `publishing`: this one will be (the
+    /// block is full with it).
+    func analyze(hopSize: Int, truePeak: Float, carrying: Bool, publishing: Bool, spectra: Bool) {
         let samples = UnsafeBufferPointer(block)
         level = BlockLevel(samples)
         if spectra {
@@ -666,8 +689,8 @@ final class ChannelAnalysis {
             let k = min(exp(-Double(hopSize) / sampleRate), 1 - 1 / Double(dcHops))
             dcMean = dcMean * k + bits.mean * (1 - k)
         }
-        recentTruePeak = truePeak
-        peakBeforeRestart = 0
+        recentTruePeak = carrying ? max(recentTruePeak, truePeak) : truePeak
+        if publishing { peakBeforeRestart = 0 }
         let peak = Double(level.peakDBFS)
         let elapsed = Double(hopSize) / sampleRate
         displayHold = scale.displayValue(Float(holdBallistics.update(peak, elapsed: elapsed)))
@@ -708,7 +731,7 @@ final class ChannelAnalysis {
     /// Empties the block; the peak of its `filled` samples since the last hop is kept for
     /// `peakSinceHop` (a restart, say at a connection change in the last moments of a run,
     /// must not lose what the log's end still has to write).
-    func clearBlock(keepingPeakOf filled: Int, hopSize: Int) {
+    func clearBlock(keepingPeakOf filled: Int?, hopSize: Int) {
         peakBeforeRestart = peakSinceHop(filled: filled, hopSize: hopSize)
         block.update(repeating: 0)
         for i in hopTallies.indices { hopTallies[i] = BitTally() }
@@ -722,17 +745,26 @@ final class ChannelAnalysis {
         var heldPeak: Double
         var displayTruePeak: Double
         var truePeakBallistics: Ballistics
+        /// The true peak a hop inside the stretch took, carried to the next published hop
+        /// otherwise (`analyze`'s `carrying`).
+        var recentTruePeak: Float
     }
 
     var held: Held {
-        get { Held(digitalPeak: digitalPeak, heldPeak: heldPeak, displayTruePeak: displayTruePeak, truePeakBallistics: truePeakBallistics) }
+        get {
+            Held(digitalPeak: digitalPeak, heldPeak: heldPeak, displayTruePeak: displayTruePeak, truePeakBallistics: truePeakBallistics,
+                 recentTruePeak: recentTruePeak)
+        }
         set {
             digitalPeak = newValue.digitalPeak
             heldPeak = newValue.heldPeak
             displayTruePeak = newValue.displayTruePeak
             truePeakBallistics = newValue.truePeakBallistics
+            recentTruePeak = newValue.recentTruePeak
         }
     }
+
+    func clearRecentTruePeak() { recentTruePeak = 0 }
 
     func continueFrom(_ old: ChannelAnalysis) {
         digitalPeak.continueFrom(old.digitalPeak)

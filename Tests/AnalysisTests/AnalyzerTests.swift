@@ -205,6 +205,84 @@ final class AnalyzerTests: XCTestCase {
         XCTAssertEqual(after.channels[0].clips, 1)
     }
 
+    /// After a restart of the analysis block (a connection change, a gap) nothing is published
+    /// until the block is full again (4 hops of 1,024 frames): the true peak of those hops goes
+    /// with the first update published — and, should the run end first, with the end
+    /// (`takeRecentTruePeakDBTP`, `samplePeakSinceHopDBFS`: the log's last block), as does the
+    /// sample peak of what came since the last published hop, before the restart too. A
+    /// stretch left out of the maxima stays out of it, and what an update showed before the
+    /// restart is not shown again. (Before: the first update after a
+    /// restart and the end read −20 dB, the quiet tone's, for a −6 dB burst in the refill.)
+    func testTheRefillAfterARestartReachesTheNextUpdateAndTheEnd() throws {
+        let quiet = sine(1000, rate: 48000, count: 8192, amplitude: 0.1)  // −20 dBTP
+        let burst = sine(1000, rate: 48000, count: 288, amplitude: 0.5)  // −6 dB, 6 whole periods
+        func analyzer() throws -> Analyzer {
+            let a = try Analyzer(configuration: Configuration(), sampleRate: 48000)
+            XCTAssertEqual(a.hopSize, 1024)
+            withPointers([quiet, quiet], 0) { p in a.append(frames: 8192, from: { p[$0] }) {} }
+            return a
+        }
+        func feed(_ a: Analyzer, _ x: [Float], _ frames: Int, excluding: [Int]? = nil, into published: inout [Snapshot]) {
+            var got: [Snapshot] = []
+            withPointers([x, x], 0) { p in
+                let hop = {
+                    guard a.isBlockFull else { return }
+                    var s = Snapshot(channels: 2, barCount: 48, bandCount: a.bandCount)
+                    a.write(into: &s)
+                    got.append(s)
+                }
+                if let excluding { a.append(frames: frames, from: { p[$0] }, leavingOutMaximaOf: excluding, hop: hop) } else { a.append(frames: frames, from: { p[$0] }, hop: hop) }
+            }
+            published += got
+        }
+        // The burst in the refill's first hop: the first update after the restart has it.
+        var published: [Snapshot] = []
+        let a = try analyzer()
+        a.restartBlock()
+        feed(a, burst, 288, into: &published)
+        feed(a, quiet, 4096, into: &published)
+        XCTAssertEqual(published.count, 1, "the block full again after 4 hops")
+        XCTAssertEqual(Double(published.first?.channels[0].truePeakDBTP ?? -200), -6.02, accuracy: 0.3, "the first update after the restart")
+        // The run ends during the refill, a hop after the restart.
+        published = []
+        let b = try analyzer()
+        b.restartBlock()
+        feed(b, burst, 288, into: &published)
+        feed(b, quiet, 1024, into: &published)
+        XCTAssertEqual(published.count, 0)
+        XCTAssertEqual(b.takeRecentTruePeakDBTP(channel: 0), -6.02, accuracy: 0.3, "the end's true peak")
+        XCTAssertEqual(b.samplePeakSinceHopDBFS(channel: 0), -6.02, accuracy: 0.05, "the end's sample peak")
+        // The burst before the restart, since the last published hop; the end a hop later.
+        let c = try analyzer()
+        feed(c, burst, 288, into: &published)
+        c.restartBlock()
+        feed(c, quiet, 1024 + 288, into: &published)
+        XCTAssertEqual(published.count, 0)
+        XCTAssertEqual(c.takeRecentTruePeakDBTP(channel: 0), -6.02, accuracy: 0.3, "the end's true peak, the burst before the restart")
+        XCTAssertEqual(c.samplePeakSinceHopDBFS(channel: 0), -6.02, accuracy: 0.05, "the end's sample peak, the burst before the restart")
+        // A connection change on channel 1: the burst at its start, with a hop inside the
+        // stretch left out, counts for channel 1's update only if it is not left out.
+        let d = try analyzer()
+        d.restartBlock()
+        var burstThenQuiet = burst
+        burstThenQuiet += quiet.prefix(1200 - 288)
+        feed(d, burstThenQuiet, 1200, excluding: [1], into: &published)
+        feed(d, quiet, 4096 - 1200, into: &published)
+        XCTAssertEqual(published.count, 1)
+        XCTAssertEqual(Double(published.first?.channels[0].truePeakDBTP ?? -200), -6.02, accuracy: 0.3, "channel 0 heard the burst")
+        XCTAssertEqual(Double(published.first?.channels[1].truePeakDBTP ?? -200), -20, accuracy: 0.1, "channel 1's stretch is left out")
+        // The burst in the last update before the restart is not shown again after it.
+        let e = try analyzer()
+        published = []
+        feed(e, burstThenQuiet, 1024, into: &published)
+        XCTAssertEqual(Double(published.first?.channels[1].truePeakDBTP ?? -200), -6.02, accuracy: 0.3)
+        e.restartBlock()
+        feed(e, quiet, 1200, excluding: [1], into: &published)
+        feed(e, quiet, 4096 - 1200, into: &published)
+        XCTAssertEqual(published.count, 2)
+        XCTAssertEqual(Double(published.last?.channels[1].truePeakDBTP ?? -200), -20, accuracy: 0.1, "the burst counted twice")
+    }
+
     /// `--send` decides what is computed: peak and RMS need neither the FFT, YIN, loudness
     /// nor the meters; the meter port's `--meter` source is always computed.
     func testSelectionDecidesWhatIsComputed() throws {
