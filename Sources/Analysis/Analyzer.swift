@@ -46,6 +46,10 @@ public final class Analyzer: @unchecked Sendable {
     /// at the start, whose first update keeps its hop's true peak).
     private var lastHopFull = false
     private var refilling = false
+    /// The samples since the last published hop, for `ChannelAnalysis.peakSinceHop`: the
+    /// `filled` ones of the block's last hop, or nil while the hops since were not published
+    /// either (the block filling) — then the whole block, which holds only what came since.
+    private var sincePublished: Int? { lastHopFull ? filled : nil }
     /// How many spectra and pitch estimates a second the outputs read: the outputs' rate
     /// (`--rate`, or the control input's `rate`). Snapshots are written every hop (the meter
     /// ports, the alarms and the log want every one), but the outputs take only the newest at
@@ -328,9 +332,9 @@ public final class Analyzer: @unchecked Sendable {
 
     /// Channel `c`'s largest true peak since the previous call (dBTP; the floor when there was
     /// nothing), starting a new interval: for a host that gives out peaks per stretch of its
-    /// own (`analyze --log`'s 100 ms blocks). Without `.live` only (its hops take them).
-    /// Live, at the end, with the block not yet full again after a restart: with the true peak
-    /// of the hops since, which no published hop carried.
+    /// own (`analyze --log`'s 100 ms blocks). With `.live` the hops take them, so only at the
+    /// end (the log's last block): then with the true peak of the hops since the last
+    /// published one, should the block be filling.
     public func takeRecentTruePeakDBTP(channel c: Int) -> Double {
         var peak = truePeak.takeRecentPeak(channel: c)
         if features.contains(.live) && !lastHopFull && channels.indices.contains(c) { peak = max(peak, channels[c].recentTruePeak) }
@@ -359,7 +363,7 @@ public final class Analyzer: @unchecked Sendable {
     /// the block not full again after a restart, the whole block: it holds only what came since.
     public func samplePeakSinceHopDBFS(channel c: Int) -> Double {
         guard features.contains(.live), channels.indices.contains(c) else { return Double(Decibels.floor) }
-        return Double(Decibels.fromAmplitude(channels[c].peakSinceHop(filled: lastHopFull ? filled : nil, hopSize: hopSize)))
+        return Double(Decibels.fromAmplitude(channels[c].peakSinceHop(filled: sincePublished, hopSize: hopSize)))
     }
 
     /// The end of the audio (a file's, after its last frames and true peaks are appended): the
@@ -491,7 +495,7 @@ public final class Analyzer: @unchecked Sendable {
     /// level or pitch is built from audio on both sides of it): nothing is ready to publish
     /// until the block is full again. The running measurements go on.
     public func restartBlock() {
-        for c in channels { c.clearBlock(keepingPeakOf: lastHopFull ? filled : nil, hopSize: hopSize) }
+        for c in channels { c.clearBlock(keepingPeakOf: sincePublished, hopSize: hopSize) }
         refilling = true
         blockHops = 0
         filled = 0
