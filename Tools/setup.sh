@@ -13,14 +13,15 @@
 # programme material), and LV2's hosts and checkers for the plugin's tests (jalv, lilv-utils
 # for lv2apply and lv2info, liblilv-dev for the tests' own lilv host, sordi for sord_validate, socat: a
 # JSON lines socket's reader), and gdb (a jack_property stopped and killed inside its write to
-# JACK's metadata database, as a client crashing there would). With --package
+# JACK's metadata database, as a client crashing there would) and libdb5.3-dev (Berkeley DB's
+# header, for the test that reads that database's deadlock detection). With --package
 # dpkg-dev (Tools/package.sh).
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
 packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev libsqlite3-dev lv2-dev)
 [ "${1:-}" = "--package" ] && packages+=(dpkg-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2 sqlite3 espeak-ng jalv lilv-utils liblilv-dev sordi socat gdb)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2 sqlite3 espeak-ng jalv lilv-utils liblilv-dev sordi socat gdb libdb5.3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -54,6 +54,9 @@ public final class Client: @unchecked Sendable {
         if Client.isPipeWire && Client.nameTaken(name, server: server) {
             name = (2...999).lazy.map { "\(name)-\($0)" }.first { !Client.nameTaken($0, server: server) } ?? name
         }
+        // Before libjack joins JACK2's metadata database (MetadataDatabase: a deadlock there
+        // would hang the server for good).
+        MetadataDatabase.enableDeadlockDetection()
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
         guard let (opened, status) = Client.openWithin(Client.openLimit, name: name, options: options, server: server) else {
             throw .serverNotAnswering(server: server ?? getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) }, seconds: Client.openLimit)
@@ -82,6 +85,8 @@ public final class Client: @unchecked Sendable {
     /// passes to an internal client's `jack_initialize`. libjack's message functions are left
     /// as the server set them.
     public init(adopting raw: OpaquePointer) {
+        // For the `jack_property` clients that write its properties (setProperty).
+        MetadataDatabase.enableDeadlockDetection()
         handle = raw
         adopted = true
         name = String(cString: jack_get_client_name(raw))

@@ -148,7 +148,16 @@ final class JackConnection {
             var failed: JackError?
             for (i, p) in pending.enumerated() {
                 if stop.value != 0 { return }
-                do throws(JackError) { try client.setProperty(p.port, key: p.key, value: p.value, type: p.type) } catch { failed = failed ?? error }
+                // Tried three times: with JACK's metadata database detecting deadlocks
+                // (MetadataDatabase), a write can be the request a deadlock rejects.
+                for attempt in 1...3 {
+                    do throws(JackError) {
+                        try client.setProperty(p.port, key: p.key, value: p.value, type: p.type)
+                        break
+                    } catch {
+                        if attempt == 3 { failed = failed ?? error } else { usleep(10_000) }
+                    }
+                }
                 if i % JackConnection.metadataBatch == JackConnection.metadataBatch - 1 { usleep(JackConnection.metadataPause) }
             }
             client.writeDeferredProperties()  // in process only

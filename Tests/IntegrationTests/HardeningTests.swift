@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import TestSupport
 import XCTest
+import Jack
 
 /// Nothing from outside stops the meter: control packets with every out-of-range value, and a
 /// step of the wall clock, on the real binary with a real server, tone and OSC receiver.
@@ -315,6 +316,76 @@ final class HardeningTests: XCTestCase {
         print("a locked metadata database: jackvu ended \(String(format: "%.2f", Date().timeIntervalSince(stop))) s after SIGTERM")
         XCTAssertEqual(vu.process.terminationStatus, 0, vu.stderr)
         XCTAssertTrue(vu.stderr.contains("a port metadata write to the JACK server has not returned"), vu.stderr)
+    }
+
+    /// JACK2's metadata database deadlocks: jackd's removal of a departing client's properties
+    /// (a cursor over the whole hash database, at every client close) and a client's
+    /// jack_set_property that splits the bucket the cursor is on wait for each other for ever,
+    /// and the server answers no one again (Berkeley DB's lock table: the client holding the
+    /// meta page for writing and waiting for bucket 2, jackd holding bucket 2 and waiting for
+    /// the meta page). It hung two CI runs in the test above (a 64-channel start beside a loop
+    /// of `jack_lsp`s). jackvu asks Berkeley DB to detect deadlocks (MetadataDatabase): its
+    /// start writes `DB_CONFIG` into the environment, and its libjack, joining, records the
+    /// policy in the shared lock region, for every process. Checked in the region itself, by
+    /// Berkeley DB's own `get_lk_detect` (a small C program), before jackvu (none) and after
+    /// (DB_LOCK_MINWRITE); a `DB_CONFIG` of someone else's is left as it is. Only in this run's
+    /// own /dev/shm (as root, as CI runs): the environment is removed to begin with none.
+    func testJackvuTurnsOnDeadlockDetectionInJACKsMetadataDatabase() throws {
+        guard JackServer.privateSharedMemory else {
+            throw XCTSkip("removes JACK's metadata database: only in a test run with a /dev/shm of its own (Tools/test.sh as root)")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-bdb-\(getpid())-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("detect.c").path, checker = dir.appendingPathComponent("detect").path
+        try """
+        #include <db.h>
+        #include <stdio.h>
+        /* The deadlock detection of the Berkeley DB environment in argv[1], as its lock region holds it. */
+        int main(int argc, char **argv) {
+            DB_ENV *env;
+            u_int32_t mode = 0;
+            if (argc < 2 || db_env_create(&env, 0) != 0) return 2;
+            int r = env->open(env, argv[1], DB_JOINENV, 0);
+            if (r != 0) { fprintf(stderr, "%s: %s\\n", argv[1], db_strerror(r)); return 1; }
+            env->get_lk_detect(env, &mode);
+            printf("%s\\n", mode == DB_LOCK_MINWRITE ? "minwrite" : mode == DB_LOCK_NORUN ? "none" : "other");
+            env->close(env, 0);
+            return 0;
+        }
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        let cc = try Executables.run("cc", ["-O2", "-o", checker, source, "-ldb-5.3"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        func detection() throws -> String {
+            let r = try Executables.run(checker, [MetadataDatabase.directory], timeout: 10)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let config = MetadataDatabase.directory + "/DB_CONFIG"
+
+        JackServer.removeWedgedMetadataDatabase()
+        let server = try JackServer(label: "bdb")
+        // The server's first client (its readiness probe) made the environment, as jackd 1.9.21 does: no detection.
+        XCTAssertEqual(try detection(), "none")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: config))
+        let vu = try BackgroundProcess(try jackvu(), ["--channels", "2", "--quiet"], environment: server.environment)
+        defer { vu.stop() }
+        try waitForPortsListed(server, ["jackvu:meter_2"])
+        XCTAssertEqual(try detection(), "minwrite", "jackvu's start turned the detector on")
+        XCTAssertTrue(try String(contentsOfFile: config, encoding: .utf8).contains("set_lk_detect DB_LOCK_MINWRITE"))
+        // The metadata is written as before.
+        let described = try Executables.run("jack_property", ["-p", "-l", "jackvu:meter_2"], environment: server.environment, timeout: 10)
+        XCTAssertTrue(described.stdout.contains("Meter 2"), described.stdout + described.stderr)
+
+        // Someone else's DB_CONFIG stays as it was.
+        let theirs = "# theirs\nset_lk_detect DB_LOCK_MINWRITE\n"
+        try theirs.write(toFile: config, atomically: false, encoding: .utf8)
+        let other = try BackgroundProcess(try jackvu(), ["--name", "other", "--channels", "1", "--quiet"], environment: server.environment, label: "other")
+        defer { other.stop() }
+        try waitForPortsListed(server, ["other:meter_1"])
+        XCTAssertEqual(try String(contentsOfFile: config, encoding: .utf8), theirs)
+        XCTAssertEqual(other.stop(), 0, other.stderr)
+        XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
 
     /// Reconnects release what the old client held: the server killed and started 40 times

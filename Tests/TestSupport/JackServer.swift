@@ -54,10 +54,11 @@ public final class JackServer: @unchecked Sendable {
             process.stop(signal: SIGKILL, timeout: 5)
             // A server that runs but answers no client, in this run's own /dev/shm, with JACK's
             // metadata database there: a Berkeley DB lock left held (a process killed inside a
-            // metadata write, or a lock-order deadlock between a client's jack_set_property and
-            // the server's removal of a departing client's properties; the database runs
-            // without deadlock detection) stops every later client and server. Start again,
-            // once, with a fresh database, so that one wedge costs one test, not every later one.
+            // metadata write; the lock-order deadlock between a client's jack_set_property and
+            // the server's removal of a departing client's properties is detected since jackvu
+            // turns Berkeley DB's detector on, MetadataDatabase) stops every later client and
+            // server. Start again, once, with a fresh database, so that one wedge costs one
+            // test, not every later one.
             if attempt == 1, probe == .hung, JackServer.removeWedgedMetadataDatabase() {
                 print("jackd -n \(name): its clients hung (JACK's metadata database in /dev/shm was wedged); removed the database and started the server again")
                 attempt += 1
