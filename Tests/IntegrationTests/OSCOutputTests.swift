@@ -556,13 +556,20 @@ final class OSCOutputTests: XCTestCase {
     }
 }
 
-/// Waits until `jack_lsp` lists every port in `names`.
+/// Waits until `jack_lsp` lists every port in `names`. On failure it says what the last
+/// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote last.
 func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
+    var last = "no jack_lsp finished"
     while Date() < deadline {
-        let listed = (try? server.lsp().stdout) ?? ""
-        if names.allSatisfy({ name in listed.split(separator: "\n").contains { $0 == name } }) { return }
+        do {
+            let r = try server.lsp()
+            if names.allSatisfy({ name in r.stdout.split(separator: "\n").contains { $0 == name } }) { return }
+            last = "jack_lsp exited \(r.status) listing \(r.stdout.split(separator: "\n").count) ports; stderr \(r.stderr.suffix(200))"
+        } catch {
+            last = "jack_lsp: \(error)"
+        }
         usleep(50_000)
     }
-    throw FixtureError("ports \(names) did not appear")
+    throw FixtureError("ports \(names) did not appear in \(timeout) s (\(last); jackd's last output: \(server.output.suffix(300)))")
 }
