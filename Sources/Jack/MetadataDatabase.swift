@@ -50,30 +50,39 @@ public enum MetadataDatabase {
     public enum Outcome: Equatable, Sendable {
         /// jackvu wrote the file (creating the directory if there was none).
         case written
-        /// A `DB_CONFIG` was there already: left as it is, whatever it says.
+        /// A `DB_CONFIG` was there already (or a link of that name): left as it is.
         case present
         /// PipeWire's JACK: no Berkeley DB.
         case notJACK2
+        /// The path is not a directory of this user's (a link, a file, someone else's
+        /// directory in the world-writable /dev/shm): nothing is written into it.
+        case refused
         /// The file could not be written (errno): metadata works as before, without detection.
         case failed(Int32)
     }
 
     /// Asks for deadlock detection in JACK2's metadata database before libjack opens it
     /// (before the process's first client, and again before each later one, in case the
-    /// environment was removed meanwhile). Never replaces a `DB_CONFIG` there is. Cheap when
-    /// done: one failed exclusive create.
+    /// environment was removed meanwhile). Never replaces a `DB_CONFIG` there is, never
+    /// follows a link, and writes only into a directory of this user's. Cheap when done: an
+    /// open of the directory and one failed exclusive create.
     @discardableResult
     public static func enableDeadlockDetection(directory: String = MetadataDatabase.directory, isJACK2: Bool = !Client.isPipeWire) -> Outcome {
         guard isJACK2 else { return .notJACK2 }
         // The mode JACK gives it (rwxr-x---); an existing directory is left as it is.
         if mkdir(directory, 0o750) != 0 && errno != EEXIST { return .failed(errno) }
-        let fd = open(directory + "/DB_CONFIG", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if dir < 0 { return errno == ENOTDIR || errno == ELOOP ? .refused : .failed(errno) }
+        defer { close(dir) }
+        var info = stat()
+        guard fstat(dir, &info) == 0, info.st_uid == getuid() else { return .refused }
+        let fd = openat(dir, "DB_CONFIG", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         if fd < 0 { return errno == EEXIST ? .present : .failed(errno) }
         defer { close(fd) }
         let written = configuration.withCString { write(fd, $0, strlen($0)) }
         if written != configuration.utf8.count {
             let error = written < 0 ? errno : EIO
-            unlink(directory + "/DB_CONFIG")
+            unlinkat(dir, "DB_CONFIG", 0)
             return .failed(error)
         }
         return .written

@@ -388,6 +388,52 @@ final class HardeningTests: XCTestCase {
         XCTAssertEqual(vu.stop(), 0, vu.stderr)
     }
 
+    /// The `DB_CONFIG` goes only where it should: /dev/shm is world-writable, so the directory
+    /// `jack_db-UID` may be anything another user put there. A new directory is made and
+    /// written; a file there already, or a link of that name, is left as it is (nothing
+    /// written through the link); a directory that is a link, a file, or another user's gets
+    /// nothing (`refused`); a parent that cannot hold it is an error; PipeWire's JACK is left
+    /// alone. Paths in a temporary directory, not JACK's.
+    func testTheDeadlockDetectorsConfigurationGoesOnlyIntoADirectoryOfTheUsersOwn() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-dbconfig-\(getpid())-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let fm = FileManager.default
+        let fresh = base + "/jack_db-fresh"
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: fresh, isJACK2: true), .written)
+        XCTAssertEqual(try String(contentsOfFile: fresh + "/DB_CONFIG", encoding: .utf8), MetadataDatabase.configuration)
+        XCTAssertEqual((try fm.attributesOfItem(atPath: fresh)[.posixPermissions] as? Int), 0o750)
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: fresh, isJACK2: true), .present)
+
+        let linked = base + "/jack_db-linked", elsewhere = base + "/elsewhere"
+        try fm.createDirectory(atPath: linked, withIntermediateDirectories: false)
+        try fm.createSymbolicLink(atPath: linked + "/DB_CONFIG", withDestinationPath: elsewhere)
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: linked, isJACK2: true), .present)
+        XCTAssertFalse(fm.fileExists(atPath: elsewhere), "written through a link")
+
+        let target = base + "/target", linkDirectory = base + "/jack_db-link"
+        try fm.createDirectory(atPath: target, withIntermediateDirectories: false)
+        try fm.createSymbolicLink(atPath: linkDirectory, withDestinationPath: target)
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: linkDirectory, isJACK2: true), .refused)
+        XCTAssertEqual(try fm.contentsOfDirectory(atPath: target), [])
+
+        let file = base + "/jack_db-file"
+        XCTAssertTrue(fm.createFile(atPath: file, contents: Data("x".utf8)))
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: file, isJACK2: true), .refused)
+
+        if getuid() == 0 {
+            let theirs = base + "/jack_db-theirs"
+            try fm.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+            XCTAssertEqual(chown(theirs, 65534, 65534), 0)
+            XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: theirs, isJACK2: true), .refused)
+            XCTAssertEqual(try fm.contentsOfDirectory(atPath: theirs), [])
+        }
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: "/proc/jackvu-no/jack_db-0", isJACK2: true), .failed(ENOENT))
+        let pipewire = base + "/jack_db-pipewire"
+        XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: pipewire, isJACK2: false), .notJACK2)
+        XCTAssertFalse(fm.fileExists(atPath: pipewire))
+    }
+
     /// Reconnects release what the old client held: the server killed and started 40 times
     /// under a running jackvu, which comes back each time; its threads and file descriptors
     /// do not grow from the 10th to the 40th restart, and its resident memory grows by
