@@ -149,14 +149,18 @@ final class JackConnection {
             for (i, p) in pending.enumerated() {
                 if stop.value != 0 { return }
                 // Tried three times: with JACK's metadata database detecting deadlocks
-                // (MetadataDatabase), a write can be the request a deadlock rejects.
-                for attempt in 1...3 {
+                // (MetadataDatabase), a write can be the request a deadlock rejects. Once one
+                // has failed three times the server likely has no metadata (PipeWire without
+                // its metadata object): the rest are tried once.
+                let attempts = failed == nil ? 3 : 1
+                for attempt in 1...attempts {
                     do throws(JackError) {
                         try client.setProperty(p.port, key: p.key, value: p.value, type: p.type)
                         break
                     } catch {
-                        if attempt == 3 { failed = failed ?? error } else { usleep(10_000) }
+                        if attempt == attempts { failed = failed ?? error } else { usleep(10_000) }
                     }
+                    if stop.value != 0 { return }
                 }
                 if i % JackConnection.metadataBatch == JackConnection.metadataBatch - 1 { usleep(JackConnection.metadataPause) }
             }
