@@ -12,6 +12,11 @@ echo "== build" >&2
 # Warnings in jackvu's own code fail the run (those of dependencies do not). An incremental
 # build only shows the warnings of the files it compiles; CI always builds from scratch.
 build_log="$(mktemp)"
+# Every `swift` command leaves empty TemporaryDirectory.XXXXXX folders in TMPDIR: its TMPDIR is
+# a folder of this run's own, removed at its end (the tests keep the caller's TMPDIR).
+build_tmp="$(mktemp -d)"
+trap 'rm -rf "$build_tmp"' EXIT
+swift() { TMPDIR="$build_tmp" command swift "$@"; }
 swift build --build-tests 2>&1 | tee "$build_log"
 own_warnings="$(grep -E "^$PWD/(Sources|Tests|Tools)/[^ ]*: warning:" "$build_log" | sort -u || true)"
 rm -f "$build_log"
@@ -47,7 +52,7 @@ export JACKVU_FUZZ_BIN_DIR="$PWD/.build-fuzz/debug"
 if [ $# -eq 0 ]; then
   tests=("$(swift build --show-bin-path)/jackvuPackageTests.xctest")
 else
-  tests=(swift test --skip-build --disable-swift-testing "$@")
+  tests=(command swift test --skip-build --disable-swift-testing "$@")
 fi
 
 # JACK2 keeps its server registry, semaphores, sockets and metadata database in /dev/shm,

@@ -795,6 +795,12 @@ final class LV2Tests: XCTestCase {
 
         var canaryEnvironment = base
         canaryEnvironment["JACKVU_LV2_CANARY"] = "1"
+        // jalv makes a folder /tmp/jalv-XXXXXX (a fixed place, not TMPDIR) and removes it when it
+        // closes; the canary's jalv is ended by RTSan, so its folder is removed here.
+        let jalvFolders = Self.jalvFolders()
+        defer {
+            for folder in Self.jalvFolders().subtracting(jalvFolders) { try? FileManager.default.removeItem(atPath: folder) }
+        }
         let canary = try BackgroundProcess(jalv, ["-x", "-n", "lv2canary", LV2Description.forms[0].uri], environment: canaryEnvironment,
                                            label: "jalv-canary", stdin: true)
         defer { canary.stop() }
@@ -802,5 +808,15 @@ final class LV2Tests: XCTestCase {
         XCTAssertTrue(eventually(timeout: 30) { !canary.isRunning }, "the canary's allocation did not end jalv: \(canary.stderr.suffix(600))")
         XCTAssertTrue(canary.stderr.contains("unsafe-library-call") && canary.stderr.contains("PluginInstance") && canary.stderr.contains("run"),
                       canary.stderr.suffix(900).description)
+    }
+
+    /// jalv's temporary folders: empty folders of this user's named /tmp/jalv-XXXXXX.
+    static func jalvFolders() -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        return Set(names.filter { $0.hasPrefix("jalv-") && $0.count == 11 }.map { "/tmp/" + $0 }.filter { path in
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { return false }
+            return (try? FileManager.default.contentsOfDirectory(atPath: path).isEmpty) ?? false
+        })
     }
 }

@@ -21,7 +21,9 @@ public final class HeadlessChromium: @unchecked Sendable {
             executable,
             ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
              "--enable-logging=stderr", "--v=0", "--remote-debugging-port=0", "about:blank"],
-            label: "chromium")
+            // Its singleton socket's folder (org.chromium.Chromium.XXXXXX, in TMPDIR) inside the
+            // profile, so that it goes with the profile even when Chromium is killed.
+            environment: ["TMPDIR": profile], label: "chromium")
         // Chromium writes its port and the browser's WebSocket path to DevToolsActivePort.
         let deadline = Date().addingTimeInterval(30)
         var found: (Int, String)?
