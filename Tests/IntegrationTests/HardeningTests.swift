@@ -226,7 +226,7 @@ final class HardeningTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let tools = root.appendingPathComponent("Tools")
         var scripts = try FileManager.default.contentsOfDirectory(atPath: tools.path)
-            .filter { $0.hasSuffix(".sh") }.map { tools.appendingPathComponent($0).path }
+            .filter { $0.hasSuffix(".sh") || $0.hasSuffix(".py") }.map { tools.appendingPathComponent($0).path }
         scripts.append(root.appendingPathComponent(".ci/run").path)
         XCTAssertGreaterThan(scripts.count, 5)
         for script in scripts {
