@@ -74,6 +74,11 @@ final class WebDisplayTests: XCTestCase {
         defer { reader.stop() }
         XCTAssertNotNil(waitFor(timeout: 20) { clients(port) == 1 }, "the reader is connected")
 
+        // Chromium's singleton folders (org.chromium.Chromium.XXXXXX, in TMPDIR) before it runs.
+        func singletonFolders() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("org.chromium.Chromium.") })
+        }
+        let foldersBefore = singletonFolders()
         let browser = try HeadlessChromium(folder: folder)
         defer { browser.stop() }
         let sizes = [(1280, 800), (390, 844), (3840, 2160)]
@@ -100,6 +105,7 @@ final class WebDisplayTests: XCTestCase {
         }
         // The pages' connections close with the browser; the reader's stays and keeps receiving.
         browser.stop()
+        XCTAssertEqual(singletonFolders().subtracting(foldersBefore), [], "the browser left its folder in \(NSTemporaryDirectory())")
         XCTAssertNotNil(waitFor(timeout: 20) { clients(port) == 1 }, "the pages' connections closed, the reader's open")
         let received = reader.bytes
         XCTAssertNotNil(waitFor(timeout: 20) { reader.bytes > received }, "the reader still receives updates after the pages")
