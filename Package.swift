@@ -185,7 +185,7 @@ let package = Package(
             path: "Tools/jacktone"),
         // The fuzzers of untrusted inputs (libFuzzer with -sanitize=fuzzer -DFUZZING; a replayer
         // of files otherwise): see Tools/test.sh and FuzzTests.
-        .executableTarget(name: "jackvu-fuzz", dependencies: ["FileAnalysis", "Outputs"], path: "Tools/jackvu-fuzz"),
+        .executableTarget(name: "jackvu-fuzz", dependencies: ["FileAnalysis", "JackVUOptions", "LoudnessLog", "Outputs"], path: "Tools/jackvu-fuzz"),
         .executableTarget(
             name: "jackvu-bench", dependencies: ["DSP", "Analysis", "Vocabulary"],
             path: "Tools/jackvu-bench"),

@@ -6,19 +6,32 @@
 //   wav      an audio file for `jackvu analyze` (libsndfile's parse, jackvu's WAV reader)
 //   control  a UDP packet for the OSC control input (`--listen`): liblo's decoding, then
 //            jackvu's command parsing
+//   options  a command line (arguments separated by NUL bytes): argument-parser's parse of
+//            jackvu, `jackvu analyze` or `jackvu report`, then the configuration each makes of
+//            it (every option's value: alarms, programmes, targets, gating, addresses,
+//            limits), or the one-line message a user would see
 // Built normally (no FUZZING), it replays files given as arguments through the same entry:
 // `jackvu-fuzz FILE...` (with JACKVU_FUZZ_TARGET set), for reproducing a crash.
 #if canImport(Glibc)
 import Glibc
 #endif
 import FileAnalysis
+import JackVUOptions
+import LoudnessLog
 import Outputs
 
-private enum Target { case wav, control }
+private enum Target: String { case wav, control, options }
 
+/// JACKVU_FUZZ_TARGET (default wav); another name ends the fuzzer at once (status 64), rather
+/// than fuzzing a path nobody asked for.
 private let target: Target = {
     let name = getenv("JACKVU_FUZZ_TARGET").map { String(cString: $0) } ?? "wav"
-    return name == "control" ? .control : .wav
+    guard let target = Target(rawValue: name) else {
+        let line = "jackvu-fuzz: JACKVU_FUZZ_TARGET '\(name)' is not wav, control or options\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+        exit(64)
+    }
+    return target
 }()
 
 /// A scratch file for the wav target, in a directory of this process's own (removed at exit).
@@ -45,8 +58,35 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .control:
         guard size <= ControlCommand.maxPacketSize, let messages = try? OSCDecoder.messages(in: bytes) else { return 0 }
         for m in messages { _ = ControlCommand.parse(m, prefix: "/jackvu", sender: (host: "127.0.0.1", port: 9000)) }
+    case .options:
+        // (A command line is at most a few KiB; each argument as the shell hands it over.)
+        guard size <= 4096 else { return 0 }
+        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).prefix(64).map { String(decoding: $0, as: UTF8.self) }
+        parseCommandLine(arguments)
     }
     return 0
+}
+
+/// What `jackvu`'s main does with its arguments before it starts anything: the parse, then
+/// the configuration of the command chosen, or the message of the error.
+private func parseCommandLine(_ arguments: [String]) {
+    do {
+        switch try JackVUCommand.parseAsRoot(arguments) {
+        case let live as JackVUCommand:
+            _ = try live.makeConfiguration()
+        case let analyze as AnalyzeCommand:
+            _ = try analyze.makeConfiguration()
+            if let start = analyze.logStart { _ = Report.parseTime(start) }
+        case let report as ReportCommand:
+            _ = try report.targetConfiguration()
+            for time in [report.from, report.to].compactMap({ $0 }) { _ = Report.parseTime(time) }
+        default:
+            break
+        }
+    } catch {
+        _ = JackVUCommand.message(for: error)
+        _ = JackVUCommand.exitCode(for: error)
+    }
 }
 
 #if FUZZING
