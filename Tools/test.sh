@@ -32,7 +32,7 @@ for product in jackvu jacktone; do
 done
 # The LV2 plugin runs in a host that has no sanitizer of its own: its runtime as a library to
 # preload into the host (jalv), which the plugin's run() then reports to (LV2Tests).
-rtsan_archive="$(ls "$(dirname "$(dirname "$(command -v swift)")")"/lib/clang/*/lib/linux/libclang_rt.rtsan-x86_64.a | head -n 1)"
+rtsan_archive="$(ls "$(dirname "$(dirname "$(type -P swift)")")"/lib/clang/*/lib/linux/libclang_rt.rtsan-x86_64.a | head -n 1)"
 clang -shared -fPIC -o .build-rtsan/debug/librtsan-preload.so Tools/rtsan-preload.c \
   -Wl,--whole-archive "$rtsan_archive" -Wl,--no-whole-archive -lpthread -ldl -lrt -lm -lstdc++
 
