@@ -73,8 +73,13 @@ public final class TmuxSession: @unchecked Sendable {
     }
 }
 
-/// A free TCP port on the loopback interface (bound, read, released).
+/// A free TCP port on the loopback interface (bound, read, released), never one this test
+/// process handed out before.
 public func freeTCPPort() -> Int {
+    HandedOutPorts.tcp.fresh(boundTCPPort)
+}
+
+private func boundTCPPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()

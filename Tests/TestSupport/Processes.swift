@@ -157,6 +157,15 @@ public final class TestLogs: NSObject, XCTestObservation, @unchecked Sendable {
             let names = done.prefix(6).map(\.lastPathComponent).joined(separator: " ")
             let more = done.count > 6 ? " and \(done.count - 6) more" : ""
             print("logs of \(testCase.name) in \(done[0].deletingLastPathComponent().path): \(names)\(more)")
+            // What the processes said last: CI keeps only the output, not these files, and a
+            // client that exited at its start (an option refused, a port in use) says why here.
+            // (jack_lsp's, from polling for ports, would crowd the rest out.)
+            let said = done.filter { $0.pathExtension == "err" && !$0.lastPathComponent.hasPrefix("jack_lsp-") }.compactMap { url -> String? in
+                guard let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
+                let lines = text.split(separator: "\n").suffix(3)
+                return lines.isEmpty ? nil : "\(url.deletingPathExtension().lastPathComponent) stderr: \(lines.joined(separator: " | ").suffix(300))"
+            }
+            for line in said.prefix(6) { print(line) }
         }
     }
 
@@ -247,11 +256,34 @@ public func boundUDPSocket() -> (fd: Int32, port: UInt16) {
     return (fd, UInt16(bigEndian: addr.sin_port))
 }
 
-/// A free UDP port on the loopback interface (bound, read, released).
+/// A free UDP port on the loopback interface (bound, read, released), never one this test
+/// process handed out before.
 public func freeUDPPort() -> UInt16 {
-    let (fd, port) = boundUDPSocket()
-    close(fd)
-    return port
+    UInt16(HandedOutPorts.udp.fresh {
+        let (fd, port) = boundUDPSocket()
+        close(fd)
+        return Int(port)
+    })
+}
+
+/// The ports `freeTCPPort` and `freeUDPPort` gave out. The kernel picks a bound port at random
+/// and may pick the one it gave a moment ago once that socket is closed: a test that asks for
+/// two (`--metrics` and `--http`) could get the same one twice, and jackvu would refuse to start.
+final class HandedOutPorts: @unchecked Sendable {
+    // @unchecked Sendable: `given` is guarded by `lock`.
+    static let tcp = HandedOutPorts(), udp = HandedOutPorts()
+    private let lock = NSLock()
+    private var given = Set<Int>()
+
+    /// A port from `pick` not given before (up to 100 tries; the last one if all were).
+    func fresh(_ pick: () -> Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        var port = pick()
+        for _ in 0..<100 where given.contains(port) { port = pick() }
+        given.insert(port)
+        return port
+    }
 }
 
 /// Sends one UDP datagram to 127.0.0.1:`port`.
