@@ -82,6 +82,12 @@ $setup && bash Tools/setup.sh
 command -v swift >/dev/null || { echo "install: swift is not on PATH (Swift 6 is needed to build)" >&2; exit 69; }
 
 echo "install: building release binaries (Swift runtime linked statically)" >&2
+# Every `swift` command leaves empty TemporaryDirectory.XXXXXX folders in TMPDIR: its TMPDIR is
+# a folder of this run's own, removed at its end.
+build_tmp="$(mktemp -d)"
+stage=""
+trap 'rm -rf "$build_tmp" ${stage:+"$stage"}' EXIT
+swift() { TMPDIR="$build_tmp" command swift "$@"; }
 # A build folder of its own: never waits for (or disturbs) a debug build or test run in .build.
 build=(swift build -c release --scratch-path "$root/.build-release${cpu:+-$cpu}")
 [ -n "$cpu" ] && build+=(-Xswiftc -target-cpu -Xswiftc "$cpu")
@@ -92,7 +98,6 @@ bin="$("${build[@]}" --show-bin-path)"
 generate_manual="$bin/generate-manual"
 
 stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
 date="$(git -C "$root" log -1 --format=%cs 2>/dev/null || date +%F)"
 for tool in jackvu jacktone; do
   "$generate_manual" "$bin/$tool" --date "$date" --authors "the jackvu developers" -o "$stage" >&2

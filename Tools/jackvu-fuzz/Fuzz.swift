@@ -27,9 +27,7 @@ private enum Target: String { case wav, control, options }
 private let target: Target = {
     let name = getenv("JACKVU_FUZZ_TARGET").map { String(cString: $0) } ?? "wav"
     guard let target = Target(rawValue: name) else {
-        let line = "jackvu-fuzz: JACKVU_FUZZ_TARGET '\(name)' is not wav, control or options\n"
-        _ = line.withCString { write(2, $0, strlen($0)) }
-        exit(64)
+        fail("JACKVU_FUZZ_TARGET '\(name)' is not wav, control or options", status: 64)
     }
     return target
 }()
@@ -109,9 +107,7 @@ struct Replay {
     static func main() {
         for path in CommandLine.arguments.dropFirst() {
             guard let f = fopen(path, "rb") else {
-                let line = "jackvu-fuzz: cannot read \(path)\n"
-                _ = line.withCString { write(2, $0, strlen($0)) }
-                exit(66)
+                fail("cannot read \(path)", status: 66)
             }
             var bytes: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65536)
@@ -123,3 +119,10 @@ struct Replay {
     }
 }
 #endif
+
+/// Writes "jackvu-fuzz: `message`" as one line to stderr and exits with `status`.
+private func fail(_ message: String, status: Int32) -> Never {
+    let line = "jackvu-fuzz: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+    exit(status)
+}
