@@ -349,10 +349,8 @@ public final class BlockLogObserver: AnalysisObserver {
     public private(set) var kept: [[LoggedBlock]]
     private let keep: Bool
     private var cursors: [Int]
-    /// Per programme, the peaks since its last block (dBTP, dBFS; nil before any audio).
-    private var truePeaks: [Double?], samplePeaks: [Double?]
-    /// Per programme, its latest block, with its peaks, not yet written.
-    private var held: [(block: LoggedBlock, truePeak: Double?, samplePeak: Double?)?]
+    /// Per programme, its latest block, held for the peaks of the audio after it.
+    private var blocks: HeldBlocks
     /// The analysis, for the peaks after the last piece (`finish`).
     private weak var analyzer: Analyzer?
 
@@ -363,9 +361,7 @@ public final class BlockLogObserver: AnalysisObserver {
         self.keep = keep
         kept = Array(repeating: [], count: programmes.count)
         cursors = Array(repeating: 0, count: programmes.count)
-        truePeaks = Array(repeating: nil, count: programmes.count)
-        samplePeaks = Array(repeating: nil, count: programmes.count)
-        held = Array(repeating: nil, count: programmes.count)
+        blocks = HeldBlocks(programmes: programmes.count)
     }
 
     public func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) {}
@@ -381,10 +377,7 @@ public final class BlockLogObserver: AnalysisObserver {
             analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in
                 let block = LoggedBlock(t: Double(index) / 10, index: index, power: power)
                 if keep { kept[p].append(block) }
-                write(programme: p)
-                held[p] = (block, truePeaks[p], samplePeaks[p])
-                truePeaks[p] = nil
-                samplePeaks[p] = nil
+                blocks.hold(programme: p, [(origin + block.t, index, power)], to: writer)
             }
         }
     }
@@ -393,14 +386,7 @@ public final class BlockLogObserver: AnalysisObserver {
     /// join those since the last block, which go with it; the last blocks are written.
     public func finish() {
         if writer != nil, let analyzer { takePeaks(analyzer) { _ in nil } }
-        for p in programmes.indices {
-            if var last = held[p] {
-                last.truePeak = largerPeak(last.truePeak, truePeaks[p])
-                last.samplePeak = largerPeak(last.samplePeak, samplePeaks[p])
-                held[p] = last
-            }
-            write(programme: p)
-        }
+        for p in programmes.indices { blocks.finish(programme: p, to: writer) }
     }
 
     /// Each channel's true peak since the last call (taken once) and `samplePeak(c)` into its
@@ -409,16 +395,8 @@ public final class BlockLogObserver: AnalysisObserver {
         let peaks = (0..<analyzer.settings.channels).map { c in (analyzer.takeRecentTruePeakDBTP(channel: c), samplePeak(c)) }
         for (p, programme) in programmes.enumerated() {
             for c in programme.channels where c < peaks.count {
-                truePeaks[p] = largerPeak(truePeaks[p], peaks[c].0)
-                samplePeaks[p] = largerPeak(samplePeaks[p], peaks[c].1)
+                blocks.raise(programme: p, truePeak: peaks[c].0, samplePeak: peaks[c].1)
             }
         }
-    }
-
-    /// Writes programme `p`'s held block, if any.
-    private func write(programme p: Int) {
-        guard let (block, truePeak, samplePeak) = held[p] else { return }
-        writer?.block(programme: p, t: origin + block.t, index: block.index, power: block.power, truePeak: truePeak, samplePeak: samplePeak)
-        held[p] = nil
     }
 }

@@ -11,18 +11,10 @@ import Outputs
 public final class LogRecorder: @unchecked Sendable {
     // @unchecked Sendable: used by one thread (the one publishing updates) after `init`.
     public let log: LogWriter
-    /// Per programme: the log's block cursor, and the largest true and sample peak of the
-    /// hops since its last block.
+    /// Per programme: the log's block cursor.
     private var cursors: [Int]
-    private var peaks: [(truePeak: Double?, samplePeak: Double?, fault: FaultCause?)]
-    /// Per programme, its latest block, not yet written: the peaks of the hops after it join
-    /// it until the next block comes, or the end (`finish`) — so that the audio after the last
-    /// block, whose peaks no later block carries, still reaches the log.
-    private var held: [HeldBlock?]
-    private struct HeldBlock {
-        var t: Double, index: Int, power: Double
-        var truePeak: Double?, samplePeak: Double?, fault: FaultCause?
-    }
+    /// Per programme, its newest block, held for the peaks of the hops after it.
+    private var blocks: HeldBlocks
     private var lastServer = true
     private var lastReconnects = 0
     private var lastXruns = 0
@@ -36,8 +28,7 @@ public final class LogRecorder: @unchecked Sendable {
         self.log = log
         cursors = Array(repeating: 0, count: programmes)
         faultsLogged = Array(repeating: [nil, nil, nil], count: programmes)
-        peaks = Array(repeating: (nil, nil, nil), count: programmes)
-        held = Array(repeating: nil, count: programmes)
+        blocks = HeldBlocks(programmes: programmes)
     }
 
     /// The end of the run, after the analysis's last audio (the host drained its ring): the
@@ -53,23 +44,18 @@ public final class LogRecorder: @unchecked Sendable {
             (analyzer.takeRecentTruePeakDBTP(channel: c), analyzer.samplePeakSinceHopDBFS(channel: c))
         }
         for p in cursors.indices {
-            raisePeaks(programme: p, channels: p < programmes.count ? programmes[p].channels : [], of: channelPeaks.count,
-                       fault: peaks[p].fault) { channelPeaks[$0] }
-            take(programme: p, analyzer: analyzer, unix: unix)
-            if var last = held[p] {
-                last.truePeak = largerPeak(last.truePeak, peaks[p].truePeak)
-                last.samplePeak = largerPeak(last.samplePeak, peaks[p].samplePeak)
-                held[p] = last
+            raisePeaks(programme: p, channels: p < programmes.count ? programmes[p].channels : [], of: channelPeaks.count, fault: nil) {
+                channelPeaks[$0]
             }
-            peaks[p] = (nil, nil, nil)
-            write(programme: p)
+            take(programme: p, analyzer: analyzer, unix: unix)
+            blocks.finish(programme: p, to: log)
         }
     }
 
     /// Writes the held blocks as they are (the log closes without `finish`: the LV2 plugin's
     /// log set to another path).
     public func flush() {
-        for p in held.indices { write(programme: p) }
+        blocks.flush(to: log)
     }
 
     /// An update: its blocks, peaks, faulted maxima and chain events, at the log's time `unix`.
@@ -112,7 +98,7 @@ public final class LogRecorder: @unchecked Sendable {
             // The hop's peaks wait for the programme's next block. A fault near this update's
             // audio (`FaultLabels`): its blocks carry it, so that the report keeps the clean
             // maxima beside the others.
-            raisePeaks(programme: p, channels: s.programmes[p].channels, of: s.channels.count, fault: s.blockFault ?? peaks[p].fault) {
+            raisePeaks(programme: p, channels: s.programmes[p].channels, of: s.channels.count, fault: s.blockFault) {
                 (Double(s.channels[$0].truePeakDBTP), Double(s.channels[$0].peakDBFS))
             }
             take(programme: p, analyzer: analyzer, unix: unix)
@@ -138,45 +124,24 @@ public final class LogRecorder: @unchecked Sendable {
     }
 
     /// Programme `p`'s blocks completed since the last look, the newest ending at `unix` and
-    /// the ones before 100 ms apart: the held block is written and the newest held, with the
-    /// peaks since the held one (`peaks[p]`, then cleared). Without a new block the peaks wait.
+    /// the ones before 100 ms apart: held, the newest with the peaks since the block before.
     private func take(programme p: Int, analyzer: Analyzer, unix: Double) {
-        var taken: [(Double, Int)] = []
-        let lost = analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in taken.append((power, index)) }
+        var taken: [(t: Double, index: Int, power: Double)] = []
+        let lost = analyzer.takeLoudnessBlocks(programme: p, after: &cursors[p]) { power, index in taken.append((0, index, power)) }
         if lost > 0 { log.event("blocks_lost", programme: p, value: Double(lost)) }
-        let (tp, sp, fault) = peaks[p]
-        for (i, (power, index)) in taken.enumerated() {
-            write(programme: p)
-            let last = i == taken.count - 1
-            held[p] = HeldBlock(t: unix - Double(taken.count - 1 - i) * 0.1, index: index, power: power,
-                                truePeak: last ? tp : nil, samplePeak: last ? sp : nil, fault: fault)
-        }
-        if !taken.isEmpty { peaks[p] = (nil, nil, nil) }
+        for i in taken.indices { taken[i].t = unix - Double(taken.count - 1 - i) * 0.1 }
+        blocks.hold(programme: p, taken, to: log)
     }
 
-    /// Writes programme `p`'s held block, if any.
-    private func write(programme p: Int) {
-        guard let b = held[p] else { return }
-        log.block(programme: p, t: b.t, index: b.index, power: b.power, truePeak: b.truePeak, samplePeak: b.samplePeak, fault: b.fault)
-        held[p] = nil
-    }
-
-    /// Programme `p`'s peaks since its last block raised by those of its `channels` (below
-    /// `count`): `peak(c)` is channel c's true and sample peak (dBTP, dBFS; the floor: none).
+    /// Raises programme `p`'s pending peaks by those of its `channels` (below `count`):
+    /// `peak(c)` is channel c's true and sample peak (dBTP, dBFS; the floor: none).
     private func raisePeaks(programme p: Int, channels: [Int], of count: Int, fault: FaultCause?, _ peak: (Int) -> (Double, Double)) {
-        var tp = peaks[p].truePeak, sp = peaks[p].samplePeak
+        var tp: Double?, sp: Double?
         for c in channels where c < count {
             let (t, x) = peak(c)
             if t > Double(Decibels.floor) { tp = largerPeak(tp, t) }
             if x > Double(Decibels.floor) { sp = largerPeak(sp, x) }
         }
-        peaks[p] = (tp, sp, fault)
+        blocks.raise(programme: p, truePeak: tp, samplePeak: sp, fault: fault)
     }
-}
-
-/// The larger of two peaks (dB), either of which may be missing (nil: none yet).
-public func largerPeak(_ a: Double?, _ b: Double?) -> Double? {
-    guard let a else { return b }
-    guard let b else { return a }
-    return max(a, b)
 }

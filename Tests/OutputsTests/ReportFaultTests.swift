@@ -146,4 +146,35 @@ final class ReportFaultTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("it has a view 'faults'"), "\(error)")
         }
     }
+
+    /// The log's held blocks (`HeldBlocks`, the live log's and a file's): a batch of blocks
+    /// gives the peaks since the block before to its newest and the fault to each; the last
+    /// block takes the peaks that come after it at the end; peaks with no block to take them
+    /// are not written. Read back from the log.
+    func testHeldBlocksGiveEachPeakToOneBlockAndTheLastTheRest() throws {
+        let (dir, path) = try temporaryLog()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: nil)])
+        writer.start()
+        var held = HeldBlocks(programmes: 1)
+        held.raise(programme: 0, truePeak: -10, samplePeak: -12, fault: .xrun)
+        held.raise(programme: 0, truePeak: -11, samplePeak: nil)
+        held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
+        held.raise(programme: 0, truePeak: -3, samplePeak: nil)
+        held.hold(programme: 0, [(t0 + 0.3, 3, power(-23))], to: writer)
+        held.raise(programme: 0, truePeak: -1, samplePeak: -2)
+        held.finish(programme: 0, to: writer)
+        held.raise(programme: 0, truePeak: 0, samplePeak: 0)
+        held.finish(programme: 0, to: writer)
+        writer.stop()
+
+        let reader = try LogReader(path: path)
+        let read = try reader.read(from: t0, to: t0 + 60, programmes: nil) { _ in nil }
+        var blocks: [LoggedBlock] = []
+        try reader.forEachBlock(read.programmes[0], from: t0, to: t0 + 60) { blocks.append($0) }
+        XCTAssertEqual(blocks.map(\.index), [1, 2, 3])
+        XCTAssertEqual(blocks.map(\.truePeakDBTP), [nil, -10, -1])
+        XCTAssertEqual(blocks.map(\.samplePeakDBFS), [nil, -12, -2])
+        XCTAssertEqual(blocks.map(\.fault), [.xrun, .xrun, nil])
+    }
 }
