@@ -14,12 +14,11 @@ final class PlainWaveTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-plain-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryFolder("plain")
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        removeTemporaryFolder(directory)
     }
 
     /// Frames with the extremes of every format, silence, and noise.

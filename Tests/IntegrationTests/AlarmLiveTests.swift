@@ -59,12 +59,6 @@ final class AlarmLiveTests: XCTestCase {
     /// correlation's 0.3 s time constant), and jacktone's 20 ms ramp.
     static let tolerance = 0.7
 
-    private func temporaryFolder(_ name: String) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-\(name)-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     private func now() -> Double { Date().timeIntervalSince1970 }
 
     /// Checks that `alarm` changed to `state` `seconds` (− 0.15 s, + tolerance, + `extra`)
@@ -87,8 +81,8 @@ final class AlarmLiveTests: XCTestCase {
     }
 
     func testEachSignalAlarmRaisesAndClearsOnRealSignalsInItsTime() throws {
-        let dir = try temporaryFolder("alarms")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("alarms")
+        defer { removeTemporaryFolder(dir) }
         let script = dir.appendingPathComponent("record.sh").path
         let recorded = dir.appendingPathComponent("env.txt").path
         try """
@@ -291,8 +285,8 @@ final class AlarmLiveTests: XCTestCase {
     /// and started again under its name (server gone, then back after the reconnect).
     func testChainAlarmsOnARealServer() throws {
         let name = "chain-\(getpid())"
-        let dir = try temporaryFolder("chain")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("chain")
+        defer { removeTemporaryFolder(dir) }
         let log = dir.appendingPathComponent("log.db").path
         var server = try JackServer(sampleRate: 48000, period: 512, label: "chain", name: name)
         let vu = try BackgroundProcess(
@@ -379,8 +373,8 @@ final class AlarmLiveTests: XCTestCase {
     func testNoAlarmOnMusicWithPausesOrSpeech() throws {
         let soundfont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
         guard FileManager.default.fileExists(atPath: soundfont) else { throw FixtureError("\(soundfont) is missing (Tools/setup.sh --tests)") }
-        let dir = try temporaryFolder("music")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("music")
+        defer { removeTemporaryFolder(dir) }
         let mid = dir.appendingPathComponent("phrase.mid").path
         try Data(Self.phrase()).write(to: URL(fileURLWithPath: mid))
         let server = try JackServer(sampleRate: 48000, period: 1024, label: "music")

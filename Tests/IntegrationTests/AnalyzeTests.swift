@@ -13,12 +13,11 @@ final class AnalyzeTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-analyze-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryFolder("analyze")
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        removeTemporaryFolder(directory)
     }
 
     private func file(_ name: String, _ signal: [[Float]], sampleRate: Int = 48000) throws -> String {

@@ -80,9 +80,8 @@ final class HardeningTests: XCTestCase {
     /// worker slept on CLOCK_REALTIME deadlines and froze for the hour: no updates, meter
     /// ports stuck.
     func testAWallClockStepDoesNotFreezeMetering() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-clock-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("clock")
+        defer { removeTemporaryFolder(dir) }
         let source = dir.appendingPathComponent("shift.c").path, shim = dir.appendingPathComponent("shift.so").path
         let marker = dir.appendingPathComponent("shifted").path
         try """
@@ -334,9 +333,8 @@ final class HardeningTests: XCTestCase {
         guard JackServer.privateSharedMemory else {
             throw XCTSkip("removes JACK's metadata database: only in a test run with a /dev/shm of its own (Tools/test.sh as root)")
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-bdb-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("bdb")
+        defer { removeTemporaryFolder(dir) }
         let source = dir.appendingPathComponent("detect.c").path, checker = dir.appendingPathComponent("detect").path
         try """
         #include <db.h>
@@ -395,9 +393,8 @@ final class HardeningTests: XCTestCase {
     /// nothing (`refused`); a parent that cannot hold it is an error; PipeWire's JACK is left
     /// alone. Paths in a temporary directory, not JACK's.
     func testTheDeadlockDetectorsConfigurationGoesOnlyIntoADirectoryOfTheUsersOwn() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-dbconfig-\(getpid())-\(UUID().uuidString.prefix(6))").path
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        let folder = try makeTemporaryFolder("dbconfig"), base = folder.path
+        defer { removeTemporaryFolder(folder) }
         let fm = FileManager.default
         let fresh = base + "/jack_db-fresh"
         XCTAssertEqual(MetadataDatabase.enableDeadlockDetection(directory: fresh, isJACK2: true), .written)

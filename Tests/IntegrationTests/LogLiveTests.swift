@@ -10,12 +10,6 @@ import XCTest
 /// hour of audio through `jackvu analyze --log`, `jackvu report` in its three forms, and the
 /// HTML report in headless Chromium (rendered, printed to PDF).
 final class LogLiveTests: XCTestCase {
-    private func temporaryFolder(_ name: String) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-\(name)-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     private func sqlite(_ db: String, _ sql: String) throws -> String {
         let r = try Executables.run("sqlite3", [db, sql])
         XCTAssertEqual(r.status, 0, "\(sql): \(r.stderr)")
@@ -25,8 +19,8 @@ final class LogLiveTests: XCTestCase {
     /// 32 programmes logging (320 blocks a second) and `kill -9`: the file passes SQLite's
     /// integrity check, has lost at most the last 2 s, and reports the tone's loudness.
     func testKillNineDuringHeavyLoggingLosesAtMostTwoSeconds() throws {
-        let dir = try temporaryFolder("kill9")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("kill9")
+        defer { removeTemporaryFolder(dir) }
         let db = dir.appendingPathComponent("log.db").path
         let server = try JackServer(sampleRate: 48000, period: 512, label: "kill9")
         let programmes = (1...32).flatMap { ["--programme", "p\($0)=1-2"] }
@@ -103,8 +97,8 @@ final class LogLiveTests: XCTestCase {
     func testTheAudioAfterTheLastUpdateReachesTheLogAtTheStop() throws {
         let server = try JackServer(sampleRate: 48000, period: 256, label: "laststop")
         for disconnect in [false, true] {
-            let dir = try temporaryFolder("laststop")
-            defer { try? FileManager.default.removeItem(at: dir) }
+            let dir = try makeTemporaryFolder("laststop")
+            defer { removeTemporaryFolder(dir) }
             let db = dir.appendingPathComponent("log.db").path
             let vu = try BackgroundProcess(
                 try Executables.product("jackvu"),
@@ -160,8 +154,8 @@ final class LogLiveTests: XCTestCase {
     /// A log that cannot be opened (under /proc) and one on a disk that fills (a 192 KB tmpfs):
     /// each said once, on one line, and the metering goes on.
     func testAnUnwritableOrFullLogIsSaidOnceAndMeteringGoesOn() throws {
-        let dir = try temporaryFolder("full")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("full")
+        defer { removeTemporaryFolder(dir) }
         let mount = try Executables.run("mount", ["-t", "tmpfs", "-o", "size=192k", "tmpfs", dir.path])
         guard mount.status == 0 else { throw skipOrFail("cannot mount a small tmpfs (needs root): \(mount.stderr)") }
         defer { _ = try? Executables.run("umount", ["-l", dir.path]) }
@@ -215,8 +209,8 @@ final class LogLiveTests: XCTestCase {
     /// the report's CSV and JSON parse; its HTML (and `analyze --report`'s) renders in
     /// Chromium with nothing on the console and prints to PDF.
     func testAnHourLoggedThenReportedAgreesWithTheAnalysis() throws {
-        let dir = try temporaryFolder("hour")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("hour")
+        defer { removeTemporaryFolder(dir) }
         let audio = dir.appendingPathComponent("hour.flac").path
         let db = dir.appendingPathComponent("hour.db").path
         let fileReport = dir.appendingPathComponent("file.html").path

@@ -70,9 +70,8 @@ final class PitchSetTests: XCTestCase {
         guard FileManager.default.fileExists(atPath: soundfont) else {
             throw FixtureError("\(soundfont) is missing (the README's test command installs timgm6mb-soundfont)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-pitch-\(getpid())-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try makeTemporaryFolder("pitch")
+        defer { removeTemporaryFolder(directory) }
         let mid = directory.appendingPathComponent("set.mid").path
         let stereo = directory.appendingPathComponent("stereo.wav").path
         let wav = directory.appendingPathComponent("set.wav").path

@@ -141,9 +141,8 @@ final class ProgrammeLiveTests: XCTestCase {
     /// with its state; bad programmes and targets get one line and 64 (a programme beyond the
     /// file's channels: 66, the file's).
     func testAnalyzeReportsEveryProgrammeOfAFile() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-programmes-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("programmes")
+        defer { removeTemporaryFolder(dir) }
         func sine(_ f: Double, _ dBFS: Double) -> [Float] {
             let a = pow(10, dBFS / 20)
             return (0..<(48000 * 10)).map { Float(a * sin(2 * Double.pi * f * Double($0) / 48000)) }

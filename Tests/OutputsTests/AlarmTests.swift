@@ -2,6 +2,7 @@ import DSP
 import Foundation
 import LoudnessLog
 import Outputs
+import TestSupport
 import XCTest
 
 /// The alarm engine's logic on synthetic snapshots (the live tests, AlarmLiveTests, raise and
@@ -213,9 +214,8 @@ final class AlarmTests: XCTestCase {
 /// The log written and read back, and the report's three forms.
 final class LogReportTests: XCTestCase {
     func testLogRoundTripAndReportFormsAndSegments() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-log-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("log")
+        defer { removeTemporaryFolder(dir) }
         let path = dir.appendingPathComponent("log.db").path
         let target = LoudnessTarget.profile("ebu-r128")
         let writer = LogWriter(path: path, programmes: [
@@ -284,9 +284,8 @@ final class LogReportTests: XCTestCase {
     /// infinities, negative and huge indices, unknown programmes, a missing target's parts —
     /// still reads and reports: absurd blocks count for nothing, every form stays valid.
     func testAHostileLogStillReportsSanely() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-hostile-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("hostile")
+        defer { removeTemporaryFolder(dir) }
         let path = dir.appendingPathComponent("log.db").path
         let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "ok", channels: [0], target: LoudnessTarget.profile("ebu-r128"))])
         writer.start()
@@ -323,9 +322,8 @@ final class LogReportTests: XCTestCase {
     /// `--log-retention`: rows older than the days given go; a second run adds to the file
     /// under the same programme row.
     func testRetentionPrunesOldRowsAndRunsShareTheFile() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-retention-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try makeTemporaryFolder("retention")
+        defer { removeTemporaryFolder(dir) }
         let path = dir.appendingPathComponent("log.db").path
         let now = LogWriter.unixNow()
         let programme = LoggedProgramme(name: "news", channels: [0], target: nil)

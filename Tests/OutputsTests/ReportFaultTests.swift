@@ -2,6 +2,7 @@ import DSP
 import Foundation
 import LoudnessLog
 import Outputs
+import TestSupport
 import XCTest
 
 /// A maximum that a fault on the bus set is labelled in the report as it is live: the log
@@ -12,8 +13,7 @@ final class ReportFaultTests: XCTestCase {
     private let t0 = 1_800_000_000.0
 
     private func temporaryLog() throws -> (dir: URL, path: String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-reportfault-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try makeTemporaryFolder("reportfault")
         return (dir, dir.appendingPathComponent("log.db").path)
     }
 
@@ -31,7 +31,7 @@ final class ReportFaultTests: XCTestCase {
     /// the clean maximum, though not in it: the clean maximum is the clean blocks').
     func testAReportLabelsTheMaximaAFaultSetAndKeepsTheCleanOnes() throws {
         let (dir, path) = try temporaryLog()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        defer { removeTemporaryFolder(dir) }
         let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: LoudnessTarget.profile("ebu-r128"))])
         writer.start()
         for k in 1...600 {
@@ -118,7 +118,7 @@ final class ReportFaultTests: XCTestCase {
     /// faults, and gets them when next written; a view in their place is refused.
     func testALogWithoutTheFaultTablesReadsAndGetsThem() throws {
         let (dir, path) = try temporaryLog()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        defer { removeTemporaryFolder(dir) }
         let programme = LoggedProgramme(name: "", channels: [0], target: nil)
         let writer = LogWriter(path: path, programmes: [programme])
         writer.start()
@@ -153,7 +153,7 @@ final class ReportFaultTests: XCTestCase {
     /// are not written. Read back from the log.
     func testHeldBlocksGiveEachPeakToOneBlockAndTheLastTheRest() throws {
         let (dir, path) = try temporaryLog()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        defer { removeTemporaryFolder(dir) }
         let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: nil)])
         writer.start()
         var held = HeldBlocks(programmes: 1)

@@ -176,6 +176,19 @@ public final class TestLogs: NSObject, XCTestObservation, @unchecked Sendable {
     }
 }
 
+/// A folder of a test's own in $TMPDIR, `jackvu-NAME-PID-RANDOM`, made now; the caller
+/// removes it (`removeTemporaryFolder`) when done with it.
+public func makeTemporaryFolder(_ name: String) throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jackvu-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// Removes a folder of `makeTemporaryFolder` and everything in it.
+public func removeTemporaryFolder(_ dir: URL) {
+    try? FileManager.default.removeItem(at: dir)
+}
+
 /// The newline-terminated lines of `text`, leaving out a last line that has no newline yet.
 public func completeLines(_ text: String) -> [Substring] {
     guard let end = text.lastIndex(of: "\n") else { return [] }
