@@ -78,13 +78,26 @@ public final class NSMClient: @unchecked Sendable {
         var opened = false
     }
 
+    /// The host and port of `url`, an OSC URL over UDP (`osc.udp://HOST:PORT/`; `osc://`
+    /// means UDP too), the port from 1 to 65535.
+    static func hostAndPort(_ url: String) throws(SessionError) -> (host: String, port: String) {
+        let fault = SessionError("NSM_URL '\(url)' is not an OSC URL over UDP (osc.udp://HOST:PORT/)")
+        var lo = url
+        if lo.hasPrefix("osc://") { lo = "osc.udp://" + lo.dropFirst("osc://".count) }
+        guard lo.hasPrefix("osc.udp://") else { throw fault }
+        if !lo.dropFirst("osc.udp://".count).contains("/") { lo += "/" }
+        guard let h = lo_url_get_hostname(lo), let p = lo_url_get_port(lo) else { throw fault }
+        defer { free(h); free(p) }
+        let host = String(cString: h), port = String(cString: p)
+        guard !host.isEmpty, let number = UInt16(port), number > 0 else { throw fault }
+        return (host, port)
+    }
+
     /// Connects to the session manager at `url` (`NSM_URL`, e.g. `osc.udp://host:port/`).
     public init(url: String) throws(SessionError) {
-        guard let address = lo_address_new_from_url(url) else { throw SessionError("NSM_URL '\(url)' is not an OSC URL") }
-        defer { lo_address_free(address) }
-        guard lo_address_get_protocol(address) == LO_UDP, let h = lo_address_get_hostname(address), let p = lo_address_get_port(address)
-        else { throw SessionError("NSM_URL '\(url)' is not a UDP address") }
-        let host = String(cString: h), port = String(cString: p)
+        // Parsed here, not by liblo's lo_address_new_from_url, which writes lines of its own
+        // to stderr ("protocol '(null)' not supported", "no protocol specified").
+        let (host, port) = try NSMClient.hostAndPort(url)
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

@@ -246,6 +246,13 @@ final class ReliabilityTests: XCTestCase {
             try jacktone(), ["--freq", "440", "--level", "-12"], environment: server.environment, stdin: true)
         defer { tone.stop() }
         try waitForPortsListed(server, ["jacktone:out"])
+        // Lines jacktone cannot use are ignored with a line each (an injection of 10³⁰⁰ s
+        // once trapped converting its frames to an Int); the tone plays on.
+        let refused = ["inject nan 1e400", "inject inf 1e300", "inject nan -1", "level -inf", "level nan", "1e400", "nan 440"]
+        for line in refused { tone.send(line) }
+        XCTAssertNotNil(seconds(within: 10) { tone.stderr.components(separatedBy: "ignored '").count - 1 == refused.count },
+                        "jacktone: \(tone.stderr)")
+        XCTAssertTrue(tone.isRunning, tone.stderr)
         let vu = try BackgroundProcess(
             try jackvu(), ["--channels", "1", "--connect", "jacktone:out", "--rate", "20"], environment: server.environment)
         defer { vu.stop() }

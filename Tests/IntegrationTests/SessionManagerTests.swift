@@ -235,6 +235,18 @@ final class SessionManagerTests: XCTestCase {
         XCTAssertEqual(vu.stderr, "jackvu: no answer from the session manager at NSM_URL within 5 s\n")
     }
 
+    /// An NSM_URL that is no OSC URL over UDP is one line of jackvu's (liblo's parser, used
+    /// before, wrote a line of its own first) and 69, at once: jacktone's too.
+    func testAMalformedNSMURLIsOneLineAndStatus69() throws {
+        for url in ["garbage", "osc.tcp://127.0.0.1:5000/", "osc.udp://127.0.0.1:99999/", "osc.udp://127.0.0.1:0/"] {
+            for tool in ["jackvu", "jacktone"] {
+                let run = try Executables.run(try Executables.product(tool), [], environment: ["NSM_URL": url, "JACK_DEFAULT_SERVER": "jackvu-none"])
+                XCTAssertEqual(run.status, 69, "\(tool), \(url): \(run.stderr)")
+                XCTAssertEqual(run.stderr, "\(tool): NSM_URL '\(url)' is not an OSC URL over UDP (osc.udp://HOST:PORT/)\n", url)
+            }
+        }
+    }
+
     /// jacktone: `:dirty:` after a change on stdin, clean after save, and the saved tone is what
     /// the next open plays (measured by a jackvu outside the session).
     func testJacktoneSavesItsToneAndIsDirtyAfterAChange() throws {

@@ -28,9 +28,10 @@ struct JackTone: ParsableCommand {
             --level -200 --dc DBFS plays a constant.
 
             While it runs, each line on stdin changes the tones, with ramps: a list of \
-            frequencies in Hz ("440 554.37 659.26"), "level DBFS", "off" (silence) or "quit". \
-            For testing meters, "inject nan|inf|-inf|denormal SECONDS" replaces the output with \
-            that value for SECONDS.
+            frequencies in Hz ("440 554.37 659.26"), "level DBFS" (-200 to 0), "off" (silence) \
+            or "quit"; a line it cannot use is ignored, with one line on stderr. For testing \
+            meters, "inject nan|inf|-inf|denormal SECONDS" replaces the output with that value \
+            for SECONDS (up to 3600).
 
             Exit codes: 0 done; 64 bad option or value; 66 a --connect pattern matches no port; \
             69 no JACK server, or it shut down (or no session manager answers at NSM_URL); 70 \
@@ -49,7 +50,7 @@ struct JackTone: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("JACK server to use (default: $JACK_DEFAULT_SERVER, else the default server).", valueName: "name"))
     var server: String?
 
-    @Option(name: .long, help: ArgumentHelp("Frequency of a sine, in Hz; repeat for a chord (up to 16).", valueName: "Hz"))
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("Frequency of a sine, in Hz; repeat for a chord (up to 16).", valueName: "Hz"))
     var freq: [Double] = [440]
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Peak level of each sine, in dBFS.", valueName: "dBFS"))
@@ -81,7 +82,7 @@ struct JackTone: ParsableCommand {
             throw ValidationError("--freq: give 1 to \(ToneRequest.capacity) frequencies")
         }
         for f in freq where !(f > 0 && f < 1_000_000) {
-            throw ValidationError("--freq \(f) is not a frequency above 0 Hz")
+            throw ValidationError("--freq \(f) is not a frequency above 0 Hz and below 1 MHz (and the server's Nyquist frequency)")
         }
         guard level <= 0, level >= -200 else { throw ValidationError("--level must be from -200 to 0 dBFS") }
         guard ramp >= 1, ramp <= 10_000 else { throw ValidationError("--ramp must be from 1 to 10000 ms") }
@@ -229,15 +230,15 @@ struct JackTone: ParsableCommand {
                 case "inject":
                     // Test aid: `inject nan|inf|-inf|denormal SECONDS` replaces the output.
                     let kinds = ["nan": 1, "inf": 2, "-inf": 3, "denormal": 4]
-                    guard words.count == 3, let kind = kinds[String(words[1])], let seconds = Double(words[2]), seconds > 0 else {
-                        complain("ignored '\(line)': expected 'inject nan|inf|-inf|denormal SECONDS'")
+                    guard words.count == 3, let kind = kinds[String(words[1])], let seconds = Double(words[2]), seconds > 0, seconds <= 3600 else {
+                        complain("ignored '\(line)': expected 'inject nan|inf|-inf|denormal SECONDS' (up to 3600)")
                         continue
                     }
                     renderer.injectKind.store(kind)
                     renderer.injectFrames.store(Int(seconds * Double(max(1, sampleRate.count))))
                 case "level":
-                    guard words.count == 2, let db = Double(words[1]), db <= 0 else {
-                        complain("ignored '\(line)': expected 'level DBFS' (≤ 0)")
+                    guard words.count == 2, let db = Double(words[1]), db <= 0, db >= -200 else {
+                        complain("ignored '\(line)': expected 'level DBFS' (-200 to 0, as --level)")
                         continue
                     }
                     amplitude.withLock { $0 = pow(10, db / 20) }
