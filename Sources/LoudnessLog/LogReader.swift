@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSQLite
 import DSP
 import Outputs
@@ -32,6 +35,11 @@ public struct LogReader {
 
     public init(path: String) throws(Failure) {
         self.path = path
+        // What SQLite would say of these is no help ("unable to open database file", "disk
+        // I/O error" for a folder).
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw Failure(description: "cannot read '\(path)': \(String(cString: strerror(errno)))") }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure(description: "cannot read '\(path)': it is a folder (a log is a file)") }
         var optional: Set<String> = []
         database = try LogReader.reading(path) {
             let database = try Database.untrusted(path: path)

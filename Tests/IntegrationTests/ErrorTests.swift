@@ -52,6 +52,8 @@ final class ErrorTests: XCTestCase {
         assertOneLine(try jackvu(["--alarm", "all", "--on-alarm", "true", "--on-alarm-timeout", "0"]), status: 64, contains: "--on-alarm-timeout")
         assertOneLine(try jackvu(["--log-retention", "7"]), status: 64, contains: "--log-retention needs --log")
         assertOneLine(try jackvu(["report", "/nonexistent/jackvu.db"]), status: 66, contains: "cannot read '/nonexistent/jackvu.db'")
+        assertOneLine(try jackvu(["report", "/nonexistent/jackvu.db"]), status: 66, contains: "No such file or directory")
+        assertOneLine(try jackvu(["report", "/"]), status: 66, contains: "cannot read '/': it is a folder (a log is a file)")
         assertOneLine(try jackvu(["report", "/dev/null", "--from", "yesterday"]), status: 66, contains: "cannot read '/dev/null'")
         assertOneLine(try jackvu(["report", "x.db", "--segments", "hourly"]), status: 64, contains: "--segments must be marks or every:MINUTES")
         assertOneLine(try jackvu(["report", "x.db", "-o", "report.pdf"]), status: 64, contains: "name it .html, .json or .csv")
