@@ -485,7 +485,7 @@ public struct LiveOptions: ParsableArguments {
     public var httpOrigin: [String] = []
 
     @Option(name: .customLong("http-limits"), help: ArgumentHelp(
-        "Connections the --http and --metrics servers hold at once, in all and per client address, and browser WebSockets per address (default 64,16,8: one address never takes more than a quarter). Beyond them a connection is closed at once; a request head must be whole within 10 s and 24 KiB (414/431 otherwise).",
+        "Connections the --http and --metrics servers hold at once, in all and per client address, and browser WebSockets per address (default 64,16,8: one address never takes more than a quarter). Beyond them a connection is closed at once; a request head must be whole within 10 s and 16 KiB (414/431 otherwise); only GET and HEAD are served (405 otherwise).",
         valueName: "n[,per-address[,websockets]]"))
     public var httpLimits: String?
 

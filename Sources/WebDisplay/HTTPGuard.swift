@@ -99,7 +99,8 @@ struct GuardedChannel: ServerChildChannel {
 /// connection closed (SwiftNIO's own header limit made an error that left such a connection
 /// open for ever). A WebSocket upgrade beyond its address's share is answered 503. Once a
 /// WebSocket upgrade's head has passed, the guard steps out (the frames are not HTTP). Only
-/// GET and HEAD are served, so a request has no body to skip.
+/// GET and HEAD are served (another method is answered 405 at once), so a request has no
+/// body to skip.
 final class HeadGuard: ChannelDuplexHandler, RemovableChannelHandler, @unchecked Sendable {
     // @unchecked Sendable: used on its channel's event loop only (`isWebSocket` is read when
     // the channel has closed, after every event of it).
@@ -182,6 +183,13 @@ final class HeadGuard: ChannelDuplexHandler, RemovableChannelHandler, @unchecked
         if !HeadGuard.isRequestLine(head.prefix { $0 != 13 && $0 != 10 }) {
             return refuse(context, "400 Bad Request", "not an HTTP/1 request line")
         }
+        // Only GET and HEAD are served: any other method at once (the parser refused an
+        // unknown one, BREW, or a POST whose Content-Length overflows, without answering, and
+        // the connection waited out `responseDeadline`).
+        let method = head.prefix { $0 != 32 }
+        if !method.elementsEqual("GET".utf8) && !method.elementsEqual("HEAD".utf8) {
+            return refuse(context, "405 Method Not Allowed", "only GET and HEAD are served", header: "Allow: GET, HEAD\r\n")
+        }
         if !HeadGuard.fieldsAreWellFormed(head[..<end]) {
             return refuse(context, "400 Bad Request", "a header line is not NAME: VALUE")
         }
@@ -212,12 +220,12 @@ final class HeadGuard: ChannelDuplexHandler, RemovableChannelHandler, @unchecked
         if upgrade { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
 
-    private func refuse(_ context: ChannelHandlerContext, _ status: String, _ why: String) {
+    private func refuse(_ context: ChannelHandlerContext, _ status: String, _ why: String, header: String = "") {
         refused = true
         timer?.cancel()
         timer = nil
         let body = why + "\n"
-        let text = "HTTP/1.1 \(status)\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let text = "HTTP/1.1 \(status)\r\n\(header)Connection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text))).whenComplete { _ in channel.close(promise: nil) }
     }

@@ -38,7 +38,7 @@ import Synchronization
 ///
 /// Nothing from outside can use it up (`HTTPLimits`): at most 64 connections at once and 16
 /// per client address (more are closed before they are read), 8 WebSockets per address, each
-/// request head whole within 10 s and 16 KiB (`HeadGuard`: 414/431/400 and closed), 30 s idle; on a loopback address only loopback host names (no DNS rebinding); WebSockets
+/// request head whole within 10 s and 16 KiB (`HeadGuard`: 414/431/400/405 and closed), 30 s idle; on a loopback address only loopback host names (no DNS rebinding); WebSockets
 /// only from the page's own origin or those `--http-origin` names. Everything served is
 /// read-only (GET).
 public final class WebDisplay: Display, @unchecked Sendable {

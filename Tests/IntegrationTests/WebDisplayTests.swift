@@ -473,7 +473,8 @@ final class WebDisplayTests: XCTestCase {
     /// 127.0.0.1 the page, a WebSocket and /metrics are each served at least 19 times in 20.
     /// `Upgrade: foo, websocket` from another origin is refused like `Upgrade: websocket`; a
     /// request the parser would refuse (no request line, a header without a colon) is answered
-    /// 400 at once; `--http-limits` out of range is a usage error.
+    /// 400 at once, a method other than GET and HEAD 405; `--http-limits` out of range is a
+    /// usage error.
     func testOneAddressCannotLockAnotherOut() throws {
         let server = try JackServer(label: "weblock")
         let tone = try BackgroundProcess(try Executables.product("jacktone"), ["--freq", "440"], environment: server.environment)
@@ -561,6 +562,12 @@ final class WebDisplayTests: XCTestCase {
         XCTAssertEqual(raw("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: foo\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n" + evil), plain)
         XCTAssertEqual(raw("GARBAGE\r\n\r\n"), "HTTP/1.1 400")
         XCTAssertEqual(raw("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n"), "HTTP/1.1 400")
+        // Methods other than GET and HEAD, at once: an unknown one and a body's length that
+        // overflows (both waited 15 s for nothing before), and a plain POST.
+        XCTAssertEqual(raw("BREW / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"), "HTTP/1.1 405")
+        XCTAssertEqual(raw("POST /snapshot HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 99999999999999999999\r\n\r\n"), "HTTP/1.1 405")
+        XCTAssertEqual(raw("POST /snapshot HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 2\r\n\r\n{}"), "HTTP/1.1 405")
+        XCTAssertEqual(httpGet(port: port, path: "/snapshot")?.status, 200, "still serving")
         XCTAssertTrue(vu.isRunning, vu.stderr)
         let bad = try Executables.run(try Executables.product("jackvu"), ["--http-limits", "64,65", "--http", "0"])
         XCTAssertEqual(bad.status, 64, bad.stderr)
