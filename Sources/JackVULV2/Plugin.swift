@@ -443,14 +443,13 @@ private final class Work: @unchecked Sendable {
         self.instance = instance
         self.analyzer = analyzer
         snapshot = analyzer.makeSnapshot()
-        let kinds = MessageKinds(LV2Description.oscKinds.compactMap(MessageKind.init(rawValue:)))
-        addressSpace = AddressSpace(prefix: "/jackvu", kinds: kinds)
-        // The JSON lines also carry the plugin's own counters (`status`: the audio the
-        // analysis fell behind on, the samples replaced, the OSC datagrams refused; the rest of
-        // the status is the JACK client's).
-        var jsonKinds = kinds
-        jsonKinds.insert(.status)
-        json = JSONLines(kinds: jsonKinds, onlyFields: [.status: LV2Description.statusFields])
+        // The readings, and the plugin's own counters (`status`: the audio the analysis fell
+        // behind on, the samples replaced, the OSC datagrams refused; the rest of the status
+        // is the JACK client's): in the JSON lines and over OSC alike.
+        var kinds = MessageKinds(LV2Description.oscKinds.compactMap(MessageKind.init(rawValue:)))
+        kinds.insert(.status)
+        addressSpace = AddressSpace(prefix: "/jackvu", kinds: kinds, onlyFields: [.status: LV2Description.statusFields])
+        json = JSONLines(kinds: kinds, onlyFields: [.status: LV2Description.statusFields])
         defaults = instance.readingPorts.map { Float(instance.ports[$0].defaultValue) }
         outputs = instance.readingPorts.map { i in
             switch instance.ports[i].kind {

@@ -41,10 +41,14 @@ public struct AddressSpace: Sendable {
     public let prefix: String
     /// The kinds of message to make (`--send`).
     public var kinds: MessageKinds
+    /// Readings (by kind) of which only these fields are sent: a host that has only some of
+    /// them (the LV2 plugin's `status`: no server, cycles or connections), as `JSONLines`.
+    public var onlyFields: [MessageKind: Set<String>]
 
-    public init(prefix: String, kinds: MessageKinds = .all) {
+    public init(prefix: String, kinds: MessageKinds = .all, onlyFields: [MessageKind: Set<String>] = [:]) {
         self.prefix = prefix
         self.kinds = kinds
+        self.onlyFields = onlyFields
     }
 
     /// The messages for one snapshot of the live client. Not real-time safe (allocates).
@@ -112,9 +116,10 @@ public struct AddressSpace: Sendable {
     /// A reading's messages for one subject: a message whose arguments are all empty arrays
     /// (no 1/3-octave bands at this rate) or one of whose fields has no value yet is left out.
     private func append(_ reading: Reading, subject: Int, base: String, _ s: Snapshot, to out: inout [OSCMessage]) {
+        let only = onlyFields.isEmpty ? nil : MessageKind(rawValue: reading.kind).flatMap { onlyFields[$0] }
         messages: for message in reading.messages {
             var arguments: [OSCArgument] = []
-            for field in message.fields where field.wire != .jsonOnly {
+            for field in message.fields where field.wire != .jsonOnly && only.map({ $0.contains(field.key) }) ?? true {
                 switch field.value(s, subject) {
                 case .float(let x): arguments.append(.float(x))
                 case .double(let x): arguments.append(.float(Float(x)))

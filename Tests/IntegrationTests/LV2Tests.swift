@@ -561,7 +561,8 @@ final class LV2Tests: XCTestCase {
     /// and one that is no URL — one line on stderr) and JSON lines to a Unix-domain socket a
     /// real reader listens on (`socat`); both set by `patch:Set` and kept in the state.
     /// jackvu-lv2-host renders 6 s of a −20 dBFS tone through the mono form: socat receives a
-    /// JSON line after each second of audio, oscdump the readings (−23.0 LUFS integrated).
+    /// JSON line after each second of audio, oscdump the readings (−23.0 LUFS integrated) and
+    /// the plugin's status counters.
     func testOSCDestinationsAndAJSONSocketFromAHost() throws {
         let audio = try scratch("sockets")
         let tone = audio + "/tone.wav", socket = audio + "/readings.sock"
@@ -598,6 +599,11 @@ final class LV2Tests: XCTestCase {
         }
         XCTAssertTrue(eventually(timeout: 5) { integrated() != nil }, "oscdump received: \(dump.stdout.suffix(400))")
         XCTAssertEqual(integrated() ?? 0, -23.0, accuracy: 0.1, "the last bundle's integrated loudness")
+        // And the plugin's own counters, as in its JSON lines: overruns, non-finite samples,
+        // OSC datagrams not sent (`/jackvu/status iii`; the JACK client's other nine are not
+        // a plugin's).
+        let status = completeLines(dump.stdout).last { $0.split(separator: " ").dropFirst().first == "/jackvu/status" }
+        XCTAssertEqual(status.map { Array($0.split(separator: " ").dropFirst(2)) }, ["iii", "0", "0", "0"], "oscdump received: \(dump.stdout.suffix(400))")
 
         // A socket whose reader is gone (killed: its file stays): one line on stderr, not one a
         // second, and the meters go on.
