@@ -29,6 +29,21 @@ final class ErrorTests: XCTestCase {
         assertOneLine(viaEnv, status: 69, contains: "jackvu-test-absent-")
     }
 
+    /// jacktone's bad options and values are one line each and 64, as jackvu's
+    /// (argument-parser's own message spanned the error, the usage and a hint); a client name
+    /// JACK would take apart (a ':') or refuse (over 63 bytes) is one of them.
+    func testJacktoneBadOptionValuesAreOneLine() throws {
+        let tone = try Executables.product("jacktone")
+        for (arguments, text) in [(["--freq", "-5"], "--freq -5.0 is not a frequency above 0 Hz"), (["--name", "a:b"], "--name must be 1 to 63 bytes"),
+                                  (["--name", String(repeating: "a", count: 64)], "--name must be 1 to 63 bytes"), (["--bogus"], "Unknown option '--bogus'"),
+                                  (["--bits", "3"], "--bits must be from 8 to 24"), (["--level", "1"], "--level must be from -200 to 0 dBFS")] {
+            let r = try Executables.run(tone, arguments)
+            XCTAssertEqual(r.status, 64, "\(arguments): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+            XCTAssertTrue(r.stderr.hasPrefix("jacktone: ") && r.stderr.contains(text), "expected '\(text)' in: \(r.stderr)")
+        }
+    }
+
     func testBadOptionValues() throws {
         assertOneLine(try jackvu(["--fft-size", "1000"]), status: 64, contains: "--fft-size")
         assertOneLine(try jackvu(["--fft-size", "131072"]), status: 64, contains: "power of two from 256 to 65536")

@@ -77,7 +77,29 @@ struct JackTone: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Round NAME:out to words of this many bits, 8 to 24 (16: as a 16-bit file).", valueName: "bits"))
     var bits: Int?
 
+    /// Parses the command line and runs. A bad option or value is one line on stderr and 64,
+    /// as jackvu's (argument-parser's own message spans lines: the error, the usage, a hint);
+    /// --help and --version print to stdout.
+    static func main() {
+        var command: JackTone
+        do {
+            command = try parse(nil)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }
+            // argument-parser lists choices and hints on lines of their own: one line of them.
+            let parts = message(for: error).split(separator: "\n").map { line in
+                let text = line.drop { $0 == " " }
+                return text.hasPrefix("- ") ? text.dropFirst(2) : text
+            }.filter { !$0.isEmpty }
+            fail("\(parts.isEmpty ? "bad arguments" : parts.joined(separator: " ")) (see jacktone --help)", 64)
+        }
+        do { try command.run() } catch { exit(withError: error) }
+    }
+
     func validate() throws {
+        guard !name.isEmpty, name.utf8.count <= 63, !name.contains(":") else {
+            throw ValidationError("--name must be 1 to 63 bytes without ':' (a JACK client name)")
+        }
         guard (1...ToneRequest.capacity).contains(freq.count) else {
             throw ValidationError("--freq: give 1 to \(ToneRequest.capacity) frequencies")
         }
