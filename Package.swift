@@ -156,7 +156,7 @@ let package = Package(
         // unmapped (-z nodelete): the runtime leaves thread-local destructors in jackd's
         // threads, which ran into an unloaded library when jackd exited.
         .target(
-            name: "JackVUInternal", dependencies: ["Jack", "Analysis", "Settings", "JackVU", "JackVUOptions", "Outputs", "Realtime"],
+            name: "JackVUInternal", dependencies: ["Jack", "Analysis", "Settings", "JackVU", "JackVUOptions", "Outputs", "Realtime", "Version"],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims", "-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         // The LV2 plugin's forms and ports, from the reading table; the plugin (the Swift
         // runtime linked in, only lv2_descriptor exported, never unmapped: as JackVUInternal).

@@ -9,6 +9,7 @@ import JackVUOptions
 import Outputs
 import Realtime
 import Synchronization
+import Version
 
 // jackvu as a JACK internal client: `jack_load -i "OPTIONS" jackvu jackvu` loads jackvu.so into
 // the server, which calls `jack_initialize` with a client it opened for it; `jack_unload jackvu`
@@ -72,7 +73,7 @@ public func jackInitialize(_ client: OpaquePointer?, _ loadInit: UnsafePointer<C
         let arguments = splitArguments(loadInit.map { String(cString: $0) } ?? "")
         var command: JackVUCommand
         do { command = try JackVUCommand.parse(arguments) } catch {
-            printError("\(JackVUCommand.message(for: error)) (jack_load -i \"OPTIONS\": see jackvu --help)")
+            printError("\(oneLineMessage(JackVUCommand.message(for: error))) (jack_load -i \"OPTIONS\": see jackvu --help)")
             return 1
         }
         if command.tui || command.live.http != nil || command.live.metrics != nil {

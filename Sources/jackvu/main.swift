@@ -10,6 +10,7 @@ import Outputs
 import Realtime
 import TerminalDisplay
 import WebDisplay
+import Version
 
 #if canImport(Glibc)
 import Glibc
@@ -24,12 +25,7 @@ do {
     if code == .success {  // --help, --version
         JackVUCommand.exit(withError: error)
     }
-    // One line: argument-parser lists choices on lines of their own ("  - rms").
-    let lines = JackVUCommand.message(for: error).split(separator: "\n")
-        .map { String($0.drop(while: { $0 == " " })) }.map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
-        .filter { !$0.isEmpty }
-    let message = lines.isEmpty ? "bad arguments" : ([lines[0]] + [lines.dropFirst().joined(separator: ", ")]).filter { !$0.isEmpty }.joined(separator: " ")
-    printError("\(message) (see jackvu --help)")
+    printError("\(oneLineMessage(JackVUCommand.message(for: error))) (see jackvu --help)")
     exit(ExitStatus.usage.rawValue)
 }
 

@@ -86,12 +86,7 @@ struct JackTone: ParsableCommand {
             command = try parse(nil)
         } catch {
             if exitCode(for: error) == .success { exit(withError: error) }
-            // argument-parser lists choices and hints on lines of their own: one line of them.
-            let parts = message(for: error).split(separator: "\n").map { line in
-                let text = line.drop { $0 == " " }
-                return text.hasPrefix("- ") ? text.dropFirst(2) : text
-            }.filter { !$0.isEmpty }
-            fail("\(parts.isEmpty ? "bad arguments" : parts.joined(separator: " ")) (see jacktone --help)", 64)
+            fail("\(oneLineMessage(message(for: error))) (see jacktone --help)", 64)
         }
         do { try command.run() } catch { exit(withError: error) }
     }
