@@ -4,6 +4,7 @@
 // Module graph (see README.md, "How it works"):
 //   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
+//   DSPAVX2       — DSP's kernels compiled for AVX2, called only where the machine has it
 //   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC, posix_spawn's closefrom
 //   Realtime      — lock-free ring and publishers shared with the JACK thread (Synchronization);
 //                   the one semaphore wait with a deadline (monotonic) and the one
@@ -56,6 +57,14 @@ import PackageDescription
 
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 
+// DSPAVX2's code generation: Haswell's instructions (x86-64-v3) on x86-64; elsewhere the
+// baseline (MachineFeatures never calls it there).
+#if arch(x86_64)
+let avx2Flags = ["-O", "-target-cpu", "haswell"]
+#else
+let avx2Flags = ["-O"]
+#endif
+
 let package = Package(
     name: "jackvu",
     platforms: [.macOS(.v15)],
@@ -105,7 +114,10 @@ let package = Package(
             providers: [.apt(["liblilv-dev"])]),
         // DSP is optimised in every configuration: its SIMD and filter loops run 10-50× slower
         // unoptimised, and the tests push hours of audio through them.
-        .target(name: "DSP", dependencies: ["CFFTW"], swiftSettings: [.unsafeFlags(["-O"])]),
+        .target(name: "DSP", dependencies: ["CFFTW", "DSPAVX2"], swiftSettings: [.unsafeFlags(["-O"])]),
+        // Kernels compiled for AVX2 (see the module's file): DSP calls them only on a machine
+        // that has it (MachineFeatures).
+        .target(name: "DSPAVX2", swiftSettings: [.unsafeFlags(avx2Flags)]),
         // sem_clockwait (monotonic deadlines), which Swift's Glibc module does not show.
         .target(name: "CRealtime"),
         .target(name: "Realtime", dependencies: ["CRealtime"]),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DSPAVX2
 
 /// Loudness channel layouts: the loudspeakers of each channel in ITU-R BS.2051's orders, and
 /// each channel's weight G_i in the loudness sum by its position as ITU-R BS.1770-4 (§2.4,
@@ -130,6 +131,13 @@ public final class LoudnessMeter: @unchecked Sendable {
     private var lanes2: [KWeightingLanes<SIMD2<Double>>] = []
     private let single: Int?
     private var singleFilter: (shelf: Biquad, highPass: Biquad)
+    /// A pair alone (stereo), on a machine with AVX2: its K-weighting on long calls as two
+    /// stretches of time side by side (`processSplit`: a file's summary); and the step
+    /// energies of each stretch. Nil otherwise.
+    private let pairSegments: PairSegments?
+    private var firstSegmentEnergies: [Double] = [], secondSegmentEnergies: [Double] = []
+    /// The calls' pieces run as two stretches (`processSplit`), counted.
+    public private(set) var splitPieces = 0
     /// Weighted sum of squares of the step being filled.
     private var stepEnergy = 0.0
     /// Samples in the step being filled.
@@ -237,6 +245,13 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
         single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
+        if active.count == 2 && MachineFeatures.x86_64v3 {
+            pairSegments = PairSegments(weights: [weights[active[0]], weights[active[1]]], shelf: shelf, highPass: highPass)
+            firstSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
+            secondSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
+        } else {
+            pairSegments = nil
+        }
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         blockRing = Array(repeating: 0, count: LoudnessMeter.blockRingSize)
         gatingBlocks.reserveCapacity(LoudnessMeter.exactHistory)  // the hour without reallocating
@@ -257,7 +272,7 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Feeds `frames` frames; `source(c)` points at channel c's samples. Calls `step()` after
     /// every completed 10 ms step, when the momentary and short-term readings are new.
     public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void = {}) {
-        var offset = 0
+        var offset = pairSegments == nil ? 0 : processSplit(frames: frames, from: source, step: step)
         while offset < frames {
             let n = min(frames - offset, stepSamples - stepFill)
             var energy = 0.0
@@ -277,6 +292,73 @@ public final class LoudnessMeter: @unchecked Sendable {
                 completeStep()
                 step()
             }
+        }
+    }
+
+    /// The warm-up of a second stretch (`processSplit`): 20 steps, 200 ms. The K-weighting's
+    /// slowest decay is its high-pass's double pole (radius 0.99502 a sample at 48 kHz, a
+    /// time constant of 4.2 ms at every rate): 200 ms is 48 of them, so the stretch's state
+    /// after it differs from the one the audio before would have left by e⁻⁴⁸ (10⁻²¹) of
+    /// it: below double precision's 10⁻¹⁶.
+    static let splitWarmUpSteps = 20
+    /// The fewest steps a stretch of `processSplit` takes (0.8 s: the warm-up adds at most a
+    /// quarter), and the most (the energies' buffers; 41 s).
+    static let splitFewestSteps = 80
+    static let splitMostSteps = 4096
+
+    /// A pair's K-weighting on long calls, as two stretches of time side by side: the call's
+    /// frames from 0 to `mid` in two lanes and those from `mid` on in the other two, the
+    /// second stretch starting 200 ms early with its filters at rest (its warm-up; see
+    /// `splitWarmUpSteps`), then taking over the pair's state. With AVX2 the four lanes are
+    /// one register (`DSPAVX2.kWeightPairSegments`): two independent recursions in flight for
+    /// the cost of one (1.8× the samples a second, BENCHMARKS.md). The first stretch's
+    /// arithmetic is the one-stretch path's, step for step, to the bit; the second's differs
+    /// by the warm-up's 10⁻²¹. Steps complete in order, after the frames are filtered (`step`
+    /// sees no samples). Returns the frames done (0 when the call is too short: the
+    /// one-stretch path does it).
+    private func processSplit(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void) -> Int {
+        guard let pairSegments else { return 0 }
+        let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps
+        var done = 0
+        while true {
+            // The first stretch completes the step being filled (`lead` frames) and k more;
+            // the second starts warmUp steps and `lead` frames before the first's end and
+            // ends k − warmUp steps after it: lead + (2k − warmUp) steps in all.
+            let lead = size - stepFill
+            let k = min(LoudnessMeter.splitMostSteps, (frames - done - lead + warmUp * size) / (2 * size))
+            guard k >= LoudnessMeter.splitFewestSteps else { return done }
+            let mid = done + lead + k * size
+            pairSegments.start(from: lanes2[0])
+            var first = done, second = mid - warmUp * size - lead, n = lead
+            let (left, right) = pairSegments.channels
+            let l = source(left), r = source(right)
+            firstSegmentEnergies.withUnsafeMutableBufferPointer { a in
+                secondSegmentEnergies.withUnsafeMutableBufferPointer { b in
+                    for j in 0...k {
+                        let e = pairSegments.filter(l + first, r + first, l + second, r + second, count: n)
+                        a[j] = e[0] + e[1]
+                        b[j] = e[2] + e[3]
+                        first += n
+                        second += n
+                        n = size
+                    }
+                }
+            }
+            pairSegments.finish(into: &lanes2[0])
+            splitPieces += 1
+            for j in 0...k {
+                stepEnergy += firstSegmentEnergies[j]
+                stepFill += j == 0 ? lead : size
+                completeStep()
+                step()
+            }
+            for j in (warmUp + 1)...k {
+                stepEnergy += secondSegmentEnergies[j]
+                stepFill += size
+                completeStep()
+                step()
+            }
+            done = second
         }
     }
 
@@ -489,10 +571,10 @@ public final class LoudnessMeter: @unchecked Sendable {
 /// The K-weighting of 2, 4 or 8 channels in the SIMD lanes of `V`, and their weighted sum of
 /// squares. Real-time safe.
 struct KWeightingLanes<V: SIMD & Sendable>: Sendable where V.Scalar == Double {
-    private var shelf: BiquadLanes<V>
-    private var highPass: BiquadLanes<V>
+    fileprivate var shelf: BiquadLanes<V>
+    fileprivate var highPass: BiquadLanes<V>
     /// The channel of each lane (a padding lane repeats the first, with weight 0).
-    private let channels: SIMD8<Int>
+    fileprivate let channels: SIMD8<Int>
     private let weights: V
 
     /// Lanes for `channels` (at most `V.scalarCount`), weighted by `weights[channel]`.
@@ -645,5 +727,59 @@ extension LoudnessMeter {
     public static func peakToLoudnessRatio(maxTruePeakDBTP: Double, integratedLUFS: Double) -> Double {
         guard maxTruePeakDBTP > Double(Decibels.floor), integratedLUFS > floor else { return .nan }
         return maxTruePeakDBTP - integratedLUFS
+    }
+}
+
+/// A pair's K-weighting as two stretches of time (`LoudnessMeter.processSplit`), through
+/// `DSPAVX2.kWeightPairSegments`: its state, coefficients and sums in memory the kernel is
+/// handed pointers to (nothing of that module's crosses into this one). Made only when
+/// `MachineFeatures.x86_64v3`. One thread at a time.
+private final class PairSegments {
+    /// Lanes (left, right) of the first stretch, (left, right) of the second: x1, x2, y1, y2
+    /// (the shelf's; its outputs are the high-pass's inputs) and z1, z2 (the high-pass's).
+    private let state = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 6)
+    private let coefficients = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 11)
+    private let sums = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 1)
+    private let weights: SIMD4<Double>
+    /// The pair's channels (the one-stretch lanes' first two).
+    private(set) var channels = (0, 0)
+
+    init(weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
+        self.weights = SIMD4(weights[0], weights[1], weights[0], weights[1])
+        // The coefficients as `BiquadLanes` computes them (its look-ahead ones included).
+        let s = BiquadLanes<SIMD4<Double>>(shelf), h = BiquadLanes<SIMD4<Double>>(highPass)
+        for (i, v) in [s.b0, s.b1, s.b2, s.a1, s.a2, s.c1, s.c2, h.a1, h.a2, h.c1, h.c2].enumerated() {
+            (coefficients + i).initialize(to: v)
+        }
+        state.initialize(repeating: SIMD4(), count: 6)
+        sums.initialize(to: SIMD4())
+    }
+
+    deinit {
+        state.deallocate()
+        coefficients.deallocate()
+        sums.deallocate()
+    }
+
+    /// The first stretch's lanes take `pair`'s state; the second's are at rest.
+    func start(from pair: KWeightingLanes<SIMD2<Double>>) {
+        channels = (pair.channels[0], pair.channels[1])
+        let (s, h) = (pair.shelf, pair.highPass)
+        for (i, v) in [s.x1, s.x2, s.y1, s.y2, h.y1, h.y2].enumerated() { state[i] = SIMD4(v[0], v[1], 0, 0) }
+    }
+
+    /// The second stretch's state into `pair`, whose audio it ends.
+    func finish(into pair: inout KWeightingLanes<SIMD2<Double>>) {
+        func second(_ i: Int) -> SIMD2<Double> { SIMD2(state[i][2], state[i][3]) }
+        (pair.shelf.x1, pair.shelf.x2, pair.shelf.y1, pair.shelf.y2) = (second(0), second(1), second(2), second(3))
+        (pair.highPass.x1, pair.highPass.x2, pair.highPass.y1, pair.highPass.y2) = (second(2), second(3), second(4), second(5))
+    }
+
+    /// `n` samples of each lane, from the pointers given; each lane's G_i·Σ y².
+    func filter(_ left0: UnsafePointer<Float>, _ right0: UnsafePointer<Float>, _ left1: UnsafePointer<Float>, _ right1: UnsafePointer<Float>,
+                count n: Int) -> SIMD4<Double>
+    {
+        kWeightPairSegments(state, coefficients, left0, right0, left1, right1, n, sums)
+        return weights * sums.pointee
     }
 }

@@ -66,6 +66,54 @@ final class LoudnessTests: XCTestCase {
         }
     }
 
+    /// A pair's K-weighting as two stretches of time side by side (a file's long calls, on a
+    /// machine with AVX2): every step's momentary and short-term loudness, the maxima, the
+    /// integrated loudness and the loudness range read as the one-stretch path reads them
+    /// (fed in live-sized pieces), to 10⁻⁹ LU — the second stretch's 200 ms warm-up leaves
+    /// 10⁻²¹ of its state, and none at all would leave 10⁻⁴ LU. A call that starts mid-step,
+    /// one with a tail too short to split, other rates (44.1 kHz: an odd step of 441).
+    func testTwoStretchesOfAPairReadAsOne() {
+        for rate in [48000, 44100, 8000] {
+            let n = rate * 14
+            let signals: [[Float]] = (0..<2).map { ch in
+                var seed = UInt64(ch + 11)
+                return (0..<n).map { i in
+                    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                    let noise = Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52) * 0.05
+                    let level = [1.0, 0.05, 0.4, 0.01][(i / (rate / 2 + 7 * ch)) % 4]
+                    return Float(level * 0.3 * sin(2 * Double.pi * (40 + 900 * Double(ch)) * Double(i) / Double(rate))) + noise * Float(level)
+                }
+            }
+            func readings(_ sizes: [Int]) -> (LoudnessMeter, [Double]) {
+                let meter = LoudnessMeter(sampleRate: rate, weights: [1, 1])
+                var steps: [Double] = []
+                TestSignals.inPieces(signals, sizes: sizes) { pointers, m, _ in
+                    meter.process(frames: m, from: { pointers[$0] }) { steps += [meter.momentary, meter.shortTerm] }
+                }
+                return (meter, steps)
+            }
+            let size = rate / 100
+            let (split, splitSteps) = readings([17, rate * 5 + 3, rate * 6, rate])
+            // Calls of a step each after the first two (too short to split), each filter call
+            // starting where the split path's first stretch starts one.
+            let (one, oneSteps) = readings([17, size - 17] + Array(repeating: size, count: 14 * 100))
+            // 5 s, 6 s and the last 2 s call: each long enough to split.
+            XCTAssertEqual(split.splitPieces, MachineFeatures.x86_64v3 ? 3 : 0, "\(rate) Hz: the long calls ran as two stretches")
+            XCTAssertEqual(one.splitPieces, 0)
+            XCTAssertEqual(splitSteps.count, oneSteps.count, "\(rate) Hz")
+            // The first stretch of the first long call (its first second: the second stretch's
+            // warm-up is further on) is the one-stretch path's to the bit.
+            XCTAssertEqual(Array(splitSteps.prefix(200)), Array(oneSteps.prefix(200)), "\(rate) Hz")
+            let apart = zip(splitSteps, oneSteps).map { abs($0 - $1) }.max() ?? .infinity
+            XCTAssertLessThan(apart, 1e-9, "\(rate) Hz: the steps' readings")
+            for (a, b) in [(split.integrated, one.integrated), (split.loudnessRange, one.loudnessRange),
+                           (split.maxMomentary, one.maxMomentary), (split.maxShortTerm, one.maxShortTerm)] {
+                XCTAssertEqual(a, b, accuracy: 1e-9, "\(rate) Hz")
+            }
+            XCTAssertGreaterThan(one.loudnessRange, 1, "\(rate) Hz: the levels change")
+        }
+    }
+
     func testKWeightingMatchesBS1770At48k() {
         let shelf = KWeighting.shelf(sampleRate: 48000)
         let hp = KWeighting.highPass(sampleRate: 48000)

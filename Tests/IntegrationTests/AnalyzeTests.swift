@@ -144,6 +144,13 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(results[5]["layout"] as? String, "5.0")
         XCTAssertEqual(results[0]["max_momentary_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
         XCTAssertEqual(results[0]["max_short_term_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
+        // The same summaries to the last digit with the baseline's DSP (a stereo file's
+        // K-weighting as one stretch of time, not two side by side in AVX2's lanes).
+        let jackvu = try Executables.product("jackvu"), arguments = ["analyze", "--format", "json"] + paths
+        let fast = try Executables.run(jackvu, arguments, timeout: 120)
+        let baseline = try Executables.run(jackvu, arguments, environment: ["JACKVU_BASELINE_DSP": "1"], timeout: 120)
+        XCTAssertEqual(fast.status, 0, fast.stderr)
+        XCTAssertEqual(fast.stdout, baseline.stdout)
 
         // True peak, cases 15–23.
         let fs = 48000.0

@@ -1,0 +1,76 @@
+/// DSP kernels compiled for x86-64 with AVX2 (Package.swift gives this module
+/// `-target-cpu haswell` on x86-64: 256-bit vectors, three-operand instructions), where a
+/// `SIMD4<Double>` is one register instead of two.
+///
+/// Nothing here may run on a machine without AVX2, BMI, F16C, FMA, LZCNT and MOVBE: `DSP`
+/// calls in only after `MachineFeatures.x86_64v3` (compiled for the baseline) has said so.
+/// So the module's interface is functions of pointers and integers alone — no type of its
+/// own that another module could touch, no vector passed by value (a 256-bit vector crosses
+/// a call differently with and without AVX) — and each function is `@inline(never)`, so
+/// that none of its code is compiled into a baseline module. (Swift does not fuse a
+/// multiply and an add into an FMA unless asked, so the arithmetic is the baseline's to the
+/// last bit.)
+
+/// The K-weighting of a pair of channels over two stretches of time at once, its lanes
+/// (left, right) of the first stretch and (left, right) of the second: the shelf and the
+/// RLB high-pass (numerator 1, −2, 1) in direct form I, two samples a step with the
+/// look-ahead recursion — operation for operation `KWeightingLanes.filter` of `DSP`, whose
+/// lanes each give the same bits as these. `n` samples from `left0`, `right0`, `left1`,
+/// `right1`; `state` the six vectors x1, x2, y1, y2 (the shelf's past inputs and outputs —
+/// the latter also the high-pass's past inputs) and z1, z2 (the high-pass's past outputs),
+/// updated; `coefficients` the eleven vectors b0, b1, b2, a1, a2, a1² − a2, a1·a2 of the
+/// shelf and a1, a2, a1² − a2, a1·a2 of the high-pass. Writes each lane's Σ y² to `sums`.
+@inline(never)
+public func kWeightPairSegments(
+    _ state: UnsafeMutablePointer<SIMD4<Double>>, _ coefficients: UnsafePointer<SIMD4<Double>>,
+    _ left0: UnsafePointer<Float>, _ right0: UnsafePointer<Float>, _ left1: UnsafePointer<Float>, _ right1: UnsafePointer<Float>,
+    _ n: Int, _ sums: UnsafeMutablePointer<SIMD4<Double>>
+) {
+    let b0 = coefficients[0], b1 = coefficients[1], b2 = coefficients[2], a1 = coefficients[3], a2 = coefficients[4]
+    let c1 = coefficients[5], c2 = coefficients[6]
+    let h1 = coefficients[7], h2 = coefficients[8], hc1 = coefficients[9], hc2 = coefficients[10]
+    var x1 = state[0], x2 = state[1], y1 = state[2], y2 = state[3], z1 = state[4], z2 = state[5]
+    @inline(__always) func sample(_ k: Int) -> SIMD4<Double> {
+        SIMD4(Double(left0[k]), Double(right0[k]), Double(left1[k]), Double(right1[k]))
+    }
+    var sum = SIMD4<Double>(), sumB = SIMD4<Double>()
+    var k = 0
+    while k + 2 <= n {
+        let xa = sample(k), xb = sample(k + 1)
+        // The shelf (`BiquadLanes.process2`).
+        let pa = b0 * xa + b1 * x1 + b2 * x2
+        let pb = b0 * xb + b1 * xa + b2 * x1
+        let ya = pa - (a1 * y1 + a2 * y2)
+        let yb = (pb - a1 * pa) + (c1 * y1 + c2 * y2)
+        // The high-pass (`processHighPass2`), its past inputs the shelf's past outputs.
+        let qa = (ya - y1) - (y1 - y2)
+        let qb = (yb - ya) - (ya - y1)
+        let za = qa - (h1 * z1 + h2 * z2)
+        let zb = (qb - h1 * qa) + (hc1 * z1 + hc2 * z2)
+        sum += za * za
+        sumB += zb * zb
+        (x2, x1, y2, y1, z2, z1) = (xa, xb, ya, yb, za, zb)
+        k += 2
+    }
+    if k < n {
+        // One sample (`process`, `processHighPass`).
+        let x = sample(k)
+        let y = (b0 * x + b1 * x1 + b2 * x2 - a2 * y2) - a1 * y1
+        let z = ((y - y1) - (y1 - y2) - h2 * z2) - h1 * z1
+        sum += z * z
+        (x2, x1, y2, y1, z2, z1) = (x1, x, y1, y, z1, z)
+    }
+    sum += sumB
+    // `BiquadLanes.flushDenormals`: tiny values to zero, so silence leaves none behind.
+    func flushed(_ v: SIMD4<Double>) -> SIMD4<Double> {
+        let tiny = SIMD4<Double>(repeating: 1e-30)
+        return v.replacing(with: 0, where: v .< tiny .& v .> -tiny)
+    }
+    state[0] = flushed(x1)
+    state[1] = flushed(x2)
+    state[2] = flushed(y1)
+    state[3] = flushed(y2)
+    state[4] = flushed(z1)
+    state[5] = flushed(z2)
+    sums.pointee = sum
+}
