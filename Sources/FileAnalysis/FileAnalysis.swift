@@ -182,10 +182,15 @@ final class AudioFile: @unchecked Sendable {
     }
 }
 
-/// Reads a file on its own thread, one chunk ahead: while the analysis works on one chunk
-/// (planar float channels), the reader fills the other (`AudioFile.read`: decoding and
-/// de-interleaving). Two buffers handed back and forth with two semaphores.
+/// Reads a file on its own thread, up to three chunks ahead: while the analysis works on one
+/// chunk (planar float channels), the reader fills the next (`AudioFile.read`: decoding and
+/// de-interleaving). Four buffers passed round with two semaphores.
 final class ChunkReader: @unchecked Sendable {
+    /// The chunks in turn: the reader up to three ahead, so that a chunk slower on one side
+    /// than the other does not stop both (with two, a stereo summary kept 1.5 of the two
+    /// cores busy, with four 1.8; eight, or chunks twice the size, were no faster:
+    /// BENCHMARKS.md).
+    static let buffers = 4
     // @unchecked Sendable: each buffer belongs either to the reader or to the consumer, as
     // handed over by `filled`/`free` (a semaphore post/wait orders the memory accesses).
     let chunk: Int
@@ -206,11 +211,10 @@ final class ChunkReader: @unchecked Sendable {
     init(file: AudioFile, chunk: Int, alongside: (@Sendable (UnsafeMutablePointer<Float>, Int) -> Void)? = nil) {
         self.chunk = chunk
         channels = file.channels
-        planar = (0..<2).map { _ in .allocate(capacity: chunk * file.channels) }
-        counts = .allocate(capacity: 2)
-        counts.initialize(repeating: 0, count: 2)
-        free.signal()
-        free.signal()
+        planar = (0..<ChunkReader.buffers).map { _ in .allocate(capacity: chunk * file.channels) }
+        counts = .allocate(capacity: ChunkReader.buffers)
+        counts.initialize(repeating: 0, count: ChunkReader.buffers)
+        for _ in 0..<ChunkReader.buffers { free.signal() }
         thread = PosixThread(name: "jackvu-reader") { [self] in
             let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
             defer { interleaved.deallocate() }
@@ -224,7 +228,7 @@ final class ChunkReader: @unchecked Sendable {
                 counts[i] = max(0, n)
                 filled.signal()
                 if n <= 0 { return }
-                i ^= 1
+                i = (i + 1) % ChunkReader.buffers
             }
         }
     }
@@ -245,7 +249,7 @@ final class ChunkReader: @unchecked Sendable {
     /// Hands the chunk from `next` back to the reader.
     func release() {
         free.signal()
-        current ^= 1
+        current = (current + 1) % ChunkReader.buffers
     }
 
     /// Stops the reader (at the end, or early) and waits for it.
