@@ -74,3 +74,31 @@ public func kWeightPairSegments(
     state[5] = flushed(z2)
     sums.pointee = sum
 }
+
+/// The largest |midpoint| (the true peak's phase 8) of frames `start ..< start + count` of
+/// `x`, eight frames a vector — operation for operation `TruePeakMeter.largestMidpoint` of
+/// `DSP`: the midpoint of frame i is Σ_k `sums[k]`·(x[i − k] + x[i − (taps − 1 − k)]) for
+/// k < taps / 2 (the filter's symmetric taps folded). Writes the eight lanes' largest to
+/// `largest` (the caller takes the largest lane).
+@inline(never)
+public func largestMidpoint(
+    _ x: UnsafePointer<Float>, _ start: Int, _ count: Int, _ sums: UnsafePointer<Float>, _ taps: Int,
+    _ largest: UnsafeMutablePointer<SIMD8<Float>>
+) {
+    let raw = UnsafeRawPointer(x)
+    @inline(__always) func load(_ i: Int) -> SIMD8<Float> {
+        raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+    }
+    var best = SIMD8<Float>()
+    var i = start
+    while i < start + count {
+        var m8 = SIMD8<Float>(repeating: sums[0]) * (load(i) + load(i - (taps - 1)))
+        for k in 1..<(taps / 2) { m8 += SIMD8<Float>(repeating: sums[k]) * (load(i - k) + load(i - (taps - 1 - k))) }
+        m8.replace(with: -m8, where: m8 .< 0)
+        let left = start + count - i
+        if left < 8 { m8.replace(with: 0, where: .!(SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .< Int32(left))) }
+        best.replace(with: m8, where: m8 .> best)
+        i += 8
+    }
+    largest.pointee = best
+}
