@@ -310,10 +310,11 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// frames from 0 to `mid` in two lanes and those from `mid` on in the other two, the
     /// second stretch starting 200 ms early with its filters at rest (its warm-up; see
     /// `splitWarmUpSteps`), then taking over the pair's state. With AVX2 the four lanes are
-    /// one register (`DSPAVX2.kWeightPairSegments`): two independent recursions in flight for
-    /// the cost of one (1.8× the samples a second, BENCHMARKS.md). The first stretch's
-    /// arithmetic is the one-stretch path's, step for step, to the bit; the second's differs
-    /// by the warm-up's 10⁻²¹. Steps complete in order, after the frames are filtered (`step`
+    /// one register (`DSPAVX2.kWeightPairSegments`, its multiply-adds fused): two independent
+    /// recursions in flight for the cost of one (2.2× the samples a second, BENCHMARKS.md).
+    /// The first stretch's arithmetic is the one-stretch path's step for step (the fused
+    /// multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at most); the second's differs further by the
+    /// warm-up's 10⁻²¹. Steps complete in order, after the frames are filtered (`step`
     /// sees no samples). Returns the frames done (0 when the call is too short: the
     /// one-stretch path does it).
     private func processSplit(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void) -> Int {

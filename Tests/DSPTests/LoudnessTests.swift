@@ -69,7 +69,7 @@ final class LoudnessTests: XCTestCase {
     /// A pair's K-weighting as two stretches of time side by side (a file's long calls, on a
     /// machine with AVX2): every step's momentary and short-term loudness, the maxima, the
     /// integrated loudness and the loudness range read as the one-stretch path reads them
-    /// (fed in live-sized pieces), to 10⁻⁹ LU — the second stretch's 200 ms warm-up leaves
+    /// (fed in step-sized pieces), to 10⁻⁹ LU — the second stretch's 200 ms warm-up leaves
     /// 10⁻²¹ of its state, and none at all would leave 10⁻⁴ LU. A call that starts mid-step,
     /// one with a tail too short to split, other rates (44.1 kHz: an odd step of 441).
     func testTwoStretchesOfAPairReadAsOne() {
@@ -102,8 +102,10 @@ final class LoudnessTests: XCTestCase {
             XCTAssertEqual(one.splitPieces, 0)
             XCTAssertEqual(splitSteps.count, oneSteps.count, "\(rate) Hz")
             // The first stretch of the first long call (its first second: the second stretch's
-            // warm-up is further on) is the one-stretch path's to the bit.
-            XCTAssertEqual(Array(splitSteps.prefix(200)), Array(oneSteps.prefix(200)), "\(rate) Hz")
+            // warm-up is further on) is the one-stretch path's but for the fused multiply-adds'
+            // rounding (2.6 × 10⁻¹² LU at most here).
+            let first = zip(splitSteps.prefix(200), oneSteps.prefix(200)).map { abs($0 - $1) }.max() ?? .infinity
+            XCTAssertLessThan(first, 1e-10, "\(rate) Hz: the first stretch")
             let apart = zip(splitSteps, oneSteps).map { abs($0 - $1) }.max() ?? .infinity
             XCTAssertLessThan(apart, 1e-9, "\(rate) Hz: the steps' readings")
             for (a, b) in [(split.integrated, one.integrated), (split.loudnessRange, one.loudnessRange),
