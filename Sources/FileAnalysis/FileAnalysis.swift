@@ -188,8 +188,8 @@ final class AudioFile: @unchecked Sendable {
 final class ChunkReader: @unchecked Sendable {
     /// The chunks in turn: the reader up to three ahead, so that a chunk slower on one side
     /// than the other does not stop both (with two, a stereo summary kept 1.5 of the two
-    /// cores busy, with four 1.8; eight, or chunks twice the size, were no faster:
-    /// BENCHMARKS.md).
+    /// cores busy over its run, with four 1.7; eight, or chunks twice the size, were no
+    /// faster: BENCHMARKS.md).
     static let buffers = 4
     // @unchecked Sendable: each buffer belongs either to the reader or to the consumer, as
     // handed over by `filled`/`free` (a semaphore post/wait orders the memory accesses).
@@ -476,9 +476,9 @@ public struct FileAnalysis {
     /// true peak costs less than its loudness, which stays with the analysis's thread (a
     /// stereo file: 60 % of the samples on the analysis's thread with the true peak split
     /// between the two, `perf record`) — all of them, but where the machine has AVX2: there
-    /// the loudness of a pair (`LoudnessMeter`'s two stretches) costs 40 % of what it does
+    /// the loudness of a pair (`LoudnessMeter`'s two stretches) costs under half what it does
     /// elsewhere, and the reader with both true peaks took 58 % of the samples; with the
-    /// second channel's on the analysis's thread the two are even (BENCHMARKS.md).
+    /// second channel's on the analysis's thread, 46 % (BENCHMARKS.md).
     private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> (ChunkReader, Int) {
         let chunk = max(4096, (1 << 18) / file.channels)
         let readerTruePeaks = file.channels == 2 && MachineFeatures.x86_64v3 ? 1 : file.channels
