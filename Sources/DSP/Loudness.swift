@@ -246,7 +246,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
         if active.count == 2 && MachineFeatures.x86_64v3 {
-            pairSegments = PairSegments(weights: [weights[active[0]], weights[active[1]]], shelf: shelf, highPass: highPass)
+            pairSegments = PairSegments(channels: (active[0], active[1]), weights: weights, shelf: shelf, highPass: highPass)
             firstSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
             secondSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
         } else {
@@ -313,10 +313,10 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// one register (`DSPAVX2.kWeightPairSegments`, its multiply-adds fused): two independent
     /// recursions in flight for the cost of one (2.2× the samples a second, BENCHMARKS.md).
     /// The first stretch's arithmetic is the one-stretch path's step for step (the fused
-    /// multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at most); the second's differs further by the
-    /// warm-up's 10⁻²¹. Steps complete in order, after the frames are filtered (`step`
-    /// sees no samples). Returns the frames done (0 when the call is too short: the
-    /// one-stretch path does it).
+    /// multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at most); the second's
+    /// differs further by the warm-up's 10⁻²¹. Steps complete in order, after the frames are
+    /// filtered (`step` sees no samples). Returns the frames done (0 when the call is too
+    /// short: the one-stretch path does it).
     private func processSplit(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void) -> Int {
         guard let pairSegments else { return 0 }
         let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps
@@ -575,7 +575,7 @@ struct KWeightingLanes<V: SIMD & Sendable>: Sendable where V.Scalar == Double {
     fileprivate var shelf: BiquadLanes<V>
     fileprivate var highPass: BiquadLanes<V>
     /// The channel of each lane (a padding lane repeats the first, with weight 0).
-    fileprivate let channels: SIMD8<Int>
+    private let channels: SIMD8<Int>
     private let weights: V
 
     /// Lanes for `channels` (at most `V.scalarCount`), weighted by `weights[channel]`.
@@ -742,11 +742,14 @@ private final class PairSegments {
     private let coefficients = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 11)
     private let sums = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 1)
     private let weights: SIMD4<Double>
-    /// The pair's channels (the one-stretch lanes' first two).
-    private(set) var channels = (0, 0)
+    /// The pair's channels (the one-stretch lanes').
+    let channels: (Int, Int)
 
-    init(weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
-        self.weights = SIMD4(weights[0], weights[1], weights[0], weights[1])
+    /// For `channels` weighted by `weights[channel]`.
+    init(channels: (Int, Int), weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
+        self.channels = channels
+        let (l, r) = (weights[channels.0], weights[channels.1])
+        self.weights = SIMD4(l, r, l, r)
         // The coefficients as `BiquadLanes` computes them (its look-ahead ones included).
         let s = BiquadLanes<SIMD4<Double>>(shelf), h = BiquadLanes<SIMD4<Double>>(highPass)
         for (i, v) in [s.b0, s.b1, s.b2, s.a1, s.a2, s.c1, s.c2, h.a1, h.a2, h.c1, h.c2].enumerated() {
@@ -764,7 +767,6 @@ private final class PairSegments {
 
     /// The first stretch's lanes take `pair`'s state; the second's are at rest.
     func start(from pair: KWeightingLanes<SIMD2<Double>>) {
-        channels = (pair.channels[0], pair.channels[1])
         let (s, h) = (pair.shelf, pair.highPass)
         for (i, v) in [s.x1, s.x2, s.y1, s.y2, h.y1, h.y2].enumerated() { state[i] = SIMD4(v[0], v[1], 0, 0) }
     }

@@ -6,9 +6,9 @@ import Glibc
 /// (x86-64's SSE2), read once.
 public enum MachineFeatures {
     /// Whether the `DSPAVX2` kernels may run: an x86-64 processor with x86-64-v3's
-    /// instructions (AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT — `abm` there — MOVBE) whose registers the
-    /// kernel saves — read from /proc/cpuinfo's `flags`, which list only what the kernel
-    /// enabled. False on other processors, when /proc is not there, and when
+    /// instructions (AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT — `abm` there — MOVBE) whose
+    /// registers the kernel saves — read from /proc/cpuinfo's `flags`, which list only what
+    /// the kernel enabled. False on other processors, when /proc is not there, and when
     /// `JACKVU_BASELINE_DSP` is set in the environment (the baseline's path, to compare and
     /// to test it on a machine that has more).
     public static let x86_64v3: Bool = {
