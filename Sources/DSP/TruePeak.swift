@@ -71,6 +71,8 @@ public final class TruePeakMeter: @unchecked Sendable {
     static let history = taps
     /// Samples processed per inner pass (the scratch buffer's size past the history).
     static let chunk = 1024
+    /// Outputs skipped or computed together (`oversampledPeak`), and such blocks in a chunk.
+    static let block = 64, blocksPerChunk = chunk / block
 
     /// Oversampling factor: 16, or 1 from 192 kHz.
     public let factor: Int
@@ -123,6 +125,8 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// Per channel, and per group of 8 channels: |phase 12| of the last frame of the latest
     /// chunk (the left neighbour of the next chunk's first phase 0); −1: not computed.
     private let lastC12: UnsafeMutablePointer<Float>
+    /// Per channel: the sample maxima of the latest chunk's blocks (`oversampledPeak`).
+    private let blockMaxima: UnsafeMutablePointer<Float>
     private let laneLastC12: UnsafeMutablePointer<SIMD8<Float>>
 
     /// Not real-time safe (allocates).
@@ -132,6 +136,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         _ = TruePeakMeter.foldedSums
         _ = TruePeakMeter.foldedDifferences
         _ = TruePeakMeter.midpointResidual
+        _ = TruePeakMeter.innerMidpointResidual
         _ = TruePeakMeter.midpointSums
         self.channels = channels
         let stride = TruePeakMeter.history + TruePeakMeter.chunk
@@ -155,6 +160,8 @@ public final class TruePeakMeter: @unchecked Sendable {
         laneCoarseValues.initialize(repeating: SIMD8(), count: groups * 4 * chunk)
         lastC12 = .allocate(capacity: channels)
         lastC12.initialize(repeating: 0, count: channels)
+        blockMaxima = .allocate(capacity: channels * TruePeakMeter.blocksPerChunk)
+        blockMaxima.initialize(repeating: 0, count: channels * TruePeakMeter.blocksPerChunk)
         laneLastC12 = .allocate(capacity: groups)
         laneLastC12.initialize(repeating: SIMD8(), count: groups)
     }
@@ -170,6 +177,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         laneCoarseValues.deallocate()
         lastC12.deallocate()
         laneLastC12.deallocate()
+        blockMaxima.deallocate()
     }
 
     /// Takes over `other`'s maxima (across a change of sample rate).
@@ -478,6 +486,18 @@ public final class TruePeakMeter: @unchecked Sendable {
         return Float(worst * 1.001)
     }()
 
+    /// The folded taps from which the midpoints' first, cheaper bound starts
+    /// (`innerMidpointResidual`): taps 8 … 11, the eight samples nearest the midpoint, a third
+    /// of the multiply-adds of the whole midpoint.
+    static let innerMidpointFirst = 8
+    /// What the folded taps before `innerMidpointFirst` can add to a midpoint at most, per unit
+    /// of the largest |x| under the filter: 2·Σₖ|h₈[k]| for k < 8 (each folded tap weighs two
+    /// samples; 0.269 for this filter), with a margin for the rounding of the sums. So
+    /// |midpoint| ≤ |inner midpoint| + this × max|x| (an exact bound, as `midpointResidual` is).
+    static let innerMidpointResidual: Float = {
+        Float(2 * phasesInDouble[8][0..<innerMidpointFirst].reduce(0) { $0 + abs($1) } * 1.001)
+    }()
+
     /// Phase 8's folded taps (`foldedSums[k][7]`, k < 12) for `DSPAVX2.largestMidpoint`, which
     /// runs in its stead where the machine has AVX2 (`MachineFeatures.x86_64v3`; nil
     /// elsewhere): the same values, eight frames in one register instead of two.
@@ -490,27 +510,34 @@ public final class TruePeakMeter: @unchecked Sendable {
     }()
 
     /// `largestMidpoint` of `x`'s frames, through `DSPAVX2` where it may run.
+    /// From folded tap `first` on only, with `first` > 0 (see below).
     @inline(__always)
-    static func largestMidpoint(of x: UnsafeRawPointer, _ start: Int, _ count: Int) -> Float {
+    static func largestMidpoint(of x: UnsafeRawPointer, _ start: Int, _ count: Int, from first: Int = 0) -> Float {
         guard let sums = midpointSums else {
-            return largestMidpoint(start, count) { x.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Float>.stride, as: SIMD8<Float>.self) }
+            return largestMidpoint(start, count, from: first) {
+                x.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+            }
         }
+        // Folded taps `first` … 11 are those of a filter 2·`first` taps shorter over the
+        // samples `first` later: x[i − k] and x[i − (23 − k)] are x′[i − (k − first)] and
+        // x′[i − (23 − 2·first − (k − first))] with x′ = x − first.
         var largest = SIMD8<Float>()
-        DSPAVX2.largestMidpoint(x.assumingMemoryBound(to: Float.self), start, count, sums, taps, &largest)
+        DSPAVX2.largestMidpoint(x.assumingMemoryBound(to: Float.self) - first, start, count, sums + first, taps - 2 * first, &largest)
         return largestLane(largest)
     }
 
     /// The largest |midpoint| (phase 8) of frames `start ..< start + count` (at most 64;
     /// `load(i)`: the eight samples from x[i] on). 12 multiply-adds a frame, a third of the 4×
-    /// values'.
+    /// values'. From folded tap `first` on only, with `first` > 0: the inner midpoint, by which
+    /// `innerMidpointResidual` bounds the whole one.
     @inline(__always)
-    static func largestMidpoint(_ start: Int, _ count: Int, _ load: (Int) -> SIMD8<Float>) -> Float {
+    static func largestMidpoint(_ start: Int, _ count: Int, from first: Int = 0, _ load: (Int) -> SIMD8<Float>) -> Float {
         let sums = foldedSums, n = taps
         var largest = SIMD8<Float>()
         var i = start
         while i < start + count {
-            var m8 = SIMD8<Float>(repeating: sums[0][7]) * (load(i) + load(i - (n - 1)))
-            for k in 1..<(n / 2) { m8 += SIMD8<Float>(repeating: sums[k][7]) * (load(i - k) + load(i - (n - 1 - k))) }
+            var m8 = SIMD8<Float>(repeating: sums[first][7]) * (load(i - first) + load(i - (n - 1 - first)))
+            for k in (first + 1)..<(n / 2) { m8 += SIMD8<Float>(repeating: sums[k][7]) * (load(i - k) + load(i - (n - 1 - k))) }
             m8.replace(with: -m8, where: m8 .< 0)
             let left = start + count - i
             if left < 8 { m8.replace(with: 0, where: .!(SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .< Int32(left))) }
@@ -525,10 +552,11 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// frame comes within `refineRatio` of the peak so far). Blocks of 64 outputs are
     /// skipped when the largest |x| under the filter (bounded by the maxima of this block's
     /// and the previous block's inputs) times `maxAbsGain` cannot beat the peak so far, or
-    /// when their largest midpoint or sample plus `midpointResidual` times that |x| cannot;
-    /// a skipped block costs its sample maximum and its midpoints, nothing is stored for it,
-    /// and the refinement passes over it. The 4× values of 8 frames at a time, frame by frame
-    /// in the lanes of a vector.
+    /// when their largest midpoint or sample plus `midpointResidual` times that |x| cannot
+    /// (the midpoints' inner taps first, `innerMidpointResidual`); a skipped block costs its
+    /// sample maximum (the chunk's blocks' in one pass, `Vector.blockMaxMagnitudes`) and its
+    /// midpoints, nothing is stored for it, and the refinement passes over it. The 4× values
+    /// of 8 frames at a time, frame by frame in the lanes of a vector.
     @inline(__always)
     private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int, atLeast floor: Float,
                                  samplePeak: inout Float, channel c: Int) -> Float
@@ -537,7 +565,7 @@ public final class TruePeakMeter: @unchecked Sendable {
         let values = coarseValues + c * 4 * chunk
         let (v0, v4, v8, v12) = (values, values + chunk, values + 2 * chunk, values + 3 * chunk)
         let history = TruePeakMeter.history, n = TruePeakMeter.taps
-        let block = 64
+        let block = TruePeakMeter.block
         let gain = TruePeakMeter.maxAbsGain, ratio = TruePeakMeter.refineRatio
         let x = UnsafeRawPointer(buffer + history)
         @inline(__always) func load(_ i: Int) -> SIMD8<Float> {
@@ -549,10 +577,12 @@ public final class TruePeakMeter: @unchecked Sendable {
         // others hold nothing, and nothing in them can beat the peak.
         assert(chunk / block <= 32)
         var computed: UInt32 = 0
+        let maxima = blockMaxima + c * TruePeakMeter.blocksPerChunk
+        Vector.blockMaxMagnitudes(buffer + history, count: count, block: block, into: maxima)
         var start = 0
         while start < count {
             let length = min(block, count - start)
-            let blockMax = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history + start, count: length))
+            let blockMax = maxima[start / block]
             samplePeak = max(samplePeak, blockMax)
             // A block no value of which can beat the peak is skipped: first by its samples
             // (`maxAbsGain`), then by its midpoints (`midpointResidual`: every phase lies
@@ -563,10 +593,15 @@ public final class TruePeakMeter: @unchecked Sendable {
             // computed twice, 0.49 → 0.61 ms a second per channel with `jackvu-bench
             // truepeak-lanes`.)
             let near = max(previousMax, blockMax)
-            if near * gain > peak
-                && (tracksLatest
-                    || (max(TruePeakMeter.largestMidpoint(of: x, start, length), near) + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak)
-            {
+            @inline(__always) func midpointsMayBeatPeak() -> Bool {
+                // The inner midpoints first (a third of the cost; on noise they rule out most
+                // of the blocks the samples cannot), then the whole ones.
+                let inner = TruePeakMeter.largestMidpoint(of: x, start, length, from: TruePeakMeter.innerMidpointFirst)
+                let bound = max(inner + TruePeakMeter.innerMidpointResidual * near, near)
+                guard (bound + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak else { return false }
+                return (max(TruePeakMeter.largestMidpoint(of: x, start, length), near) + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak
+            }
+            if near * gain > peak && (tracksLatest || midpointsMayBeatPeak()) {
                 computed |= 1 << (start / block)
                 var best = SIMD8<Float>()
                 var i = start

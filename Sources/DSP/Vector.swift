@@ -1,3 +1,4 @@
+import DSPAVX2
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -146,6 +147,23 @@ public enum Vector {
             i += 1
         }
         return m
+    }
+
+    /// `maxMagnitude` of each block of `block` samples of `x[0 ..< count]` in turn, in
+    /// `maxima[0]`, `maxima[1]`, … (the last block possibly shorter): one call for many short
+    /// blocks, through `DSPAVX2` where the machine has AVX2 (the same values). Real-time safe.
+    public static func blockMaxMagnitudes(_ x: UnsafePointer<Float>, count: Int, block: Int, into maxima: UnsafeMutablePointer<Float>) {
+        if MachineFeatures.x86_64v3 {
+            DSPAVX2.blockMaxMagnitudes(x, count, block, maxima)
+            return
+        }
+        var b = 0, start = 0
+        while start < count {
+            let end = Swift.min(start + block, count)
+            maxima[b] = maxMagnitude(UnsafeBufferPointer(start: x + start, count: end - start))
+            b += 1
+            start = end
+        }
     }
 
     /// Magnitudes of interleaved complex values (re, im, re, im, …):

@@ -103,3 +103,35 @@ public func largestMidpoint(
     }
     largest.pointee = best
 }
+
+/// The largest |x[i]| of each block of `block` samples of `x[0 ..< count]` in turn, in
+/// `maxima[0]`, `maxima[1]`, … (the last block possibly shorter) — `Vector.blockMaxMagnitudes`
+/// of `DSP` step for step (a maximum is exact: the same values).
+@inline(never)
+public func blockMaxMagnitudes(_ x: UnsafePointer<Float>, _ count: Int, _ block: Int, _ maxima: UnsafeMutablePointer<Float>) {
+    let raw = UnsafeRawPointer(x)
+    var b = 0, start = 0
+    while start < count {
+        let end = min(start + block, count)
+        var acc = SIMD8<Float>()
+        var i = start
+        while i + 8 <= end {
+            var v = raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+            v.replace(with: -v, where: v .< 0)
+            acc.replace(with: v, where: v .> acc)
+            i += 8
+        }
+        var half = acc.lowHalf
+        half.replace(with: acc.highHalf, where: acc.highHalf .> half)
+        var quarter = half.lowHalf
+        quarter.replace(with: half.highHalf, where: half.highHalf .> quarter)
+        var m = max(quarter[0], quarter[1])
+        while i < end {
+            m = max(m, abs(x[i]))
+            i += 1
+        }
+        maxima[b] = m
+        b += 1
+        start = end
+    }
+}

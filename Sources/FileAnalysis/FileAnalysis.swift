@@ -472,16 +472,14 @@ public struct FileAnalysis {
     /// them matter (a 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now). When
     /// nothing needs the true peak per hop or per block (`truePeakAlongside`: a summary), the
     /// true-peak meter runs beside the rest, on the reader's thread after the decoding (the
-    /// count of its channels returned): with its quiet and loud blocks skipped, a channel's
-    /// true peak costs less than its loudness, which stays with the analysis's thread (a
-    /// stereo file: 60 % of the samples on the analysis's thread with the true peak split
-    /// between the two, `perf record`) — all of them, but where the machine has AVX2: there
-    /// the loudness of a pair (`LoudnessMeter`'s two stretches) costs under half what it does
-    /// elsewhere, and the reader with both true peaks took 58 % of the samples; with the
-    /// second channel's on the analysis's thread, 46 % (BENCHMARKS.md).
+    /// count of its channels returned: all of them): with its quiet and loud blocks skipped,
+    /// a channel's true peak costs less than its loudness, which stays with the analysis's
+    /// thread (a stereo file where the machine has AVX2: the reader 50–53 % of the samples,
+    /// `perf record`; with the second channel's true peak on the analysis's thread, 38–44 %,
+    /// and the run 10 % longer: BENCHMARKS.md).
     private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> (ChunkReader, Int) {
         let chunk = max(4096, (1 << 18) / file.channels)
-        let readerTruePeaks = file.channels == 2 && MachineFeatures.x86_64v3 ? 1 : file.channels
+        let readerTruePeaks = file.channels
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
             analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
         }

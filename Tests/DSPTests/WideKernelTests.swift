@@ -5,6 +5,72 @@ import XCTest
 /// of their fused multiply-adds, where the machine runs them (elsewhere both sides are the
 /// baseline's).
 final class WideKernelTests: XCTestCase {
+    /// Each block's sample maximum, every length and block size the true peak uses and a few
+    /// others, equal to the scan sample by sample (a maximum has no rounding).
+    func testBlockMaximaAreTheScans() {
+        var seed: UInt64 = 11
+        let x: [Float] = (0..<1_100).map { _ in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52)
+        }
+        var maxima = [Float](repeating: -1, count: 1_100)
+        for block in [1, 7, 8, 64, 100] {
+            for count in [0, 1, 5, 63, 64, 65, 1_000, 1_024, 1_100] {
+                maxima.withUnsafeMutableBufferPointer { Vector.blockMaxMagnitudes(x, count: count, block: block, into: $0.baseAddress!) }
+                for b in 0..<((count + block - 1) / block) {
+                    let scan = x[(b * block)..<min(count, (b + 1) * block)].reduce(Float(0)) { max($0, abs($1)) }
+                    XCTAssertEqual(maxima[b], scan, "block \(b) of \(block), \(count) samples")
+                }
+            }
+        }
+    }
+
+    /// The inner midpoints bound the whole ones as `innerMidpointResidual` says:
+    /// |midpoint| ≤ |inner midpoint| + residual × max|x| under the filter, over noise, a loud
+    /// sine at each frequency where the outer taps weigh most, and single spikes at each outer
+    /// tap (where the bound is tight: a residual 1 % smaller fails). The residual itself is
+    /// 2·Σ|h₈[k]| over the eight outer folded taps, computed here from the filter's phases.
+    func testInnerMidpointsBoundTheWholeOnes() {
+        let h8 = TruePeakMeter.phasesInDouble[8], first = TruePeakMeter.innerMidpointFirst
+        let outer = 2 * h8[0..<first].reduce(0) { $0 + abs($1) }
+        XCTAssertEqual(Double(TruePeakMeter.innerMidpointResidual), outer * 1.001, accuracy: 1e-6)
+        let history = TruePeakMeter.history, frames = 64
+        var signals: [[Float]] = [0.3, 0.45, 0.49].map { f in
+            (0..<(history + frames + 8)).map { Float(0.9 * sin(2 * Double.pi * f * Double($0) + 0.7)) }
+        }
+        var seed: UInt64 = 5
+        signals.append((0..<(history + frames + 8)).map { _ in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52)
+        })
+        // The sample pattern at which the outer taps all add up: x[i − k] = x[i − 23 + k] =
+        // sign(h₈[k]) for k < first, 0 at the inner taps.
+        var tight = [Float](repeating: 0, count: history + frames + 8)
+        let frame = history + 30
+        for k in 0..<first {
+            tight[frame - k] = h8[k] < 0 ? -1 : 1
+            tight[frame - (TruePeakMeter.taps - 1 - k)] = h8[k] < 0 ? -1 : 1
+        }
+        signals.append(tight)
+        for (n, signal) in signals.enumerated() {
+            signal.withUnsafeBufferPointer { b in
+                let x = UnsafeRawPointer(b.baseAddress! + history)
+                for start in stride(from: 0, to: frames, by: 8) {
+                    let whole = TruePeakMeter.largestMidpoint(of: x, start, 8)
+                    let inner = TruePeakMeter.largestMidpoint(of: x, start, 8, from: first)
+                    let near = b[(start)..<(history + start + 8)].reduce(Float(0)) { max($0, abs($1)) }
+                    XCTAssertLessThanOrEqual(whole, inner + TruePeakMeter.innerMidpointResidual * near, "signal \(n), frames from \(start)")
+                }
+                if n == signals.count - 1 {
+                    let whole = TruePeakMeter.largestMidpoint(of: x, frame - history, 1)
+                    let inner = TruePeakMeter.largestMidpoint(of: x, frame - history, 1, from: first)
+                    XCTAssertEqual(inner, 0)
+                    XCTAssertGreaterThan(whole, 0.99 * Float(outer), "the bound is tight here")
+                }
+            }
+        }
+    }
+
     /// The true peak's largest midpoint of a block, every start and length a block can have,
     /// on noise, a loud sine and silence with one spike: within 10⁻⁶ (float's rounding over
     /// twelve multiply-adds of samples within ±1), far inside the 10⁻⁴ margin with which the
@@ -24,13 +90,15 @@ final class WideKernelTests: XCTestCase {
         for signal in signals {
             signal.withUnsafeBufferPointer { b in
                 let x = UnsafeRawPointer(b.baseAddress! + history)
-                for start in [0, 1, 7, 64, 100] {
-                    for count in 1...64 {
-                        let wide = TruePeakMeter.largestMidpoint(of: x, start, count)
-                        let baseline = TruePeakMeter.largestMidpoint(start, count) {
-                            x.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+                for first in [0, TruePeakMeter.innerMidpointFirst] {
+                    for start in [0, 1, 7, 64, 100] {
+                        for count in 1...64 {
+                            let wide = TruePeakMeter.largestMidpoint(of: x, start, count, from: first)
+                            let baseline = TruePeakMeter.largestMidpoint(start, count, from: first) {
+                                x.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+                            }
+                            XCTAssertEqual(wide, baseline, accuracy: 1e-6, "from tap \(first), start \(start), \(count) frames")
                         }
-                        XCTAssertEqual(wide, baseline, accuracy: 1e-6, "start \(start), \(count) frames")
                     }
                 }
             }
