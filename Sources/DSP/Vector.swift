@@ -166,6 +166,17 @@ public enum Vector {
         }
     }
 
+    /// Stereo frames of 24-bit little-endian integers (six bytes a frame; eight more bytes
+    /// readable past the last) to two planar channels of floats, four frames at a time where
+    /// the machine has AVX2 (`DSPAVX2.stereoInt24ToFloat`: a byte shuffle, the same values as
+    /// frame by frame). Returns the frames done: `count` rounded down to a multiple of four,
+    /// or 0 elsewhere (the caller converts the rest). Real-time safe.
+    public static func stereoInt24ToFloat(_ frames: UnsafeRawPointer, count: Int, left: UnsafeMutablePointer<Float>,
+                                          right: UnsafeMutablePointer<Float>) -> Int
+    {
+        MachineFeatures.x86_64v3 ? DSPAVX2.stereoInt24ToFloat(frames, count, left, right) : 0
+    }
+
     /// Magnitudes of interleaved complex values (re, im, re, im, …):
     /// `for k in 0..<n { result[k] = sqrt(c[2k] * c[2k] + c[2k+1] * c[2k+1]) * scale }`,
     /// with `n = min(c.count / 2, result.count)`. Real-time safe.

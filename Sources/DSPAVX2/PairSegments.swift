@@ -135,3 +135,32 @@ public func blockMaxMagnitudes(_ x: UnsafePointer<Float>, _ count: Int, _ block:
         start = end
     }
 }
+
+/// Stereo frames of 24-bit little-endian integers (six bytes a frame) to two planar channels
+/// of floats (±1 full scale), four frames at a time: 32 bytes loaded (eight past the four
+/// frames: the caller's buffer has them), each sample's three bytes moved to the top of a
+/// 32-bit lane by a byte shuffle (`vpshufb`), converted and scaled — exactly the values of a
+/// sample-by-sample conversion (an integer's conversion and a scaling by a power of two are
+/// exact). Returns the frames done: `count` rounded down to a multiple of four.
+@inline(never)
+public func stereoInt24ToFloat(
+    _ frames: UnsafeRawPointer, _ count: Int, _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>
+) -> Int {
+    let whole = count & ~3
+    let scale = SIMD8<Float>(repeating: 1 / 2_147_483_648)
+    let z: UInt8 = 0
+    var i = 0
+    while i < whole {
+        let v = (frames + 6 * i).loadUnaligned(as: SIMD32<UInt8>.self)
+        // Lanes 0–3: the left samples of the four frames; 4–7: the right; each lane's low
+        // byte 0, then the sample's three bytes.
+        let lanes = SIMD32<UInt8>(
+            z, v[0], v[1], v[2], z, v[6], v[7], v[8], z, v[12], v[13], v[14], z, v[18], v[19], v[20],
+            z, v[3], v[4], v[5], z, v[9], v[10], v[11], z, v[15], v[16], v[17], z, v[21], v[22], v[23])
+        let samples = SIMD8<Float>(unsafeBitCast(lanes, to: SIMD8<Int32>.self)) * scale
+        UnsafeMutableRawPointer(left + i).storeBytes(of: samples.lowHalf, as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(right + i).storeBytes(of: samples.highHalf, as: SIMD4<Float>.self)
+        i += 4
+    }
+    return whole
+}

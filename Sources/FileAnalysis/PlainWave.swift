@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Analysis
+import DSP
 
 /// The samples of a plain WAV file (little-endian 16-, 24- or 32-bit integers, or 32-bit
 /// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE) read with `pread` into one buffer
@@ -115,9 +116,9 @@ final class PlainWave {
     func decode(from start: Int, count: Int, into planar: UnsafeMutablePointer<Float>, stride: Int) -> Int {
         guard count > 0 else { return 0 }
         let wanted = count * blockAlign
-        if capacity < wanted + 4 {
+        if capacity < wanted + 8 {
             buffer?.deallocate()
-            capacity = wanted + 4
+            capacity = wanted + 8
             buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         }
         let first = buffer!
@@ -136,7 +137,7 @@ final class PlainWave {
             convert(first, whole, planar, stride, bytes: 2) { p in Float(Int16(littleEndian: p.loadUnaligned(as: Int16.self))) * (1 / 32768) }
         case 24:
             // Four bytes loaded, the lowest three kept at the top of an Int32 (the buffer has
-            // four bytes to spare past the last frame).
+            // bytes to spare past the last frame).
             convert(first, whole, planar, stride, bytes: 3) { p in
                 Float(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) << 8)) * (1 / 2_147_483_648)
             }
@@ -185,7 +186,10 @@ final class PlainWave {
         let whole = count & ~3
         switch bits {
         case 24:
-            // Four bytes loaded per sample (the buffer has four to spare past the last frame),
+            // With AVX2, a byte shuffle (the buffer has eight bytes to spare past the last frame).
+            let wide = Vector.stereoInt24ToFloat(frames, count: whole, left: l, right: r)
+            if wide == whole { return whole }
+            // Four bytes loaded per sample (the buffer has bytes to spare past the last frame),
             // its three at the top of an Int32.
             let scale = SIMD4<Float>(repeating: 1 / 2_147_483_648)
             @inline(__always) func lanes(_ p: UnsafeRawPointer) -> SIMD4<Float> {

@@ -25,6 +25,37 @@ final class WideKernelTests: XCTestCase {
         }
     }
 
+    /// 24-bit stereo frames to planar floats: every value exactly the sample-by-sample
+    /// conversion's (k / 2³¹ of the three bytes at the top of an Int32), every byte pattern
+    /// over random frames, counts 0 to 33 (the multiple of four done, the rest left).
+    func testStereoInt24IsTheScalarConversion() {
+        var seed: UInt64 = 17
+        let bytes: [UInt8] = (0..<(33 * 6 + 8)).map { _ in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: seed >> 56)
+        }
+        for count in 0...33 {
+            var left = [Float](repeating: .nan, count: 33), right = left
+            let done = bytes.withUnsafeBytes { b in
+                left.withUnsafeMutableBufferPointer { l in
+                    right.withUnsafeMutableBufferPointer { r in
+                        Vector.stereoInt24ToFloat(b.baseAddress!, count: count, left: l.baseAddress!, right: r.baseAddress!)
+                    }
+                }
+            }
+            XCTAssertEqual(done, MachineFeatures.x86_64v3 ? count & ~3 : 0)
+            func sample(_ at: Int) -> Float {
+                let u = UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 24
+                return Float(Int32(bitPattern: u)) / 2_147_483_648
+            }
+            for i in 0..<done {
+                XCTAssertEqual(left[i], sample(6 * i), "frame \(i) of \(count), left")
+                XCTAssertEqual(right[i], sample(6 * i + 3), "frame \(i) of \(count), right")
+            }
+            XCTAssertTrue(left[done...].allSatisfy(\.isNaN), "nothing written past the frames done")
+        }
+    }
+
     /// The inner midpoints bound the whole ones as `innerMidpointResidual` says:
     /// |midpoint| ≤ |inner midpoint| + residual × max|x| under the filter, over noise, a loud
     /// sine at each frequency where the outer taps weigh most, and single spikes at each outer
