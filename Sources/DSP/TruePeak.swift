@@ -202,20 +202,31 @@ public final class TruePeakMeter: @unchecked Sendable {
             var peak: Float = tracksLatest ? 0 : recentPeaks[c]
             var samplePeak = samplePeaks[c]
             var done = 0
+            var inScratch = true
             while done < frames {
                 let n = min(TruePeakMeter.chunk, frames - done)
-                (buffer + history).update(from: input + done, count: n)
                 if factor == 1 {
-                    let m = Vector.maxMagnitude(UnsafeBufferPointer(start: buffer + history, count: n))
+                    let m = Vector.maxMagnitude(UnsafeBufferPointer(start: input + done, count: n))
                     peak = max(peak, m)
                     samplePeak = max(samplePeak, m)
+                } else if done >= history && done + n + 7 <= frames {
+                    // The input itself holds the pass's history before it and the seven
+                    // samples past it that a last vector of eight frames loads: read in place,
+                    // not copied.
+                    peak = oversampledPeak(input + done - history, count: n, atLeast: peak, samplePeak: &samplePeak, channel: c)
+                    inScratch = false
                 } else {
+                    if !inScratch { buffer.update(from: input + done - history, count: history) }
+                    (buffer + history).update(from: input + done, count: n)
                     peak = oversampledPeak(buffer, count: n, atLeast: peak, samplePeak: &samplePeak, channel: c)
+                    // Keep the last `history` samples for the next pass.
+                    buffer.update(from: buffer + n, count: history)
+                    inScratch = true
                 }
-                // Keep the last `history` samples for the next pass.
-                buffer.update(from: buffer + n, count: history)
                 done += n
             }
+            // The last pass runs in the scratch (it lacks the seven samples past it), so the
+            // scratch holds the next call's history.
             latestPeaks[c] = peak
             recentPeaks[c] = max(recentPeaks[c], peak)
             samplePeaks[c] = samplePeak
@@ -548,7 +559,8 @@ public final class TruePeakMeter: @unchecked Sendable {
     }
 
     /// The larger of `floor` and the largest |y| over the oversampled values of `count` new
-    /// samples, which follow 24 samples of history in `buffer` (4× everywhere, 16× where a
+    /// samples, which follow 24 samples of history in `buffer` and precede 7 more readable
+    /// ones (the scratch's, or the input's own) (4× everywhere, 16× where a
     /// frame comes within `refineRatio` of the peak so far). Blocks of 64 outputs are
     /// skipped when the largest |x| under the filter (bounded by the maxima of this block's
     /// and the previous block's inputs) times `maxAbsGain` cannot beat the peak so far, or
@@ -558,7 +570,7 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// midpoints, nothing is stored for it, and the refinement passes over it. The 4× values
     /// of 8 frames at a time, frame by frame in the lanes of a vector.
     @inline(__always)
-    private func oversampledPeak(_ buffer: UnsafeMutablePointer<Float>, count: Int, atLeast floor: Float,
+    private func oversampledPeak(_ buffer: UnsafePointer<Float>, count: Int, atLeast floor: Float,
                                  samplePeak: inout Float, channel c: Int) -> Float
     {
         let chunk = TruePeakMeter.chunk

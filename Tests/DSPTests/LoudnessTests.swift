@@ -296,6 +296,28 @@ final class LoudnessTests: XCTestCase {
     /// stretches; bursts of 12 kHz (a quarter of the rate, at 45°) in quiet noise; a rising
     /// 18 kHz tone, whose crests lie between samples and midpoints (a midpoint bound without
     /// its residual skips its blocks and reads it low).
+    /// A call's passes of 1,024 samples read the input in place where it holds their history
+    /// and the samples past them, else a copy: a lone spike (its peak the sample itself, at
+    /// phase 0 of the frame 12 samples later) on either side of a pass's edge, or of a call's,
+    /// reads its own height, as the eight-channel path (always a copy) reads it.
+    func testTruePeakAcrossTheEdgesOfPassesAndCalls() {
+        let frames = 8192
+        for at in [0, 1023, 1024, 1030, 2047, 2048, 5000, 7160, 8191] {
+            var signal = [Float](repeating: 0, count: frames)
+            signal[at] = -0.5
+            let alone = TruePeakMeter(sampleRate: 48000, channels: 1), lanes = TruePeakMeter(sampleRate: 48000, channels: 1)
+            for call in 0..<2 {
+                signal.withUnsafeBufferPointer { b in
+                    alone.process(frames: frames, from: b.baseAddress!, channel: 0)
+                    lanes.process(frames: frames, channels: 0, count: 1, from: { _ in b.baseAddress! })
+                }
+                if call == 0 { signal[at] = 0 }  // the second call silent: a spike late in the first shows in it
+            }
+            XCTAssertEqual(alone.maxPeak(channel: 0), 0.5, "a spike at \(at)")
+            XCTAssertEqual(alone.maxPeak(channel: 0), lanes.maxPeak(channel: 0), "a spike at \(at)")
+        }
+    }
+
     func testTruePeakSkippingReadsAsNoSkipping() {
         let rate = 48000, n = rate * 3
         var seed: UInt64 = 77
