@@ -523,8 +523,10 @@ public final class TruePeakMeter: @unchecked Sendable {
     /// `largestMidpoint` of `x`'s frames, through `DSPAVX2` where it may run.
     /// From folded tap `first` on only, with `first` > 0 (see below).
     @inline(__always)
-    static func largestMidpoint(of x: UnsafeRawPointer, _ start: Int, _ count: Int, from first: Int = 0) -> Float {
-        guard let sums = midpointSums else {
+    static func largestMidpoint(of x: UnsafeRawPointer, _ start: Int, _ count: Int, from first: Int = 0,
+                                sums: UnsafeMutablePointer<Float>? = midpointSums) -> Float
+    {
+        guard let sums else {
             return largestMidpoint(start, count, from: first) {
                 x.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
             }
@@ -579,6 +581,10 @@ public final class TruePeakMeter: @unchecked Sendable {
         let history = TruePeakMeter.history, n = TruePeakMeter.taps
         let block = TruePeakMeter.block
         let gain = TruePeakMeter.maxAbsGain, ratio = TruePeakMeter.refineRatio
+        // Read once a pass, not once a block (each a lazy global's check, or a property's
+        // exclusivity check).
+        let residual = TruePeakMeter.midpointResidual, innerResidual = TruePeakMeter.innerMidpointResidual
+        let sums = TruePeakMeter.midpointSums, tracksLatest = self.tracksLatest
         let x = UnsafeRawPointer(buffer + history)
         @inline(__always) func load(_ i: Int) -> SIMD8<Float> {
             x.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
@@ -608,10 +614,10 @@ public final class TruePeakMeter: @unchecked Sendable {
             @inline(__always) func midpointsMayBeatPeak() -> Bool {
                 // The inner midpoints first (a third of the cost; on noise they rule out most
                 // of the blocks the samples cannot), then the whole ones.
-                let inner = TruePeakMeter.largestMidpoint(of: x, start, length, from: TruePeakMeter.innerMidpointFirst)
-                let bound = max(inner + TruePeakMeter.innerMidpointResidual * near, near)
-                guard (bound + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak else { return false }
-                return (max(TruePeakMeter.largestMidpoint(of: x, start, length), near) + TruePeakMeter.midpointResidual * near) * 1.0001 >= peak
+                let inner = TruePeakMeter.largestMidpoint(of: x, start, length, from: TruePeakMeter.innerMidpointFirst, sums: sums)
+                let bound = max(inner + innerResidual * near, near)
+                guard (bound + residual * near) * 1.0001 >= peak else { return false }
+                return (max(TruePeakMeter.largestMidpoint(of: x, start, length, sums: sums), near) + residual * near) * 1.0001 >= peak
             }
             if near * gain > peak && (tracksLatest || midpointsMayBeatPeak()) {
                 computed |= 1 << (start / block)
