@@ -78,8 +78,8 @@ public func kWeightPairSegments(
 
 /// The largest |midpoint| (the true peak's phase 8) of frames `start ..< start + count` of
 /// `x`, eight frames a vector — `TruePeakMeter.largestMidpoint` of `DSP` step for step, its
-/// multiply-adds fused: the midpoint of frame i is Σ_k `sums[k]`·(x[i − k] + x[i − (taps − 1 − k)]) for
-/// k < taps / 2 (the filter's symmetric taps folded). Writes the eight lanes' largest to
+/// multiply-adds fused: the midpoint of frame i is Σₖ `sums[k]`·(x[i − k] + x[i − (taps − 1 − k)])
+/// for k < taps / 2 (the filter's symmetric taps folded). Writes the eight lanes' largest to
 /// `largest` (the caller takes the largest lane).
 @inline(never)
 public func largestMidpoint(
