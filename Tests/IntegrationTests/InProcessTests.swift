@@ -8,8 +8,9 @@ import XCTest
 
 /// jackvu as a JACK internal client: `jack_load -i "OPTIONS" jackvu jackvu` on a dummy server
 /// whose JACK_INTERNAL_DIR holds the built library as jackvu.so; a real jacktone into it; its
-/// OSC output (to a real oscdump) names A4; its ports carry their metadata; `jack_unload`
-/// leaves the server running and clean, and it loads again.
+/// OSC output (to a real oscdump) names A4; its `--on-alarm` command runs from inside jackd
+/// without the server's descriptors; its ports carry their metadata; `jack_unload` leaves the
+/// server running and clean, and it loads again.
 final class InProcessTests: XCTestCase {
     func testJackLoadMetersAToneAndJackUnloadLeavesTheServerClean() throws {
         let library = Executables.productsDirectory + "/libJackVUInternal.so"
@@ -23,13 +24,29 @@ final class InProcessTests: XCTestCase {
         let dump = try BackgroundProcess("oscdump", ["\(port)"], label: "oscdump")
         defer { dump.stop() }
         XCTAssertTrue(waitForUDPPort(port), "oscdump did not bind \(port): \(dump.stderr)")
+        // The first round's `--on-alarm` command: what it was told, and the descriptors it
+        // holds (inside jackd: the server's client sockets and shared memory, unless closed).
+        let script = folder + "/on-alarm.sh", alarms = folder + "/alarms.txt", descriptors = folder + "/fds.txt"
+        try """
+            #!/bin/sh
+            echo "$JACKVU_STATE $JACKVU_ALARM $JACKVU_CLIENT" >> '\(alarms)'
+            for f in /proc/$$/fd/*; do readlink "$f"; done >> '\(descriptors)'
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        func lines(_ path: String) -> [String] { completeLines((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").map(String.init) }
 
         for round in 1...2 {
+            let alarming = round == 1 ? " --alarm silence:raise=0.5,clear=0.5 --on-alarm '\(script)'" : ""
             let load = try Executables.run(
-                "jack_load", ["-i", "--channels 2 --rate 10 --osc udp://127.0.0.1:\(port)", "jackvu", "jackvu"], environment: server.environment)
+                "jack_load", ["-i", "--channels 2 --rate 10 --osc udp://127.0.0.1:\(port)" + alarming, "jackvu", "jackvu"], environment: server.environment)
             XCTAssertEqual(load.status, 0, "round \(round): \(load.stdout) \(load.stderr)")
             XCTAssertTrue(load.stdout.contains("jackvu is running"), load.stdout)
             try waitForPortsListed(server, ["jackvu:in_1", "jackvu:in_2", "jackvu:meter_2", "jackvu:osc"])
+            if round == 1 {
+                // Nothing connected yet: silence, raised after 0.5 s.
+                XCTAssertTrue(eventually(timeout: 10) { lines(alarms).contains("raised silence jackvu") },
+                              "the in-process --on-alarm command ran on the raise: \(lines(alarms)); jackd: \(server.output.suffix(400))")
+            }
 
             let seen = dump.stdout.utf8.count  // this round's lines only
             let tone = try BackgroundProcess(
@@ -43,6 +60,12 @@ final class InProcessTests: XCTestCase {
             }
             XCTAssertNotNil(heard, "round \(round): the in-process jackvu names A4 at -15.01 dBFS RMS over OSC: \(dump.stdout.suffix(600))")
             if round == 1 {
+                XCTAssertTrue(eventually(timeout: 10) { lines(alarms).contains("cleared silence jackvu") },
+                              "the in-process --on-alarm command ran on the clear: \(lines(alarms))")
+                let held = lines(descriptors)
+                XCTAssertFalse(held.isEmpty, "the command listed its descriptors")
+                XCTAssertFalse(held.contains { $0.hasPrefix("socket:") || $0.hasPrefix("/dev/shm/") },
+                               "the command holds none of jackd's sockets or shared memory: \(held)")
                 // The `osc` port carries the same messages, made by the same output factory as
                 // the command's: OSC bundles read by a real JACK client (jack_midi_dump).
                 let midi = try BackgroundProcess("jack_midi_dump", ["-a", "oscprobe"], environment: server.environment, label: "midi-dump")
