@@ -125,18 +125,22 @@ public final class LoudnessMeter: @unchecked Sendable {
     public let stepSamples: Int
 
     /// The K-weighting of the channels with a weight, in SIMD lanes: eight at a time, then
-    /// what is left in one group of 8, 4 or 2 (padding lanes weigh 0), or one channel alone.
+    /// what is left in one group of 8, 4 or 2 (padding lanes weigh 0), or one channel alone
+    /// (on a machine with AVX2, a lone channel in a group of 2: its stretches take over that
+    /// state, see `stretchLanes`).
     private var lanes8: [KWeightingLanes<SIMD8<Double>>] = []
     private var lanes4: [KWeightingLanes<SIMD4<Double>>] = []
     private var lanes2: [KWeightingLanes<SIMD2<Double>>] = []
     private let single: Int?
     private var singleFilter: (shelf: Biquad, highPass: Biquad)
-    /// A pair alone (stereo), on a machine with AVX2: its K-weighting on long calls as two
-    /// stretches of time side by side (`processSplit`: a file's summary); and the step
-    /// energies of each stretch. Nil otherwise.
-    private let pairSegments: PairSegments?
-    private var firstSegmentEnergies: [Double] = [], secondSegmentEnergies: [Double] = []
-    /// The calls' pieces run as two stretches (`processSplit`), counted.
+    /// A pair alone (stereo) or a lone channel (mono), on a machine with AVX2: its
+    /// K-weighting on long calls as stretches of time side by side in one register's four
+    /// lanes (`processSplit`: a file's summary) — a pair's two stretches, a lone channel's
+    /// four; and the step energies of each stretch (`splitMostSteps` + 1 a stretch, one after
+    /// the other). Nil otherwise.
+    private let stretchLanes: StretchLanes?
+    private var stretchEnergies: [Double] = []
+    /// The calls' pieces run as stretches side by side (`processSplit`), counted.
     public private(set) var splitPieces = 0
     /// Weighted sum of squares of the step being filled.
     private var stepEnergy = 0.0
@@ -239,18 +243,19 @@ public final class LoudnessMeter: @unchecked Sendable {
             lanes4.append(KWeightingLanes(channels: active[first...].prefix(4), weights: weights, shelf: shelf, highPass: highPass))
             first += 4
         }
-        if active.count - first == 2 {
+        let stretched = (active.count == 1 || active.count == 2) && MachineFeatures.x86_64v3
+        if active.count - first == 2 || (stretched && active.count == 1) {
             lanes2.append(KWeightingLanes(channels: active[first...].prefix(2), weights: weights, shelf: shelf, highPass: highPass))
-            first += 2
+            first = active.count
         }
         single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
-        if active.count == 2 && MachineFeatures.x86_64v3 {
-            pairSegments = PairSegments(channels: (active[0], active[1]), weights: weights, shelf: shelf, highPass: highPass)
-            firstSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
-            secondSegmentEnergies = Array(repeating: 0, count: LoudnessMeter.splitMostSteps + 1)
+        if stretched {
+            let lanes = StretchLanes(channels: Array(active), weights: weights, shelf: shelf, highPass: highPass)
+            stretchLanes = lanes
+            stretchEnergies = Array(repeating: 0, count: lanes.stretches * (LoudnessMeter.splitMostSteps + 1))
         } else {
-            pairSegments = nil
+            stretchLanes = nil
         }
         steps = Array(repeating: 0, count: LoudnessMeter.shortTermSteps)
         blockRing = Array(repeating: 0, count: LoudnessMeter.blockRingSize)
@@ -272,7 +277,7 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Feeds `frames` frames; `source(c)` points at channel c's samples. Calls `step()` after
     /// every completed 10 ms step, when the momentary and short-term readings are new.
     public func process(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void = {}) {
-        var offset = pairSegments == nil ? 0 : processSplit(frames: frames, from: source, step: step)
+        var offset = stretchLanes == nil ? 0 : processSplit(frames: frames, from: source, step: step)
         while offset < frames {
             let n = min(frames - offset, stepSamples - stepFill)
             var energy = 0.0
@@ -306,60 +311,65 @@ public final class LoudnessMeter: @unchecked Sendable {
     static let splitFewestSteps = 80
     static let splitMostSteps = 4096
 
-    /// A pair's K-weighting on long calls, as two stretches of time side by side: the call's
-    /// frames from 0 to `mid` in two lanes and those from `mid` on in the other two, the
-    /// second stretch starting 200 ms early with its filters at rest (its warm-up; see
-    /// `splitWarmUpSteps`), then taking over the pair's state. With AVX2 the four lanes are
-    /// one register (`DSPAVX2.kWeightPairSegments`, its multiply-adds fused): two independent
-    /// recursions in flight for the cost of one (2.2× the samples a second, BENCHMARKS.md).
-    /// The first stretch's arithmetic is the one-stretch path's step for step (the fused
-    /// multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at most); the second's
-    /// differs further by the warm-up's 10⁻²¹. Steps complete in order, after the frames are
-    /// filtered (`step` sees no samples). Returns the frames done (0 when the call is too
-    /// short: the one-stretch path does it).
+    /// A pair's or a lone channel's K-weighting on long calls, as stretches of time side by
+    /// side in the four lanes of `stretchLanes` (a pair's two stretches, a lone channel's
+    /// four): stretch 0 goes on from the one-stretch lanes' state; each later stretch starts
+    /// 200 ms before the previous one's end with its filters at rest (its warm-up; see
+    /// `splitWarmUpSteps`), and the last hands its state back. With AVX2 the four lanes are
+    /// one register (`DSPAVX2.kWeightFourLanes`, its multiply-adds fused): two or four
+    /// independent recursions in flight for the cost of one (a pair's 2.2× the samples a
+    /// second, BENCHMARKS.md). The first stretch's arithmetic is the one-stretch path's step
+    /// for step (the fused multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at
+    /// most); the others' differs further by the warm-up's 10⁻²¹. Steps complete in order,
+    /// after the frames are filtered (`step` sees no samples). Returns the frames done (0
+    /// when the call is too short: the one-stretch path does it).
     private func processSplit(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void) -> Int {
-        guard let pairSegments else { return 0 }
-        let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps
+        guard let stretchLanes else { return 0 }
+        let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps, stretches = stretchLanes.stretches
+        let stride = LoudnessMeter.splitMostSteps + 1
+        let (c0, c1, c2, c3) = stretchLanes.channels
+        let (s0, s1, s2, s3) = stretchLanes.stretchOfLane
+        let p0 = source(c0), p1 = source(c1), p2 = source(c2), p3 = source(c3)
         var done = 0
         while true {
-            // The first stretch completes the step being filled (`lead` frames) and k more;
-            // the second starts warmUp steps and `lead` frames before the first's end and
-            // ends k − warmUp steps after it: lead + (2k − warmUp) steps in all.
+            // Stretch 0 completes the step being filled (`lead` frames) and k more; each later
+            // one starts warmUp steps and `lead` frames before the previous one's end and ends
+            // k − warmUp steps after it: lead + k + (stretches − 1)(k − warmUp) steps in all.
             let lead = size - stepFill
-            let k = min(LoudnessMeter.splitMostSteps, (frames - done - lead + warmUp * size) / (2 * size))
+            let k = min(LoudnessMeter.splitMostSteps, (frames - done - lead + (stretches - 1) * warmUp * size) / (stretches * size))
             guard k >= LoudnessMeter.splitFewestSteps else { return done }
-            let mid = done + lead + k * size
-            pairSegments.start(from: lanes2[0])
-            var first = done, second = mid - warmUp * size - lead, n = lead
-            let (left, right) = pairSegments.channels
-            let l = source(left), r = source(right)
-            firstSegmentEnergies.withUnsafeMutableBufferPointer { a in
-                secondSegmentEnergies.withUnsafeMutableBufferPointer { b in
-                    for j in 0...k {
-                        let e = pairSegments.filter(l + first, r + first, l + second, r + second, count: n)
-                        a[j] = e[0] + e[1]
-                        b[j] = e[2] + e[3]
-                        first += n
-                        second += n
-                        n = size
-                    }
+            // Each stretch's first frame.
+            var at = SIMD4<Int>(repeating: done)
+            var end = done + lead + k * size
+            for s in 1..<stretches {
+                at[s] = end - warmUp * size - lead
+                end += (k - warmUp) * size
+            }
+            stretchLanes.start(from: lanes2[0])
+            var n = lead
+            stretchEnergies.withUnsafeMutableBufferPointer { energies in
+                for j in 0...k {
+                    let e = stretchLanes.filter(p0 + at[s0], p1 + at[s1], p2 + at[s2], p3 + at[s3], count: n)
+                    for s in 0..<stretches { energies[s * stride + j] = 0 }
+                    energies[s0 * stride + j] += e[0]
+                    energies[s1 * stride + j] += e[1]
+                    energies[s2 * stride + j] += e[2]
+                    energies[s3 * stride + j] += e[3]
+                    at &+= n
+                    n = size
                 }
             }
-            pairSegments.finish(into: &lanes2[0])
+            stretchLanes.finish(into: &lanes2[0])
             splitPieces += 1
-            for j in 0...k {
-                stepEnergy += firstSegmentEnergies[j]
-                stepFill += j == 0 ? lead : size
-                completeStep()
-                step()
+            for s in 0..<stretches {
+                for j in (s == 0 ? 0 : warmUp + 1)...k {
+                    stepEnergy += stretchEnergies[s * stride + j]
+                    stepFill += s == 0 && j == 0 ? lead : size
+                    completeStep()
+                    step()
+                }
             }
-            for j in (warmUp + 1)...k {
-                stepEnergy += secondSegmentEnergies[j]
-                stepFill += size
-                completeStep()
-                step()
-            }
-            done = second
+            done = end
         }
     }
 
@@ -731,25 +741,38 @@ extension LoudnessMeter {
     }
 }
 
-/// A pair's K-weighting as two stretches of time (`LoudnessMeter.processSplit`), through
-/// `DSPAVX2.kWeightPairSegments`: its state, coefficients and sums in memory the kernel is
-/// handed pointers to (nothing of that module's crosses into this one). Made only when
-/// `MachineFeatures.x86_64v3`. One thread at a time.
-private final class PairSegments {
-    /// Lanes (left, right) of the first stretch, (left, right) of the second: x1, x2, y1, y2
-    /// (the shelf's; its outputs are the high-pass's inputs) and z1, z2 (the high-pass's).
+/// A pair's or a lone channel's K-weighting as stretches of time side by side
+/// (`LoudnessMeter.processSplit`) in four lanes, through `DSPAVX2.kWeightFourLanes`: its
+/// state, coefficients and sums in memory the kernel is handed pointers to (nothing of that
+/// module's crosses into this one). Made only when `MachineFeatures.x86_64v3`. One thread at
+/// a time.
+private final class StretchLanes {
+    /// Per lane: x1, x2, y1, y2 (the shelf's; its outputs are the high-pass's inputs) and z1,
+    /// z2 (the high-pass's).
     private let state = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 6)
     private let coefficients = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 11)
     private let sums = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 1)
     private let weights: SIMD4<Double>
-    /// The pair's channels (the one-stretch lanes').
-    let channels: (Int, Int)
+    /// The channels the one-stretch lanes hold (one or two), the first stretch's lanes in
+    /// their order.
+    private let count: Int
+    /// Stretches side by side: 4 / `count`.
+    let stretches: Int
+    /// Each lane's channel and stretch: a pair's (left, 0), (right, 0), (left, 1), (right,
+    /// 1); a lone channel's (c, 0) … (c, 3).
+    let channels: (Int, Int, Int, Int)
+    let stretchOfLane: (Int, Int, Int, Int)
 
-    /// For `channels` weighted by `weights[channel]`.
-    init(channels: (Int, Int), weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
-        self.channels = channels
-        let (l, r) = (weights[channels.0], weights[channels.1])
-        self.weights = SIMD4(l, r, l, r)
+    /// For `channels` (one or two, the one-stretch lanes' order) weighted by
+    /// `weights[channel]`.
+    init(channels active: [Int], weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
+        precondition(active.count == 1 || active.count == 2)
+        count = active.count
+        stretches = 4 / count
+        let c = (0..<4).map { active[$0 % active.count] }, t = (0..<4).map { $0 / active.count }
+        channels = (c[0], c[1], c[2], c[3])
+        stretchOfLane = (t[0], t[1], t[2], t[3])
+        self.weights = SIMD4(weights[c[0]], weights[c[1]], weights[c[2]], weights[c[3]])
         // The coefficients as `BiquadLanes` computes them (its look-ahead ones included).
         let s = BiquadLanes<SIMD4<Double>>(shelf), h = BiquadLanes<SIMD4<Double>>(highPass)
         for (i, v) in [s.b0, s.b1, s.b2, s.a1, s.a2, s.c1, s.c2, h.a1, h.a2, h.c1, h.c2].enumerated() {
@@ -765,24 +788,29 @@ private final class PairSegments {
         sums.deallocate()
     }
 
-    /// The first stretch's lanes take `pair`'s state; the second's are at rest.
-    func start(from pair: KWeightingLanes<SIMD2<Double>>) {
-        let (s, h) = (pair.shelf, pair.highPass)
-        for (i, v) in [s.x1, s.x2, s.y1, s.y2, h.y1, h.y2].enumerated() { state[i] = SIMD4(v[0], v[1], 0, 0) }
+    /// The first stretch's lanes take the one-stretch lanes' state; the others are at rest.
+    func start(from lanes: KWeightingLanes<SIMD2<Double>>) {
+        let (s, h) = (lanes.shelf, lanes.highPass)
+        for (i, v) in [s.x1, s.x2, s.y1, s.y2, h.y1, h.y2].enumerated() {
+            var first = SIMD4<Double>()
+            for l in 0..<count { first[l] = v[l] }
+            state[i] = first
+        }
     }
 
-    /// The second stretch's state into `pair`, whose audio it ends.
-    func finish(into pair: inout KWeightingLanes<SIMD2<Double>>) {
-        func second(_ i: Int) -> SIMD2<Double> { SIMD2(state[i][2], state[i][3]) }
-        (pair.shelf.x1, pair.shelf.x2, pair.shelf.y1, pair.shelf.y2) = (second(0), second(1), second(2), second(3))
-        (pair.highPass.x1, pair.highPass.x2, pair.highPass.y1, pair.highPass.y2) = (second(2), second(3), second(4), second(5))
+    /// The last stretch's state into the one-stretch lanes, whose audio it ends (a padding
+    /// lane, which filters its group's first channel, takes that channel's).
+    func finish(into lanes: inout KWeightingLanes<SIMD2<Double>>) {
+        func last(_ i: Int) -> SIMD2<Double> { SIMD2(state[i][4 - count], state[i][4 - count + (1 % count)]) }
+        (lanes.shelf.x1, lanes.shelf.x2, lanes.shelf.y1, lanes.shelf.y2) = (last(0), last(1), last(2), last(3))
+        (lanes.highPass.x1, lanes.highPass.x2, lanes.highPass.y1, lanes.highPass.y2) = (last(2), last(3), last(4), last(5))
     }
 
     /// `n` samples of each lane, from the pointers given; each lane's G_i·Σ y².
-    func filter(_ left0: UnsafePointer<Float>, _ right0: UnsafePointer<Float>, _ left1: UnsafePointer<Float>, _ right1: UnsafePointer<Float>,
+    func filter(_ x0: UnsafePointer<Float>, _ x1: UnsafePointer<Float>, _ x2: UnsafePointer<Float>, _ x3: UnsafePointer<Float>,
                 count n: Int) -> SIMD4<Double>
     {
-        kWeightPairSegments(state, coefficients, left0, right0, left1, right1, n, sums)
+        kWeightFourLanes(state, coefficients, x0, x1, x2, x3, n, sums)
         return weights * sums.pointee
     }
 }

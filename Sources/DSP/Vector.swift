@@ -177,6 +177,15 @@ public enum Vector {
         MachineFeatures.x86_64v3 ? DSPAVX2.stereoInt24ToFloat(frames, count, left, right) : 0
     }
 
+    /// Mono 24-bit little-endian integers (three bytes a sample; eight more bytes readable
+    /// past the last) to floats, eight at a time where the machine has AVX2
+    /// (`DSPAVX2.monoInt24ToFloat`: a byte shuffle, the same values as sample by sample).
+    /// Returns the samples done: `count` rounded down to a multiple of eight, or 0 elsewhere
+    /// (the caller converts the rest). Real-time safe.
+    public static func monoInt24ToFloat(_ samples: UnsafeRawPointer, count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
+        MachineFeatures.x86_64v3 ? DSPAVX2.monoInt24ToFloat(samples, count, out) : 0
+    }
+
     /// Magnitudes of interleaved complex values (re, im, re, im, …):
     /// `for k in 0..<n { result[k] = sqrt(c[2k] * c[2k] + c[2k+1] * c[2k+1]) * scale }`,
     /// with `n = min(c.count / 2, result.count)`. Real-time safe.

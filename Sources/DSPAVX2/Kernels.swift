@@ -12,19 +12,19 @@
 /// twice, so as exact or more): they differ from the baseline's arithmetic in the last bits
 /// (loudness readings 10⁻¹¹ LU apart at most), and take a quarter less time.
 
-/// The K-weighting of a pair of channels over two stretches of time at once, its lanes
-/// (left, right) of the first stretch and (left, right) of the second: the shelf and the
-/// RLB high-pass (numerator 1, −2, 1) in direct form I, two samples a step with the
-/// look-ahead recursion — `KWeightingLanes.filter` of `DSP` step for step, each multiply
-/// and the add after it fused. `n` samples from `left0`, `right0`, `left1`,
-/// `right1`; `state` the six vectors x1, x2, y1, y2 (the shelf's past inputs and outputs —
-/// the latter also the high-pass's past inputs) and z1, z2 (the high-pass's past outputs),
-/// updated; `coefficients` the eleven vectors b0, b1, b2, a1, a2, a1² − a2, a1·a2 of the
-/// shelf and a1, a2, a1² − a2, a1·a2 of the high-pass. Writes each lane's Σ y² to `sums`.
+/// The K-weighting of four lanes at once, each reading its own samples (a pair of channels
+/// over two stretches of time, or one channel over four): the shelf and the RLB high-pass
+/// (numerator 1, −2, 1) in direct form I, two samples a step with the look-ahead recursion —
+/// `KWeightingLanes.filter` of `DSP` step for step, each multiply and the add after it fused.
+/// `n` samples from each of `lane0` … `lane3`; `state` the six vectors x1, x2, y1, y2 (the shelf's
+/// past inputs and outputs — the latter also the high-pass's past inputs) and z1, z2 (the
+/// high-pass's past outputs), updated; `coefficients` the eleven vectors b0, b1, b2, a1, a2,
+/// a1² − a2, a1·a2 of the shelf and a1, a2, a1² − a2, a1·a2 of the high-pass. Writes each
+/// lane's Σ y² to `sums`.
 @inline(never)
-public func kWeightPairSegments(
+public func kWeightFourLanes(
     _ state: UnsafeMutablePointer<SIMD4<Double>>, _ coefficients: UnsafePointer<SIMD4<Double>>,
-    _ left0: UnsafePointer<Float>, _ right0: UnsafePointer<Float>, _ left1: UnsafePointer<Float>, _ right1: UnsafePointer<Float>,
+    _ lane0: UnsafePointer<Float>, _ lane1: UnsafePointer<Float>, _ lane2: UnsafePointer<Float>, _ lane3: UnsafePointer<Float>,
     _ n: Int, _ sums: UnsafeMutablePointer<SIMD4<Double>>
 ) {
     let b0 = coefficients[0], b1 = coefficients[1], b2 = coefficients[2], a1 = coefficients[3], a2 = coefficients[4]
@@ -32,7 +32,7 @@ public func kWeightPairSegments(
     let h1 = coefficients[7], h2 = coefficients[8], hc1 = coefficients[9], hc2 = coefficients[10]
     var x1 = state[0], x2 = state[1], y1 = state[2], y2 = state[3], z1 = state[4], z2 = state[5]
     @inline(__always) func sample(_ k: Int) -> SIMD4<Double> {
-        SIMD4(Double(left0[k]), Double(right0[k]), Double(left1[k]), Double(right1[k]))
+        SIMD4(Double(lane0[k]), Double(lane1[k]), Double(lane2[k]), Double(lane3[k]))
     }
     var sum = SIMD4<Double>(), sumB = SIMD4<Double>()
     var k = 0
@@ -161,6 +161,29 @@ public func stereoInt24ToFloat(
         UnsafeMutableRawPointer(left + i).storeBytes(of: samples.lowHalf, as: SIMD4<Float>.self)
         UnsafeMutableRawPointer(right + i).storeBytes(of: samples.highHalf, as: SIMD4<Float>.self)
         i += 4
+    }
+    return whole
+}
+
+/// Mono 24-bit little-endian integers (three bytes a sample) to floats (±1 full scale),
+/// eight at a time: 32 bytes loaded (eight past the eight samples: the caller's buffer has
+/// them), each sample's three bytes moved to the top of a 32-bit lane by a byte shuffle,
+/// converted and scaled — exactly the values of a sample-by-sample conversion. Returns the
+/// samples done: `count` rounded down to a multiple of eight.
+@inline(never)
+public func monoInt24ToFloat(_ samples: UnsafeRawPointer, _ count: Int, _ out: UnsafeMutablePointer<Float>) -> Int {
+    let whole = count & ~7
+    let scale = SIMD8<Float>(repeating: 1 / 2_147_483_648)
+    let z: UInt8 = 0
+    var i = 0
+    while i < whole {
+        let v = (samples + 3 * i).loadUnaligned(as: SIMD32<UInt8>.self)
+        let lanes = SIMD32<UInt8>(
+            z, v[0], v[1], v[2], z, v[3], v[4], v[5], z, v[6], v[7], v[8], z, v[9], v[10], v[11],
+            z, v[12], v[13], v[14], z, v[15], v[16], v[17], z, v[18], v[19], v[20], z, v[21], v[22], v[23])
+        let converted = SIMD8<Float>(unsafeBitCast(lanes, to: SIMD8<Int32>.self)) * scale
+        UnsafeMutableRawPointer(out + i).storeBytes(of: converted, as: SIMD8<Float>.self)
+        i += 8
     }
     return whole
 }

@@ -164,8 +164,25 @@ final class PlainWave {
             }
             return
         }
+        if channels == 1 {
+            let done = bits == 24 ? Vector.monoInt24ToFloat(frames, count: count, into: planar) : 0
+            for i in done..<count { planar[i] = sample(frames + i * bytes) }
+            return
+        }
+        // 5.1 with its channel count a constant, so the inner loop unrolls.
+        switch channels {
+        case 6: deinterleave(frames, count, planar, stride, channels: 6, bytes: bytes, sample)
+        default: deinterleave(frames, count, planar, stride, channels: channels, bytes: bytes, sample)
+        }
+    }
+
+    @inline(__always)
+    private func deinterleave(_ frames: UnsafeRawPointer, _ count: Int, _ planar: UnsafeMutablePointer<Float>, _ stride: Int,
+                              channels: Int, bytes: Int, _ sample: (UnsafeRawPointer) -> Float)
+    {
+        let frameBytes = channels * bytes
         for i in 0..<count {
-            let p = frames + i * blockAlign
+            let p = frames + i * frameBytes
             for c in 0..<channels { planar[c * stride + i] = sample(p + c * bytes) }
         }
     }

@@ -8,7 +8,7 @@ import XCTest
 
 /// Plain WAV files read by jackvu give exactly libsndfile's samples: 16-, 24- and
 /// 32-bit integers and 32-bit floats, WAVE_FORMAT_PCM/IEEE_FLOAT and _EXTENSIBLE headers,
-/// other chunks (odd-sized, padded) before the data, 1, 2 and 3 channels, chunk boundaries
+/// other chunks (odd-sized, padded) before the data, 1, 2, 3 and 6 channels, chunk boundaries
 /// anywhere; and what the parser does not take goes to libsndfile.
 final class PlainWaveTests: XCTestCase {
     private var directory: URL!
@@ -89,7 +89,7 @@ final class PlainWaveTests: XCTestCase {
     func testMappedSamplesAreLibsndfilesExactly() throws {
         var files: [String] = []
         for bits in [16, 24, 32, -32] {
-            for channels in [1, 2, 3] {
+            for channels in [1, 2, 3, 6] {
                 for (extensible, extra) in [(false, false), (true, true), (false, true)] {
                     files.append(try write("\(bits)-\(channels)-\(extensible)-\(extra).wav", signal(channels: channels, frames: 1001 + channels),
                                            bits: bits, extensible: extensible, extra: extra))

@@ -66,16 +66,17 @@ final class LoudnessTests: XCTestCase {
         }
     }
 
-    /// A pair's K-weighting as two stretches of time side by side (a file's long calls, on a
-    /// machine with AVX2): every step's momentary and short-term loudness, the maxima, the
-    /// integrated loudness and the loudness range read as the one-stretch path reads them
-    /// (fed in step-sized pieces), to 10⁻⁹ LU — the second stretch's 200 ms warm-up leaves
-    /// 10⁻²¹ of its state, and none at all would leave 10⁻⁴ LU. A call that starts mid-step,
-    /// one with a tail too short to split, other rates (44.1 kHz: an odd step of 441).
-    func testTwoStretchesOfAPairReadAsOne() {
-        for rate in [48000, 44100, 8000] {
+    /// A pair's K-weighting as two stretches of time side by side, and a lone channel's as
+    /// four (a file's long calls, on a machine with AVX2): every step's momentary and
+    /// short-term loudness, the maxima, the integrated loudness and the loudness range read
+    /// as the one-stretch path reads them (fed in step-sized pieces), to 10⁻⁹ LU — a later
+    /// stretch's 200 ms warm-up leaves 10⁻²¹ of its state, and none at all would leave 10⁻⁴
+    /// LU. A call that starts mid-step, one with a tail too short to split, other rates
+    /// (44.1 kHz: an odd step of 441).
+    func testStretchesOfAPairOrALoneChannelReadAsOne() {
+        for (channels, rate) in [(2, 48000), (2, 44100), (2, 8000), (1, 48000), (1, 44100)] {
             let n = rate * 14
-            let signals: [[Float]] = (0..<2).map { ch in
+            let signals: [[Float]] = (0..<channels).map { ch in
                 var seed = UInt64(ch + 11)
                 return (0..<n).map { i in
                     seed = seed &* 6364136223846793005 &+ 1442695040888963407
@@ -84,8 +85,9 @@ final class LoudnessTests: XCTestCase {
                     return Float(level * 0.3 * sin(2 * Double.pi * (40 + 900 * Double(ch)) * Double(i) / Double(rate))) + noise * Float(level)
                 }
             }
+            let label = "\(channels) channel(s) at \(rate) Hz"
             func readings(_ sizes: [Int]) -> (LoudnessMeter, [Double]) {
-                let meter = LoudnessMeter(sampleRate: rate, weights: [1, 1])
+                let meter = LoudnessMeter(sampleRate: rate, weights: Array(repeating: 1, count: channels))
                 var steps: [Double] = []
                 TestSignals.inPieces(signals, sizes: sizes) { pointers, m, _ in
                     meter.process(frames: m, from: { pointers[$0] }) { steps += [meter.momentary, meter.shortTerm] }
@@ -97,22 +99,23 @@ final class LoudnessTests: XCTestCase {
             // Calls of a step each after the first two (too short to split), each filter call
             // starting where the split path's first stretch starts one.
             let (one, oneSteps) = readings([17, size - 17] + Array(repeating: size, count: 14 * 100))
-            // 5 s, 6 s and the last 2 s call: each long enough to split.
-            XCTAssertEqual(split.splitPieces, MachineFeatures.x86_64v3 ? 3 : 0, "\(rate) Hz: the long calls ran as two stretches")
+            // 5 s, 6 s and the last 2 s call: each long enough for two stretches of at least
+            // 0.8 s; four such need 2.6 s.
+            XCTAssertEqual(split.splitPieces, MachineFeatures.x86_64v3 ? (channels == 2 ? 3 : 2) : 0, "\(label): the long calls ran as stretches")
             XCTAssertEqual(one.splitPieces, 0)
-            XCTAssertEqual(splitSteps.count, oneSteps.count, "\(rate) Hz")
+            XCTAssertEqual(splitSteps.count, oneSteps.count, label)
             // The first stretch of the first long call (its first second: the second stretch's
             // warm-up is further on) is the one-stretch path's but for the fused multiply-adds'
             // rounding (2.6 × 10⁻¹² LU at most here).
             let first = zip(splitSteps.prefix(200), oneSteps.prefix(200)).map { abs($0 - $1) }.max() ?? .infinity
-            XCTAssertLessThan(first, 1e-10, "\(rate) Hz: the first stretch")
+            XCTAssertLessThan(first, 1e-10, "\(label): the first stretch")
             let apart = zip(splitSteps, oneSteps).map { abs($0 - $1) }.max() ?? .infinity
-            XCTAssertLessThan(apart, 1e-9, "\(rate) Hz: the steps' readings")
+            XCTAssertLessThan(apart, 1e-9, "\(label): the steps' readings")
             for (a, b) in [(split.integrated, one.integrated), (split.loudnessRange, one.loudnessRange),
                            (split.maxMomentary, one.maxMomentary), (split.maxShortTerm, one.maxShortTerm)] {
-                XCTAssertEqual(a, b, accuracy: 1e-9, "\(rate) Hz")
+                XCTAssertEqual(a, b, accuracy: 1e-9, label)
             }
-            XCTAssertGreaterThan(one.loudnessRange, 1, "\(rate) Hz: the levels change")
+            XCTAssertGreaterThan(one.loudnessRange, 1, "\(label): the levels change")
         }
     }
 

@@ -56,6 +56,28 @@ final class WideKernelTests: XCTestCase {
         }
     }
 
+    /// Mono 24-bit samples, eight a vector where the machine has AVX2: every count from 0
+    /// to 33, each sample the scalar conversion's, nothing written past the samples done.
+    func testMonoInt24IsTheScalarConversion() {
+        var seed: UInt64 = 29
+        let bytes: [UInt8] = (0..<(33 * 3 + 8)).map { _ in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: seed >> 56)
+        }
+        for count in 0...33 {
+            var out = [Float](repeating: .nan, count: 33)
+            let done = bytes.withUnsafeBytes { b in
+                out.withUnsafeMutableBufferPointer { Vector.monoInt24ToFloat(b.baseAddress!, count: count, into: $0.baseAddress!) }
+            }
+            XCTAssertEqual(done, MachineFeatures.x86_64v3 ? count & ~7 : 0)
+            for i in 0..<done {
+                let u = UInt32(bytes[3 * i]) << 8 | UInt32(bytes[3 * i + 1]) << 16 | UInt32(bytes[3 * i + 2]) << 24
+                XCTAssertEqual(out[i], Float(Int32(bitPattern: u)) / 2_147_483_648, "sample \(i) of \(count)")
+            }
+            XCTAssertTrue(out[done...].allSatisfy(\.isNaN), "nothing written past the samples done")
+        }
+    }
+
     /// The inner midpoints bound the whole ones as `innerMidpointResidual` says:
     /// |midpoint| ≤ |inner midpoint| + residual × max|x| under the filter, over noise, a loud
     /// sine at each frequency where the outer taps weigh most, and single spikes at each outer
