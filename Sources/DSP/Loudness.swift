@@ -126,18 +126,19 @@ public final class LoudnessMeter: @unchecked Sendable {
 
     /// The K-weighting of the channels with a weight, in SIMD lanes: eight at a time, then
     /// what is left in one group of 8, 4 or 2 (padding lanes weigh 0), or one channel alone
-    /// (on a machine with AVX2, a lone channel in a group of 2: its stretches take over that
-    /// state, see `stretchLanes`).
+    /// (on a machine with AVX2, a lone channel in a group of 2, whose state its stretches take
+    /// over: see `stretchLanes`).
     private var lanes8: [KWeightingLanes<SIMD8<Double>>] = []
     private var lanes4: [KWeightingLanes<SIMD4<Double>>] = []
     private var lanes2: [KWeightingLanes<SIMD2<Double>>] = []
     private let single: Int?
     private var singleFilter: (shelf: Biquad, highPass: Biquad)
-    /// A pair alone (stereo) or a lone channel (mono), on a machine with AVX2: its
-    /// K-weighting on long calls as stretches of time side by side in one register's four
-    /// lanes (`processSplit`: a file's summary) — a pair's two stretches, a lone channel's
-    /// four; and the step energies of each stretch (`splitMostSteps` + 1 a stretch, one after
-    /// the other). Nil otherwise.
+    /// Up to eight channels whose count four does not divide (mono, stereo, 5.1's five with
+    /// a weight, …), on a machine with AVX2: their K-weighting on long calls as stretches of
+    /// time side by side, filling registers of four lanes (`processSplit`: a file's summary)
+    /// — a pair's two stretches in one register, a lone channel's four, five channels' four
+    /// in five; and the step energies of each stretch (`splitMostSteps` + 1 a stretch, one
+    /// after the other; made at the first split). Nil otherwise.
     private let stretchLanes: StretchLanes?
     private var stretchEnergies: [Double] = []
     /// The calls' pieces run as stretches side by side (`processSplit`), counted.
@@ -243,7 +244,7 @@ public final class LoudnessMeter: @unchecked Sendable {
             lanes4.append(KWeightingLanes(channels: active[first...].prefix(4), weights: weights, shelf: shelf, highPass: highPass))
             first += 4
         }
-        let stretched = (active.count == 1 || active.count == 2) && MachineFeatures.x86_64v3
+        let stretched = active.count <= 8 && active.count % 4 != 0 && MachineFeatures.x86_64v3
         if active.count - first == 2 || (stretched && active.count == 1) {
             lanes2.append(KWeightingLanes(channels: active[first...].prefix(2), weights: weights, shelf: shelf, highPass: highPass))
             first = active.count
@@ -251,9 +252,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         single = active.count - first == 1 ? active.last : nil
         singleFilter = (Biquad(shelf), Biquad(highPass))
         if stretched {
-            let lanes = StretchLanes(channels: Array(active), weights: weights, shelf: shelf, highPass: highPass)
-            stretchLanes = lanes
-            stretchEnergies = Array(repeating: 0, count: lanes.stretches * (LoudnessMeter.splitMostSteps + 1))
+            stretchLanes = StretchLanes(channels: Array(active), weights: weights, shelf: shelf, highPass: highPass)
         } else {
             stretchLanes = nil
         }
@@ -311,14 +310,14 @@ public final class LoudnessMeter: @unchecked Sendable {
     static let splitFewestSteps = 80
     static let splitMostSteps = 4096
 
-    /// A pair's or a lone channel's K-weighting on long calls, as stretches of time side by
-    /// side in the four lanes of `stretchLanes` (a pair's two stretches, a lone channel's
-    /// four): stretch 0 goes on from the one-stretch lanes' state; each later stretch starts
-    /// 200 ms before the previous one's end with its filters at rest (its warm-up; see
-    /// `splitWarmUpSteps`), and the last hands its state back. With AVX2 the four lanes are
-    /// one register (`DSPAVX2.kWeightFourLanes`, its multiply-adds fused): two or four
-    /// independent recursions in flight for the cost of one (a pair's 2.2× the samples a
-    /// second, BENCHMARKS.md). The first stretch's arithmetic is the one-stretch path's step
+    /// The K-weighting on long calls as stretches of time side by side in the lanes of
+    /// `stretchLanes` (a pair's two stretches, a lone channel's four, …): stretch 0 goes on
+    /// from the one-stretch lanes' state; each later stretch starts 200 ms before the
+    /// previous one's end with its filters at rest (its warm-up; see `splitWarmUpSteps`), and
+    /// the last hands its state back. With AVX2 four lanes are one register
+    /// (`DSPAVX2.kWeightFourLanes`, its multiply-adds fused): two or four independent
+    /// recursions in flight for the cost of one (a pair's 2.2× the samples a second,
+    /// BENCHMARKS.md), and no lane of a register wasted. The first stretch's arithmetic is the one-stretch path's step
     /// for step (the fused multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at
     /// most); the others' differs further by the warm-up's 10⁻²¹. Steps complete in order,
     /// after the frames are filtered (`step` sees no samples). Returns the frames done (0
@@ -327,9 +326,6 @@ public final class LoudnessMeter: @unchecked Sendable {
         guard let stretchLanes else { return 0 }
         let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps, stretches = stretchLanes.stretches
         let stride = LoudnessMeter.splitMostSteps + 1
-        let (c0, c1, c2, c3) = stretchLanes.channels
-        let (s0, s1, s2, s3) = stretchLanes.stretchOfLane
-        let p0 = source(c0), p1 = source(c1), p2 = source(c2), p3 = source(c3)
         var done = 0
         while true {
             // Stretch 0 completes the step being filled (`lead` frames) and k more; each later
@@ -338,6 +334,9 @@ public final class LoudnessMeter: @unchecked Sendable {
             let lead = size - stepFill
             let k = min(LoudnessMeter.splitMostSteps, (frames - done - lead + (stretches - 1) * warmUp * size) / (stretches * size))
             guard k >= LoudnessMeter.splitFewestSteps else { return done }
+            // Made at the first split (a file's), not by a meter that never splits (live).
+            if stretchEnergies.isEmpty { stretchEnergies = Array(repeating: 0, count: stretches * stride) }
+            stretchLanes.bind(source)
             // Each stretch's first frame.
             var at = SIMD4<Int>(repeating: done)
             var end = done + lead + k * size
@@ -345,21 +344,20 @@ public final class LoudnessMeter: @unchecked Sendable {
                 at[s] = end - warmUp * size - lead
                 end += (k - warmUp) * size
             }
-            stretchLanes.start(from: lanes2[0])
+            if !lanes8.isEmpty { stretchLanes.start(from: lanes8[0]) } else if !lanes4.isEmpty { stretchLanes.start(from: lanes4[0]) } else { stretchLanes.start(from: lanes2[0]) }
             var n = lead
             stretchEnergies.withUnsafeMutableBufferPointer { energies in
                 for j in 0...k {
-                    let e = stretchLanes.filter(p0 + at[s0], p1 + at[s1], p2 + at[s2], p3 + at[s3], count: n)
                     for s in 0..<stretches { energies[s * stride + j] = 0 }
-                    energies[s0 * stride + j] += e[0]
-                    energies[s1 * stride + j] += e[1]
-                    energies[s2 * stride + j] += e[2]
-                    energies[s3 * stride + j] += e[3]
+                    for g in 0..<stretchLanes.groups {
+                        let e = stretchLanes.filter(group: g, at: at, count: n)
+                        for l in 0..<4 { energies[stretchLanes.stretchOfLane[4 * g + l] * stride + j] += e[l] }
+                    }
                     at &+= n
                     n = size
                 }
             }
-            stretchLanes.finish(into: &lanes2[0])
+            if !lanes8.isEmpty { stretchLanes.finish(into: &lanes8[0]) } else if !lanes4.isEmpty { stretchLanes.finish(into: &lanes4[0]) } else { stretchLanes.finish(into: &lanes2[0]) }
             splitPieces += 1
             for s in 0..<stretches {
                 for j in (s == 0 ? 0 : warmUp + 1)...k {
@@ -741,44 +739,55 @@ extension LoudnessMeter {
     }
 }
 
-/// A pair's or a lone channel's K-weighting as stretches of time side by side
-/// (`LoudnessMeter.processSplit`) in four lanes, through `DSPAVX2.kWeightFourLanes`: its
-/// state, coefficients and sums in memory the kernel is handed pointers to (nothing of that
-/// module's crosses into this one). Made only when `MachineFeatures.x86_64v3`. One thread at
-/// a time.
+/// The K-weighting of up to eight channels as stretches of time side by side
+/// (`LoudnessMeter.processSplit`), in groups of four lanes through
+/// `DSPAVX2.kWeightFourLanes`: its state, coefficients and sums in memory the kernel is
+/// handed pointers to (nothing of that module's crosses into this one). Made only when
+/// `MachineFeatures.x86_64v3`. One thread at a time.
 private final class StretchLanes {
-    /// Per lane: x1, x2, y1, y2 (the shelf's; its outputs are the high-pass's inputs) and z1,
-    /// z2 (the high-pass's).
-    private let state = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 6)
+    /// Per group of four lanes, six vectors: x1, x2, y1, y2 (the shelf's; its outputs are
+    /// the high-pass's inputs) and z1, z2 (the high-pass's).
+    private let state: UnsafeMutablePointer<SIMD4<Double>>
     private let coefficients = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 11)
     private let sums = UnsafeMutablePointer<SIMD4<Double>>.allocate(capacity: 1)
-    private let weights: SIMD4<Double>
-    /// The channels the one-stretch lanes hold (one or two), the first stretch's lanes in
-    /// their order.
+    /// Per group, each lane's channel weight.
+    private let weights: UnsafeMutablePointer<SIMD4<Double>>
+    /// Per lane, its channel's samples (`bind`).
+    private let bases: UnsafeMutablePointer<UnsafePointer<Float>>
+    /// The channels the one-stretch lanes hold, in their order (the first stretch's lanes).
     private let count: Int
-    /// Stretches side by side: 4 / `count`.
+    /// Stretches side by side: as many as make the lanes fill their registers, 4 divided by
+    /// the largest power of two dividing `count` (a pair 2, five channels 4).
     let stretches: Int
-    /// Each lane's channel and stretch: a pair's (left, 0), (right, 0), (left, 1), (right,
-    /// 1); a lone channel's (c, 0) … (c, 3).
-    let channels: (Int, Int, Int, Int)
-    let stretchOfLane: (Int, Int, Int, Int)
+    /// Groups of four lanes: `count` × `stretches` / 4.
+    let groups: Int
+    /// Each lane's channel and stretch, stretch by stretch: lane s·`count` + i is channel i
+    /// of stretch s (a pair's (left, 0), (right, 0), (left, 1), (right, 1)).
+    private let channelOfLane: [Int]
+    let stretchOfLane: [Int]
 
-    /// For `channels` (one or two, the one-stretch lanes' order) weighted by
-    /// `weights[channel]`.
+    /// For `channels` (up to eight, four not dividing their count; the one-stretch lanes'
+    /// order) weighted by `weights[channel]`.
     init(channels active: [Int], weights: [Double], shelf: BiquadCoefficients, highPass: BiquadCoefficients) {
-        precondition(active.count == 1 || active.count == 2)
+        precondition(!active.isEmpty && active.count <= 8 && active.count % 4 != 0)
         count = active.count
-        stretches = 4 / count
-        let c = (0..<4).map { active[$0 % active.count] }, t = (0..<4).map { $0 / active.count }
-        channels = (c[0], c[1], c[2], c[3])
-        stretchOfLane = (t[0], t[1], t[2], t[3])
-        self.weights = SIMD4(weights[c[0]], weights[c[1]], weights[c[2]], weights[c[3]])
+        stretches = active.count % 2 == 1 ? 4 : 2
+        groups = count * stretches / 4
+        channelOfLane = (0..<(4 * groups)).map { active[$0 % active.count] }
+        stretchOfLane = (0..<(4 * groups)).map { $0 / active.count }
+        state = .allocate(capacity: 6 * groups)
+        state.initialize(repeating: SIMD4(), count: 6 * groups)
+        self.weights = .allocate(capacity: groups)
+        for g in 0..<groups {
+            let w = channelOfLane[(4 * g)..<(4 * g + 4)].map { weights[$0] }
+            (self.weights + g).initialize(to: SIMD4(w[0], w[1], w[2], w[3]))
+        }
+        bases = .allocate(capacity: 4 * groups)
         // The coefficients as `BiquadLanes` computes them (its look-ahead ones included).
         let s = BiquadLanes<SIMD4<Double>>(shelf), h = BiquadLanes<SIMD4<Double>>(highPass)
         for (i, v) in [s.b0, s.b1, s.b2, s.a1, s.a2, s.c1, s.c2, h.a1, h.a2, h.c1, h.c2].enumerated() {
             (coefficients + i).initialize(to: v)
         }
-        state.initialize(repeating: SIMD4(), count: 6)
         sums.initialize(to: SIMD4())
     }
 
@@ -786,31 +795,47 @@ private final class StretchLanes {
         state.deallocate()
         coefficients.deallocate()
         sums.deallocate()
+        weights.deallocate()
+        bases.deallocate()
+    }
+
+    /// Each lane's channel from `source` (a call's).
+    func bind(_ source: (Int) -> UnsafePointer<Float>) {
+        for l in 0..<(4 * groups) { bases[l] = source(channelOfLane[l]) }
     }
 
     /// The first stretch's lanes take the one-stretch lanes' state; the others are at rest.
-    func start(from lanes: KWeightingLanes<SIMD2<Double>>) {
+    func start<V>(from lanes: KWeightingLanes<V>) {
         let (s, h) = (lanes.shelf, lanes.highPass)
         for (i, v) in [s.x1, s.x2, s.y1, s.y2, h.y1, h.y2].enumerated() {
-            var first = SIMD4<Double>()
-            for l in 0..<count { first[l] = v[l] }
-            state[i] = first
+            for g in 0..<groups { state[6 * g + i] = SIMD4() }
+            for c in 0..<count { state[6 * (c / 4) + i][c % 4] = v[c] }
         }
     }
 
     /// The last stretch's state into the one-stretch lanes, whose audio it ends (a padding
     /// lane, which filters its group's first channel, takes that channel's).
-    func finish(into lanes: inout KWeightingLanes<SIMD2<Double>>) {
-        func last(_ i: Int) -> SIMD2<Double> { SIMD2(state[i][4 - count], state[i][4 - count + (1 % count)]) }
+    func finish<V>(into lanes: inout KWeightingLanes<V>) {
+        let first = (stretches - 1) * count
+        func last(_ i: Int) -> V {
+            var v = V()
+            for l in 0..<V.scalarCount {
+                let lane = first + (l < count ? l : 0)
+                v[l] = state[6 * (lane / 4) + i][lane % 4]
+            }
+            return v
+        }
         (lanes.shelf.x1, lanes.shelf.x2, lanes.shelf.y1, lanes.shelf.y2) = (last(0), last(1), last(2), last(3))
         (lanes.highPass.x1, lanes.highPass.x2, lanes.highPass.y1, lanes.highPass.y2) = (last(2), last(3), last(4), last(5))
     }
 
-    /// `n` samples of each lane, from the pointers given; each lane's G_i·Σ y².
-    func filter(_ x0: UnsafePointer<Float>, _ x1: UnsafePointer<Float>, _ x2: UnsafePointer<Float>, _ x3: UnsafePointer<Float>,
-                count n: Int) -> SIMD4<Double>
-    {
-        kWeightFourLanes(state, coefficients, x0, x1, x2, x3, n, sums)
-        return weights * sums.pointee
+    /// `n` samples of group `g`'s lanes, each from its stretch's frame in `at`; each lane's
+    /// G_i·Σ y².
+    func filter(group g: Int, at: SIMD4<Int>, count n: Int) -> SIMD4<Double> {
+        let l = 4 * g
+        kWeightFourLanes(state + 6 * g, coefficients,
+                         bases[l] + at[stretchOfLane[l]], bases[l + 1] + at[stretchOfLane[l + 1]],
+                         bases[l + 2] + at[stretchOfLane[l + 2]], bases[l + 3] + at[stretchOfLane[l + 3]], n, sums)
+        return weights[g] * sums.pointee
     }
 }

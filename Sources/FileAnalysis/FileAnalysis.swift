@@ -475,7 +475,12 @@ public struct FileAnalysis {
     /// channel's true peak on the analysis's thread, 38–44 %, and the run 10 % longer:
     /// BENCHMARKS.md).
     private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> ChunkReader {
-        let chunk = max(4096, (1 << 18) / file.channels), channels = file.channels
+        // 2¹⁸ samples a chunk; from three to eight channels at least 3 s of audio where 2²⁰
+        // samples hold it, long enough for the loudness's four stretches side by side
+        // (`LoudnessMeter.processSplit`: 2.6 s; 1 s would run them one after another).
+        let channels = file.channels
+        let chunk = (3...8).contains(channels)
+            ? max((1 << 18) / channels, min(3 * file.sampleRate, (1 << 20) / channels)) : max(4096, (1 << 18) / channels)
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
             analyzer.appendTruePeak(frames: n, channels: 0..<channels, from: { UnsafePointer(planar + $0 * chunk) })
         }
