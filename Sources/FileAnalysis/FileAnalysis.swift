@@ -433,10 +433,11 @@ public struct FileAnalysis {
     /// Feeds the file's chunks to the analysis — with a log in pieces of a block's step
     /// (`pieces` frames: a block's peaks go with the next block), else whole — and hands each
     /// hop to `hops` (`perHop`: a stream or alarms) and each piece to its observers (the log's blocks); the
-    /// true peak runs on the reader's thread when nothing needs it per hop or per piece
-    /// (`makeReader`). Writes the stream as it grows; returns the frames read.
+    /// true peak of the reader's channels (`readerTruePeaks`) runs on its thread when nothing
+    /// needs it per hop or per piece (`makeReader`), the other channels' here. Writes the
+    /// stream as it grows; returns the frames read.
     private func feed(_ reader: ChunkReader, of file: AudioFile, to analyzer: Analyzer, hops: FileHops, stream: FileStreamOutput?, pieces step: Int?,
-                      perHop: Bool, path: String) throws(EngineError) -> Int {
+                      perHop: Bool, readerTruePeaks: Int, path: String) throws(EngineError) -> Int {
         var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
         var done = 0
         var writeError: OutputError?
@@ -450,6 +451,9 @@ public struct FileAnalysis {
                 }
                 hops.observers.analysed(analyzer, planar: UnsafePointer(planar + start), stride: reader.chunk, frames: piece)
                 at += piece
+            }
+            if !(perHop || step != nil) && readerTruePeaks < file.channels {
+                analyzer.appendTruePeak(frames: n, channels: readerTruePeaks..<file.channels, from: { UnsafePointer(planar + $0 * reader.chunk) })
             }
             reader.release()
             if let stream, stream.pendingBytes > 1 << 16 {
@@ -468,23 +472,27 @@ public struct FileAnalysis {
     /// hand-over between the threads is a futex wake, tens of microseconds here, so fewer of
     /// them matter (a 10-minute stereo file: 880 hand-overs with 32768 frames, 220 now). When
     /// nothing needs the true peak per hop or per block (`truePeakAlongside`: a summary), the
-    /// true-peak meter runs beside the rest, on the reader's thread after the decoding, for
-    /// every channel: with its quiet and loud blocks skipped, a channel's true peak costs
-    /// less than its loudness, which stays with the analysis's thread (a stereo file where
-    /// the machine has AVX2: the reader 50–53 % of the samples, `perf record`; with the second
-    /// channel's true peak on the analysis's thread, 38–44 %, and the run 10 % longer:
-    /// BENCHMARKS.md).
-    private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> ChunkReader {
+    /// true-peak meter runs beside the rest, on the reader's thread after the decoding: with
+    /// its quiet and loud blocks skipped, a channel's true peak costs less than its loudness,
+    /// which stays with the analysis's thread. Mono and stereo: every channel's (a stereo file
+    /// where the machine has AVX2: the reader 50–53 % of the samples, `perf record`; with the
+    /// second channel's true peak on the analysis's thread, 38–44 %, and the run 10 % longer).
+    /// More channels: a third of them (at least one; the others' on the analysis's thread,
+    /// whose K-weighting of many channels is cheap — a 5.1 file with all six on the reader
+    /// held 72 % of the samples there, and takes 0.367–0.421 s against 0.324–0.351 s with two:
+    /// BENCHMARKS.md). Returns the reader and the count of channels whose true peak it runs.
+    private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> (ChunkReader, Int) {
         // 2¹⁸ samples a chunk; from three to eight channels at least 3 s of audio where 2²⁰
         // samples hold it, long enough for the loudness's four stretches side by side
         // (`LoudnessMeter.processSplit`: 2.6 s; 1 s would run them one after another).
         let channels = file.channels
         let chunk = (3...8).contains(channels)
             ? max((1 << 18) / channels, min(3 * file.sampleRate, (1 << 20) / channels)) : max(4096, (1 << 18) / channels)
+        let readerTruePeaks = channels <= 2 ? channels : max(1, channels / 3)
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
-            analyzer.appendTruePeak(frames: n, channels: 0..<channels, from: { UnsafePointer(planar + $0 * chunk) })
+            analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })
         }
-        return ChunkReader(file: file, chunk: chunk, alongside: truePeakAlongside ? feedTruePeak : nil)
+        return (ChunkReader(file: file, chunk: chunk, alongside: truePeakAlongside ? feedTruePeak : nil), truePeakAlongside ? readerTruePeaks : channels)
     }
 
     /// The file's consumers, from the factories: its observers — the alarms (`rules`), on the
@@ -518,12 +526,12 @@ public struct FileAnalysis {
         // here, in pieces of a block's step (100 ms), whose peaks go with the next block.
         let logging = logState.writer != nil || logPath != nil
         let perHop = stream || watching
-        let reader = makeReader(file, analyzer: analyzer, truePeakAlongside: !(perHop || logging))
+        let (reader, readerTruePeaks) = makeReader(file, analyzer: analyzer, truePeakAlongside: !(perHop || logging))
         let programmes = c.resolvedProgrammes
         let (observers, outputs, streamOutput) = consumers(c, path: path, rules: rules, programmes: programmes, origin: openLog(programmes))
         let hops = FileHops(analyzer: analyzer, observers: observers, outputs: outputs, configuration: c)
         let done = try feed(reader, of: file, to: analyzer, hops: hops, stream: streamOutput, pieces: logging ? max(1, file.sampleRate / 10) : nil,
-                            perHop: perHop, path: path)
+                            perHop: perHop, readerTruePeaks: readerTruePeaks, path: path)
         analyzer.finishAudio()
         observers.finish()
         let changes = observers.alarms?.changes ?? []

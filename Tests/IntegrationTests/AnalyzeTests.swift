@@ -142,6 +142,13 @@ final class AnalyzeTests: XCTestCase {
             XCTAssertEqual(r["integrated_lufs"] as? Double ?? 0, expected[i], accuracy: 0.1, "case \(i + 1)")
         }
         XCTAssertEqual(results[5]["layout"] as? String, "5.0")
+        // Each channel's true peak, whichever thread measured it (the reader a third of a
+        // 5.0 file's channels, the analysis's thread the rest): the 1 kHz tone's level there.
+        let perChannel = (results[5]["per_channel"] as? [[String: Any]] ?? []).map { $0["true_peak_dbtp"] as? Double ?? 0 }
+        XCTAssertEqual(perChannel.count, 5)
+        for (i, level) in [-28.0, -28, -24, -30, -30].enumerated() where i < perChannel.count {
+            XCTAssertEqual(perChannel[i], level, accuracy: 0.05, "case 6, channel \(i + 1)'s true peak")
+        }
         XCTAssertEqual(results[0]["max_momentary_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
         XCTAssertEqual(results[0]["max_short_term_lufs"] as? Double ?? 0, -23, accuracy: 0.1)
         // The same summaries to the last digit with the baseline's DSP (a stereo file's
