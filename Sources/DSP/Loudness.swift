@@ -317,11 +317,11 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// the last hands its state back. With AVX2 four lanes are one register
     /// (`DSPAVX2.kWeightFourLanes`, its multiply-adds fused): two or four independent
     /// recursions in flight for the cost of one (a pair's 2.2× the samples a second,
-    /// BENCHMARKS.md), and no lane of a register wasted. The first stretch's arithmetic is the one-stretch path's step
-    /// for step (the fused multiply-adds' rounding apart: the readings 10⁻¹¹ LU apart at
-    /// most); the others' differs further by the warm-up's 10⁻²¹. Steps complete in order,
-    /// after the frames are filtered (`step` sees no samples). Returns the frames done (0
-    /// when the call is too short: the one-stretch path does it).
+    /// BENCHMARKS.md), and no lane of a register wasted. The first stretch's arithmetic is
+    /// the one-stretch path's step for step (the fused multiply-adds' rounding apart: the
+    /// readings 10⁻¹¹ LU apart at most); the others' differs further by the warm-up's 10⁻²¹.
+    /// Steps complete in order, after the frames are filtered (`step` sees no samples).
+    /// Returns the frames done (0 when the call is too short: the one-stretch path does it).
     private func processSplit(frames: Int, from source: (Int) -> UnsafePointer<Float>, step: () -> Void) -> Int {
         guard let stretchLanes else { return 0 }
         let size = stepSamples, warmUp = LoudnessMeter.splitWarmUpSteps, stretches = stretchLanes.stretches
@@ -344,7 +344,7 @@ public final class LoudnessMeter: @unchecked Sendable {
                 at[s] = end - warmUp * size - lead
                 end += (k - warmUp) * size
             }
-            if !lanes8.isEmpty { stretchLanes.start(from: lanes8[0]) } else if !lanes4.isEmpty { stretchLanes.start(from: lanes4[0]) } else { stretchLanes.start(from: lanes2[0]) }
+            handOver(stretchLanes, toStretches: true)
             var n = lead
             stretchEnergies.withUnsafeMutableBufferPointer { energies in
                 for j in 0...k {
@@ -357,7 +357,7 @@ public final class LoudnessMeter: @unchecked Sendable {
                     n = size
                 }
             }
-            if !lanes8.isEmpty { stretchLanes.finish(into: &lanes8[0]) } else if !lanes4.isEmpty { stretchLanes.finish(into: &lanes4[0]) } else { stretchLanes.finish(into: &lanes2[0]) }
+            handOver(stretchLanes, toStretches: false)
             splitPieces += 1
             for s in 0..<stretches {
                 for j in (s == 0 ? 0 : warmUp + 1)...k {
@@ -368,6 +368,18 @@ public final class LoudnessMeter: @unchecked Sendable {
                 }
             }
             done = end
+        }
+    }
+
+    /// The one-stretch lanes' state to the stretches' first, or their last stretch's back (a
+    /// meter whose K-weighting splits has its channels in one group of lanes).
+    private func handOver(_ stretchLanes: StretchLanes, toStretches: Bool) {
+        if !lanes8.isEmpty {
+            if toStretches { stretchLanes.start(from: lanes8[0]) } else { stretchLanes.finish(into: &lanes8[0]) }
+        } else if !lanes4.isEmpty {
+            if toStretches { stretchLanes.start(from: lanes4[0]) } else { stretchLanes.finish(into: &lanes4[0]) }
+        } else {
+            if toStretches { stretchLanes.start(from: lanes2[0]) } else { stretchLanes.finish(into: &lanes2[0]) }
         }
     }
 

@@ -13,13 +13,13 @@
 /// (loudness readings 10⁻¹¹ LU apart at most), and take a quarter less time.
 
 /// The K-weighting of four lanes at once, each reading its own samples (a pair of channels
-/// over two stretches of time, or one channel over four): the shelf and the RLB high-pass
+/// over two stretches of time, one channel over four, …): the shelf and the RLB high-pass
 /// (numerator 1, −2, 1) in direct form I, two samples a step with the look-ahead recursion —
 /// `KWeightingLanes.filter` of `DSP` step for step, each multiply and the add after it fused.
-/// `n` samples from each of `lane0` … `lane3`; `state` the six vectors x1, x2, y1, y2 (the shelf's
-/// past inputs and outputs — the latter also the high-pass's past inputs) and z1, z2 (the
-/// high-pass's past outputs), updated; `coefficients` the eleven vectors b0, b1, b2, a1, a2,
-/// a1² − a2, a1·a2 of the shelf and a1, a2, a1² − a2, a1·a2 of the high-pass. Writes each
+/// `n` samples from each of `lane0` … `lane3`; `state` the six vectors x1, x2, y1, y2 (the
+/// shelf's past inputs and outputs — the latter also the high-pass's past inputs) and z1, z2
+/// (the high-pass's past outputs), updated; `coefficients` the eleven vectors b0, b1, b2, a1,
+/// a2, a1² − a2, a1·a2 of the shelf and a1, a2, a1² − a2, a1·a2 of the high-pass. Writes each
 /// lane's Σ y² to `sums`.
 @inline(never)
 public func kWeightFourLanes(
