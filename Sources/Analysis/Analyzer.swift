@@ -548,6 +548,11 @@ public final class Analyzer: @unchecked Sendable {
         return programmes[p].readings()
     }
 
+    /// The fewest frames a call needs for every programme's loudness to run its K-weighting
+    /// as stretches of time side by side (`LoudnessMeter.framesToSplit`; 0 if none can): a
+    /// file's reader sizes its chunks by it.
+    public var loudnessFramesToSplit: Int { programmes.map(\.loudness.framesToSplit).max() ?? 0 }
+
     /// The audio programme `p` has integrated (s, paused time left out). Its largest true
     /// peak is its channels' (`Snapshot.maxTruePeakDBTP(programme:)`).
     public func measuredSeconds(programme p: Int) -> Double { programmes[p].loudness.measuredSeconds }

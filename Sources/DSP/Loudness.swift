@@ -310,6 +310,15 @@ public final class LoudnessMeter: @unchecked Sendable {
     static let splitFewestSteps = 80
     static let splitMostSteps = 4096
 
+    /// The fewest frames a call needs for `processSplit` to run (its stretches at least
+    /// `splitFewestSteps` long whatever the step being filled), or 0 where this meter never
+    /// splits (more than eight weighted channels, a multiple of four, no AVX2).
+    public var framesToSplit: Int {
+        guard let stretchLanes else { return 0 }
+        let stretches = stretchLanes.stretches
+        return stepSamples * (LoudnessMeter.splitFewestSteps * stretches + 1 - (stretches - 1) * LoudnessMeter.splitWarmUpSteps)
+    }
+
     /// The K-weighting on long calls as stretches of time side by side in the lanes of
     /// `stretchLanes` (a pair's two stretches, a lone channel's four, …): stretch 0 goes on
     /// from the one-stretch lanes' state; each later stretch starts 200 ms before the

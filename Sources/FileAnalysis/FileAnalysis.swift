@@ -482,12 +482,11 @@ public struct FileAnalysis {
     /// held 72 % of the samples there, and takes 0.367–0.421 s against 0.324–0.351 s with two:
     /// BENCHMARKS.md). Returns the reader and the count of channels whose true peak it runs.
     private func makeReader(_ file: AudioFile, analyzer: Analyzer, truePeakAlongside: Bool) -> (ChunkReader, Int) {
-        // 2¹⁸ samples a chunk; from three to eight channels at least 3 s of audio where 2²⁰
-        // samples hold it, long enough for the loudness's four stretches side by side
-        // (`LoudnessMeter.processSplit`: 2.6 s; 1 s would run them one after another).
-        let channels = file.channels
-        let chunk = (3...8).contains(channels)
-            ? max((1 << 18) / channels, min(3 * file.sampleRate, (1 << 20) / channels)) : max(4096, (1 << 18) / channels)
+        // 2¹⁸ samples a chunk, or as many frames as the loudness needs to run its stretches
+        // side by side (a 5.1 file's: 2.6 s; at 2¹⁸ samples it had 0.9 s and ran them one
+        // after another) where 2²⁰ samples hold them.
+        let channels = file.channels, least = max(4096, (1 << 18) / channels), split = analyzer.loudnessFramesToSplit
+        let chunk = split > least && split <= max(least, (1 << 20) / channels) ? split : least
         let readerTruePeaks = channels <= 2 ? channels : max(1, channels / 3)
         let feedTruePeak: @Sendable (UnsafeMutablePointer<Float>, Int) -> Void = { planar, n in
             analyzer.appendTruePeak(frames: n, channels: 0..<readerTruePeaks, from: { UnsafePointer(planar + $0 * chunk) })

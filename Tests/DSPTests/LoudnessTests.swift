@@ -117,6 +117,19 @@ final class LoudnessTests: XCTestCase {
                 XCTAssertEqual(a, b, accuracy: 1e-9, label)
             }
             XCTAssertGreaterThan(one.loudnessRange, 1, "\(label): the levels change")
+            // `framesToSplit` is the shortest call that splits, from a step's start (the
+            // longest lead).
+            let least = LoudnessMeter(sampleRate: rate, weights: Array(repeating: 1, count: channels)).framesToSplit
+            XCTAssertEqual(least > 0, MachineFeatures.x86_64v3, label)
+            if least > 0 {
+                for (frames, pieces) in [(least, 1), (least - 1, 0)] {
+                    let meter = LoudnessMeter(sampleRate: rate, weights: Array(repeating: 1, count: channels))
+                    TestSignals.inPieces(signals, sizes: [frames]) { pointers, m, piece in
+                        if piece == 1 { meter.process(frames: m, from: { pointers[$0] }) }
+                    }
+                    XCTAssertEqual(meter.splitPieces, pieces, "\(label): a first call of \(frames) frames")
+                }
+            }
         }
     }
 
