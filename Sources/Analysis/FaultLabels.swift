@@ -118,6 +118,14 @@ public struct FaultLabels: Sendable {
         }
     }
 
+    /// The fault the audio after the last update may hold, up to ring index `end` (the
+    /// stop's: the log's last blocks, which no update labels, take it): the latest fault when
+    /// it reaches that audio, by `label`'s rule for the blocks (`Snapshot.blockFault`).
+    public func tailFault(through end: Int) -> FaultCause? {
+        let from = lastEnd ?? end
+        return end >= start && from <= blockUntil ? cause : nil
+    }
+
     /// A faulted maximum no more than this above the clean one (dB, LU) is the programme's
     /// own: a steady signal's short-term loudness moves by thousandths of a LU, and a label
     /// is for what a fault added, not for rounding.

@@ -37,13 +37,18 @@ static inline int jackvu_rtsan_linked(void) {
     return __rtsan_realtime_enter != NULL;
 }
 
-/// The start of the current cycle on JACK's microsecond clock (0 if unknown). Real-time safe.
-static inline jack_time_t jackvu_cycle_start_usecs(jack_client_t *client) {
+/// The start of the current cycle: its first frame on JACK's frame clock (returned), and its
+/// time on JACK's microsecond clock (*usecs; 0 and 0 if unknown). Real-time safe.
+static inline jack_nframes_t jackvu_cycle_start(jack_client_t *client, jack_time_t *usecs) {
     jack_nframes_t frames;
     jack_time_t current, next;
     float period;
-    if (client == NULL || jack_get_cycle_times(client, &frames, &current, &next, &period) != 0) return 0;
-    return current;
+    if (client == NULL || jack_get_cycle_times(client, &frames, &current, &next, &period) != 0) {
+        *usecs = 0;
+        return 0;
+    }
+    *usecs = current;
+    return frames;
 }
 
 #endif

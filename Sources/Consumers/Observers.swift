@@ -31,8 +31,10 @@ public protocol AnalysisObserver: AnyObject {
     func event(_ kind: String, programme: Int?, detail: String?)
     /// The run starts (threads of its own start: the command's, the log's).
     func start()
-    /// The analysis ends, on its thread (the notes sounding are turned off).
-    func finish()
+    /// The analysis ends, on its thread (the notes sounding are turned off). `fault`: one the
+    /// audio after the last update may hold (live: `FaultLabels.tailFault`), for the log's
+    /// last blocks; nil for a file or a plugin's host.
+    func finish(fault: FaultCause?)
     /// The run ends, after the analysis and output threads (the command's and the log's
     /// threads stop, the log's last rows written).
     func stop()
@@ -43,7 +45,7 @@ extension AnalysisObserver {
     public func caughtUp(_ analyzer: Analyzer) {}
     public func event(_ kind: String, programme: Int?, detail: String?) {}
     public func start() {}
-    public func finish() {}
+    public func finish(fault: FaultCause?) {}
     public func stop() {}
 }
 
@@ -140,7 +142,7 @@ public final class ObserverList: @unchecked Sendable {
     }
 
     public func start() { for o in observers { o.start() } }
-    public func finish() { for o in observers { o.finish() } }
+    public func finish(fault: FaultCause? = nil) { for o in observers { o.finish(fault: fault) } }
     public func stop() { for o in observers { o.stop() } }
 }
 
@@ -200,7 +202,7 @@ final class NoteObserver: AnalysisObserver {
     }
 
     func observe(_ snapshot: inout Snapshot, analyzer: Analyzer) { follower.update(snapshot) { queue.push($0) } }
-    func finish() { follower.allOff { queue.push($0) } }
+    func finish(fault: FaultCause?) { follower.allOff { queue.push($0) } }
 }
 
 /// The displays' loudness history: a point a second of audio.
@@ -301,8 +303,8 @@ final class HopLogObserver: AnalysisObserver, @unchecked Sendable {
 
     /// The analysis has had its last audio: the blocks and peaks after the last update, and
     /// the blocks held for late peaks, written.
-    func finish() {
-        if let analyzer { recorder.finish(analyzer: analyzer, unix: log.now()) } else { recorder.flush() }
+    func finish(fault: FaultCause?) {
+        if let analyzer { recorder.finish(analyzer: analyzer, unix: log.now(), fault: fault) } else { recorder.flush() }
     }
 
     func event(_ kind: String, programme: Int?, detail: String?) { log.event(kind, programme: programme, detail: detail) }
@@ -384,7 +386,7 @@ public final class BlockLogObserver: AnalysisObserver {
 
     /// The end of the file: the peaks after the last piece (the true peak's last samples)
     /// join those since the last block, which go with it; the last blocks are written.
-    public func finish() {
+    public func finish(fault: FaultCause?) {
         if writer != nil, let analyzer { takePeaks(analyzer) { _ in nil } }
         for p in programmes.indices { blocks.finish(programme: p, to: writer) }
     }

@@ -132,9 +132,11 @@ public final class Client: @unchecked Sendable {
                 // The real-time path: no allocation from here on (see ProcessHandler).
                 jackvu_rtsan_enter()
                 let context = Unmanaged<CallbackContext>.fromOpaque(arg!).takeUnretainedValue()
+                var microseconds: jack_time_t = 0
+                let frame = jackvu_cycle_start(context.client, &microseconds)
                 let keepGoing = context.process!.process(ProcessScope(
-                    frames: Int(nframes), scratch: nil,
-                    cycleStartMicroseconds: UInt64(jackvu_cycle_start_usecs(context.client)), client: context.client))
+                    frames: Int(nframes), scratch: nil, cycleStartMicroseconds: UInt64(microseconds), cycleStartFrames: frame,
+                    client: context.client))
                 jackvu_rtsan_exit()
                 return keepGoing ? 0 : 1
             }, arg)

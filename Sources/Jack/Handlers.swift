@@ -8,16 +8,24 @@ public struct ProcessScope {
     /// When this cycle started, on JACK's microsecond clock (`Client.microsecondsNow`); 0
     /// during warm-up.
     public let cycleStartMicroseconds: UInt64
+    /// The cycle's first frame on JACK's frame clock (`jack_last_frame_time`), which counts
+    /// every period the server runs, wrapping at 2³²: a cycle that starts further on than
+    /// the last one's end followed cycles this client missed. Meaningful only when
+    /// `cycleStartMicroseconds` is not 0.
+    public let cycleStartFrames: UInt32
     /// Set during warm-up: every port reads and writes this scratch buffer instead of JACK's.
     private let scratch: UnsafeMutablePointer<Float>?
     /// The client, for the transport (nil during warm-up).
     private let client: OpaquePointer?
 
     @inline(__always)
-    init(frames: Int, scratch: UnsafeMutablePointer<Float>?, cycleStartMicroseconds: UInt64, client: OpaquePointer? = nil) {
+    init(frames: Int, scratch: UnsafeMutablePointer<Float>?, cycleStartMicroseconds: UInt64, cycleStartFrames: UInt32 = 0,
+         client: OpaquePointer? = nil)
+    {
         self.frames = frames
         self.scratch = scratch
         self.cycleStartMicroseconds = cycleStartMicroseconds
+        self.cycleStartFrames = cycleStartFrames
         self.client = client
     }
 

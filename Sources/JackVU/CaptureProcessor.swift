@@ -57,6 +57,15 @@ final class CaptureBuffers: Sendable {
     /// of such looks, so that the callback reads the flags only after one.
     let connectionHints: AtomicCounterArray
     let connectionHintGeneration = Counter()
+    /// Gaps in the audio of cycles this client missed (its callback ran too late for the
+    /// server, which counts an xrun and goes on without it: the audio of those periods never
+    /// reaches jackvu, and what comes next joins what came before with a step). Each is 1 +
+    /// the ring index of the first frame after it, the latest `joins.count` of them in turn
+    /// (`joinsMarked` counts them), written by the callback before the ring's commit, read by
+    /// the worker, which leaves the join out of every channel's maxima and starts its block
+    /// afresh, as after a gap of its own.
+    let joins = AtomicCounterArray(count: 8)
+    let joinsMarked = Counter()
     /// Frames within which a hint adds nothing to a change the callback saw itself.
     static let hintCoverFrames = 16384
 
@@ -147,6 +156,10 @@ final class CaptureProcessor: ProcessHandler {
     /// `lastBuffers`: plain memory, allocated here, freed with the processor).
     nonisolated(unsafe) let lastBuffers: UnsafeMutablePointer<Int>
     let hintsSeen = Counter()
+    /// The callback's own memory of the last cycle: where JACK's frame clock starts the next
+    /// one (−1: unknown), its period and whether the server freewheeled (`expected…`).
+    nonisolated(unsafe) let lastCycle: UnsafeMutablePointer<Int>
+    static let expectedFrame = 0, expectedFrames = 1, expectedFreewheel = 2
     /// Whether an input's buffer address tells a connection change: JACK2 hands an input its
     /// one source's buffer, or its own, the same every cycle; PipeWire's JACK alternates
     /// between buffers of its own every cycle, so there only the main thread's hints count.
@@ -155,6 +168,8 @@ final class CaptureProcessor: ProcessHandler {
     init(inputs: [AudioInPort], meters: [AudioOutPort], capture: CaptureBuffers, oscPort: MIDIOutPort? = nil, notesPort: MIDIOutPort? = nil) {
         lastBuffers = .allocate(capacity: max(1, inputs.count))
         lastBuffers.initialize(repeating: 0, count: max(1, inputs.count))
+        lastCycle = .allocate(capacity: 3)
+        lastCycle.initialize(repeating: -1, count: 3)
         hintsSeen.store(capture.connectionHintGeneration.count)
         addressesTell = !Client.isPipeWire
         self.inputs = inputs
@@ -164,7 +179,27 @@ final class CaptureProcessor: ProcessHandler {
         self.notesPort = notesPort
     }
 
-    deinit { lastBuffers.deallocate() }
+    deinit {
+        lastBuffers.deallocate()
+        lastCycle.deallocate()
+    }
+
+    /// Whether cycles were missed before this one: JACK's frame clock starts it further on
+    /// than the last one ended, with the same period and the server neither entering nor
+    /// leaving freewheeling (either may start the clock afresh). Remembers this cycle. Real-time safe.
+    @inline(__always)
+    private func missedCycles(_ scope: ProcessScope, freewheeling: Int) -> Bool {
+        let known = scope.cycleStartMicroseconds != 0
+        let frame = Int(scope.cycleStartFrames)
+        let missed = known && lastCycle[CaptureProcessor.expectedFrame] >= 0
+            && lastCycle[CaptureProcessor.expectedFrames] == scope.frames
+            && lastCycle[CaptureProcessor.expectedFreewheel] == freewheeling
+            && frame != lastCycle[CaptureProcessor.expectedFrame]
+        lastCycle[CaptureProcessor.expectedFrame] = known ? Int(scope.cycleStartFrames &+ UInt32(truncatingIfNeeded: scope.frames)) : -1
+        lastCycle[CaptureProcessor.expectedFrames] = scope.frames
+        lastCycle[CaptureProcessor.expectedFreewheel] = freewheeling
+        return missed
+    }
 
     /// Real-time safe.
     func process(_ scope: ProcessScope) -> Bool {
@@ -172,6 +207,7 @@ final class CaptureProcessor: ProcessHandler {
         let frames = scope.frames
         let capture = capture
         let ring = capture.ring
+        let missed = missedCycles(scope, freewheeling: capture.freewheeling.value)
         if capture.freewheeling.value != 0 && !ring.hasSpace(for: frames) {
             // Freewheeling: not real time, and the bounce must not lose audio: wait for the
             // worker to make room instead of dropping the block. (Never in real time.)
@@ -181,6 +217,11 @@ final class CaptureProcessor: ProcessHandler {
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
             let first = ring.framesWritten
             capture.clock.store(frame: first, microseconds: scope.cycleStartMicroseconds)
+            if missed {
+                let marked = capture.joinsMarked.count
+                capture.joins.store(first + 1, at: marked % capture.joins.count)
+                capture.joinsMarked.store(marked + 1)
+            }
             // Connection changes take effect at a cycle's start. JACK2 hands an input the
             // buffer of its one source (or its own, silent or mixed), so a new address is a
             // change in this very cycle; the main thread's hints cover the rest, later (and

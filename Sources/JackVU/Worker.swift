@@ -98,6 +98,8 @@ final class Worker: @unchecked Sendable {
     /// Per input, the latest connection change the worker took (`CaptureBuffers.connectionChangedAt`),
     /// and the stretches of ring frames whose audio counts for no maximum.
     private var changesTaken: [Int]
+    /// How many of the callback's joins (`CaptureBuffers.joins`) have been taken.
+    private var joinsTaken: Int
     private var exclusions: [(channel: Int, start: Int, end: Int)] = []
     /// The outputs' counters, for the status (`OutputCounterRegistry`).
     private let outputCounters: OutputCounterRegistry?
@@ -130,6 +132,7 @@ final class Worker: @unchecked Sendable {
         self.outputCounters = outputCounters
         self.observers = observers
         changesTaken = (0..<settings.channels).map { capture.connectionChangedAt[$0] }
+        joinsTaken = capture.joinsMarked.count
         self.settings = settings
         self.stallHook = stall
         self.analyzer = analyzer
@@ -195,7 +198,9 @@ final class Worker: @unchecked Sendable {
         // after its last samples would be a step no one played (a sine's true peak read
         // 0.3 dB high at the stop).
         drain(atMost: max(1, analyzer.sampleRate / 2))
-        observers.finish()
+        // That audio's blocks in the log, labelled when a fault reaches them (an xrun there,
+        // or cycles missed, would otherwise set the programme's peak unlabelled).
+        observers.finish(fault: faults.tailFault(through: analyzerStart + analyzer.framesSeen - 1))
     }
 
     /// An event of the run, for the observers (the log).
@@ -374,6 +379,7 @@ final class Worker: @unchecked Sendable {
         }
         if replaced > 0 { shared.nonFiniteSamples.add(replaced) }
         takeConnectionChanges(before: ring.framesRead + available)
+        takeJoins(before: ring.framesRead + available)
         let ring = self.ring
         if exclusions.isEmpty {
             // The usual case: the readable frames in at most two contiguous pieces (the ring
@@ -436,6 +442,28 @@ final class Worker: @unchecked Sendable {
             exclusions.append((channel: c, start: from, end: marked - 1 + length))
             // Left out of the channel's maxima; the loudness windows over it are labelled.
             faults.fault(.connection, at: marked - 1, peaks: false)
+        }
+    }
+
+    /// The joins the callback marked in frames before `end` (ring index) where it had missed
+    /// cycles: the audio of those periods never came, and what follows is a step from what
+    /// came before (a sine's true peak read 2 dB high across one). Each leaves the stretch
+    /// from the join, one period and at least 256 frames long, out of every channel's
+    /// maxima and clip count (the block starts afresh there), and labels the loudness windows
+    /// over it an xrun's, as the server counts it.
+    private func takeJoins(before end: Int) {
+        let marked = capture.joinsMarked.count
+        let slots = capture.joins.count
+        // More joins since the last look (a period ago) than the slots hold: the oldest are
+        // lost, and their steps count as the audio's.
+        while joinsTaken < marked {
+            let k = max(joinsTaken, marked - slots)
+            let join = capture.joins[k % slots] - 1
+            guard join < end else { break }
+            joinsTaken = k + 1
+            let from = max(join, ring.framesRead)
+            for c in 0..<settings.channels { exclusions.append((channel: c, start: from, end: join + exclusionFrames)) }
+            faults.fault(.xrun, at: join, peaks: false)
         }
     }
 

@@ -43,11 +43,12 @@ public struct HeldBlocks {
     }
 
     /// The end of the audio: programme `p`'s pending peaks join its held block, which is
-    /// written to `log`.
+    /// written to `log`, with their fault.
     public mutating func finish(programme p: Int, to log: LogWriter?) {
         if var last = held[p] {
             last.truePeak = largerPeak(last.truePeak, pending[p].truePeak)
             last.samplePeak = largerPeak(last.samplePeak, pending[p].samplePeak)
+            last.fault = pending[p].fault ?? last.fault
             held[p] = last
         }
         pending[p] = (nil, nil, nil)

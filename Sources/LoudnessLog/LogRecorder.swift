@@ -35,8 +35,9 @@ public final class LogRecorder: @unchecked Sendable {
     /// blocks completed since the last update, and the true
     /// and sample peaks since the last hop, which no update carried, go with the held block
     /// (or the newest of those blocks, the newest ending at `unix`); every held block is
-    /// written. Before the log's `stop`.
-    public func finish(analyzer: Analyzer, unix: Double) {
+    /// written. Before the log's `stop`. `fault`: one that audio may hold (an xrun or a
+    /// connection change no update came after to label it), which its blocks carry.
+    public func finish(analyzer: Analyzer, unix: Double, fault: FaultCause? = nil) {
         let programmes = analyzer.settings.resolvedProgrammes
         // Each channel's peaks once (taking the true peak starts its next interval), for every
         // programme it is in.
@@ -44,7 +45,7 @@ public final class LogRecorder: @unchecked Sendable {
             (analyzer.takeRecentTruePeakDBTP(channel: c), analyzer.samplePeakSinceHopDBFS(channel: c))
         }
         for p in cursors.indices {
-            raisePeaks(programme: p, channels: p < programmes.count ? programmes[p].channels : [], of: channelPeaks.count, fault: nil) {
+            raisePeaks(programme: p, channels: p < programmes.count ? programmes[p].channels : [], of: channelPeaks.count, fault: fault) {
                 channelPeaks[$0]
             }
             take(programme: p, analyzer: analyzer, unix: unix)
