@@ -122,6 +122,32 @@ extension FaultLabelsTests {
 }
 
 extension FaultLabelsTests {
+    /// The audio after the last update (the stop's, which no update labels): a fault labels it
+    /// while its reach (the blocks': 4096 + 2 × 256 frames) is in it, and not after.
+    func testTheAudioAfterTheLastUpdateTakesAFaultThatReachesIt() {
+        var l = labels()
+        var held: Float = -200
+        var end = 0
+        for _ in 0..<10 {
+            end += 1024
+            _ = update(&l, end: end, peak: -18, held: &held)
+        }
+        XCTAssertNil(l.tailFault(through: end + 300))
+        for cause in [FaultCause.xrun, .connection] {
+            l.fault(cause, at: end + 200, peaks: cause == .xrun)
+            XCTAssertEqual(l.tailFault(through: end + 300), cause)
+            // Four updates on (4096 frames: still within the reach), then one past it.
+            for _ in 0..<4 {
+                end += 1024
+                _ = update(&l, end: end, peak: -18, held: &held)
+            }
+            XCTAssertEqual(l.tailFault(through: end + 300), cause)
+            end += 1024
+            _ = update(&l, end: end, peak: -18, held: &held)
+            XCTAssertNil(l.tailFault(through: end + 300), "\(cause)")
+        }
+    }
+
     /// Updates of 1024 frames with these true peaks (the held maximum rising with them), then a
     /// fault of `cause` noticed at the last one's end: the label of the update after.
     private func labelAfter(_ peaks: [Float], _ cause: FaultCause) -> MaximumFault? {

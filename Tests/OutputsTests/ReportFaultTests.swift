@@ -177,4 +177,26 @@ final class ReportFaultTests: XCTestCase {
         XCTAssertEqual(blocks.map(\.samplePeakDBFS), [nil, -12, -2])
         XCTAssertEqual(blocks.map(\.fault), [.xrun, .xrun, nil])
     }
+
+    /// The peaks after the last block with a fault (the stop's audio, which no update labels:
+    /// `LogRecorder.finish(analyzer:unix:fault:)`) label the last block, which takes them.
+    func testTheLastBlockTakesTheFaultOfThePeaksAfterIt() throws {
+        let (dir, path) = try temporaryLog()
+        defer { removeTemporaryFolder(dir) }
+        let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: nil)])
+        writer.start()
+        var held = HeldBlocks(programmes: 1)
+        held.raise(programme: 0, truePeak: -20, samplePeak: -20)
+        held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
+        held.raise(programme: 0, truePeak: -1, samplePeak: -3, fault: .xrun)
+        held.finish(programme: 0, to: writer)
+        writer.stop()
+
+        let reader = try LogReader(path: path)
+        let read = try reader.read(from: t0, to: t0 + 60, programmes: nil) { _ in nil }
+        var blocks: [LoggedBlock] = []
+        try reader.forEachBlock(read.programmes[0], from: t0, to: t0 + 60) { blocks.append($0) }
+        XCTAssertEqual(blocks.map(\.truePeakDBTP), [nil, -1])
+        XCTAssertEqual(blocks.map(\.fault), [nil, .xrun])
+    }
 }
