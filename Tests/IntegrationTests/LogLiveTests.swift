@@ -97,10 +97,11 @@ final class LogLiveTests: XCTestCase {
     /// A third time jackvu itself is stopped for 30 ms in the loud tone (SIGSTOP), as a loaded
     /// machine can hold up its callback: the server runs on without it (an xrun), the periods
     /// it missed never reach it, and the step where the audio joins again (a sine's true peak
-    /// read −1.07 dBTP across it) is left out of the maxima — and the log's last blocks, which
-    /// no update came after, carry the xrun. An xrun elsewhere in the graph (another client
+    /// read −2.2 dBTP across it) is left out of the maxima — and the log's last blocks, which
+    /// no update came after, carry the fault (the xrun, or a connection change JACK's recovery
+    /// shows jackvu after it). An xrun elsewhere in the graph (another client
     /// late) can put a click in the audio that jackvu cannot see: the last blocks then carry
-    /// the xrun, and the report must name it for a true peak above the tone's.
+    /// the fault, and the report must name it for a true peak above the tone's.
     func testTheAudioAfterTheLastUpdateReachesTheLogAtTheStop() throws {
         let server = try JackServer(sampleRate: 48000, period: 256, label: "laststop")
         for (disconnect, stall) in [(false, false), (true, false), (false, true)] {
@@ -147,8 +148,11 @@ final class LogLiveTests: XCTestCase {
 
             // Both programmes (the same channel: its peaks taken once, given to each).
             let rows = try sqlite(db, "SELECT max(b.t), max(b.true_peak_dbtp), max(b.sample_peak_dbfs), (SELECT max(t) FROM events WHERE kind = 'stop') FROM blocks b GROUP BY b.programme")
-            // The xruns the last blocks carry (the audio after the last update: 0.4 s, four blocks).
-            let tailXruns = try sqlite(db, "SELECT count(*) FROM faults f WHERE cause = 'xrun' AND t > (SELECT max(t) FROM blocks) - 0.45")
+            // The faults the last blocks carry (the audio after the last update: 0.4 s, four
+            // blocks): an xrun, or a connection change after it (JACK can hand a late client's
+            // input a new buffer as it recovers: a CI run's stalled pass showed that).
+            let tailFaults = try sqlite(db, "SELECT count(*), group_concat(DISTINCT cause) FROM faults f WHERE t > (SELECT max(t) FROM blocks) - 0.45")
+            let tailFaulted = !tailFaults.hasPrefix("0|") && !tailFaults.isEmpty
             let programmes = rows.split(separator: "\n")
             XCTAssertEqual(programmes.count, 2, rows)
             let report = try Executables.run(try Executables.product("jackvu"), ["report", db, "--type", "json"])
@@ -156,16 +160,16 @@ final class LogLiveTests: XCTestCase {
             let results = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
             XCTAssertEqual(results.compactMap { $0["programme"] as? String }.sorted(), ["copy", "main"])
             let truePeakFaulted = results.allSatisfy { row in
-                ((row["faulted_maxima"] as? [[String: Any]]) ?? []).contains { $0["reading"] as? String == "max_truepeak_dbtp" && $0["cause"] as? String == "xrun" }
+                ((row["faulted_maxima"] as? [[String: Any]]) ?? []).contains { $0["reading"] as? String == "max_truepeak_dbtp" }
             }
             for programme in programmes {
                 let f = programme.split(separator: "|").map { Double($0) }
                 XCTAssertEqual(f.count, 4, rows)
                 let lastBlock = try XCTUnwrap(f[0]), truePeak = try XCTUnwrap(f[1]), samplePeak = try XCTUnwrap(f[2]), stop = try XCTUnwrap(f[3])
-                print("\(disconnect ? "disconnected first: " : stall ? "stalled 30 ms: " : "")the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS; last blocks with an xrun: \(tailXruns)")
+                print("\(disconnect ? "disconnected first: " : stall ? "stalled 30 ms: " : "")the log's last block \(String(format: "%.2f", stop - lastBlock)) s before its stop event (\(String(format: "%.2f", stopped - lastBlock)) s before the SIGTERM); true peak \(truePeak) dBTP, sample peak \(samplePeak) dBFS; the last blocks' faults: \(tailFaults)")
                 XCTAssertLessThan(stop - lastBlock, 0.35, "the blocks after the last update")
-                if !stall && tailXruns != "0" && truePeak > -2.9 {
-                    // Another client's xrun in the last blocks: a click jackvu could not see, named.
+                if !stall && tailFaulted && truePeak > -2.9 {
+                    // A fault in the last blocks (another client's xrun): a click jackvu could not see, named.
                     XCTAssertTrue(truePeakFaulted, "a true peak above the tone's with an xrun in the last blocks, not named: \(results)")
                 } else {
                     XCTAssertEqual(truePeak, -3, accuracy: 0.1, "the loud tone's true peak, after the last update (no silence added at the stop: its step would overshoot; no step where the audio joins after missed cycles)")
@@ -173,7 +177,7 @@ final class LogLiveTests: XCTestCase {
                 XCTAssertGreaterThan(truePeak, -3.1, "the loud tone's true peak reached the log")
                 XCTAssertEqual(samplePeak, -3, accuracy: 0.3, "the loud tone's sample peak, after the last update")
             }
-            if stall { XCTAssertNotEqual(tailXruns, "0", "the cycles jackvu missed, in the last blocks: \(vu.stderr)") }
+            if stall { XCTAssertTrue(tailFaulted, "the cycles jackvu missed, in the last blocks: \(tailFaults) \(vu.stderr)") }
             for row in results { XCTAssertEqual(row["max_truepeak_dbtp"] as? Double ?? 0, -3, accuracy: 0.3, "\(row)") }
         }
     }
