@@ -447,7 +447,7 @@ final class Worker: @unchecked Sendable {
 
     /// The joins the callback marked in frames before `end` (ring index) where it had missed
     /// cycles: the audio of those periods never came, and what follows is a step from what
-    /// came before (a sine's true peak read 2 dB high across one). Each leaves the stretch
+    /// came before (a −3 dBFS sine's true peak read −2.2 dBTP across one in a test). Each leaves the stretch
     /// from the join, one period and at least 256 frames long, out of every channel's
     /// maxima and clip count (the block starts afresh there), and labels the loudness windows
     /// over it an xrun's, as the server counts it.
