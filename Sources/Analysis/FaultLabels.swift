@@ -97,7 +97,7 @@ public struct FaultLabels: Sendable {
         let late = lateFrom.map { (from: $0, cause: FaultCause.xrun) }
         lateFrom = nil
         let settledBefore = end - before - lateFrames
-        func faulty(_ until: Int) -> Bool { end >= start && from <= until }
+        func faulty(_ until: Int) -> Bool { reaches(from: from, through: end, until: until) }
         let peakFaulty = faulty(peakUntil)
         s.peakFault = peakFaulty ? cause : nil
         s.blockFault = faulty(blockUntil) ? cause : nil
@@ -122,9 +122,12 @@ public struct FaultLabels: Sendable {
     /// stop's: the log's last blocks, which no update labels, take it): the latest fault when
     /// it reaches that audio, by `label`'s rule for the blocks (`Snapshot.blockFault`).
     public func tailFault(through end: Int) -> FaultCause? {
-        let from = lastEnd ?? end
-        return end >= start && from <= blockUntil ? cause : nil
+        reaches(from: lastEnd ?? end, through: end, until: blockUntil) ? cause : nil
     }
+
+    /// Whether the latest fault, reaching a reading until ring index `until`, is in the audio
+    /// from `from` through `end`.
+    private func reaches(from: Int, through end: Int, until: Int) -> Bool { end >= start && from <= until }
 
     /// A faulted maximum no more than this above the clean one (dB, LU) is the programme's
     /// own: a steady signal's short-term loudness moves by thousandths of a LU, and a label

@@ -157,9 +157,13 @@ final class CaptureProcessor: ProcessHandler {
     nonisolated(unsafe) let lastBuffers: UnsafeMutablePointer<Int>
     let hintsSeen = Counter()
     /// The callback's own memory of the last cycle: where JACK's frame clock starts the next
-    /// one (−1: unknown), its period and whether the server freewheeled (`expected…`).
-    nonisolated(unsafe) let lastCycle: UnsafeMutablePointer<Int>
-    static let expectedFrame = 0, expectedFrames = 1, expectedFreewheel = 2
+    /// one (nil: unknown), its period and whether the server freewheeled.
+    struct LastCycle {
+        var nextFrame: UInt32?
+        var frames = 0
+        var freewheeling = 0
+    }
+    nonisolated(unsafe) let lastCycle: UnsafeMutablePointer<LastCycle>
     /// Whether an input's buffer address tells a connection change: JACK2 hands an input its
     /// one source's buffer, or its own, the same every cycle; PipeWire's JACK alternates
     /// between buffers of its own every cycle, so there only the main thread's hints count.
@@ -168,8 +172,8 @@ final class CaptureProcessor: ProcessHandler {
     init(inputs: [AudioInPort], meters: [AudioOutPort], capture: CaptureBuffers, oscPort: MIDIOutPort? = nil, notesPort: MIDIOutPort? = nil) {
         lastBuffers = .allocate(capacity: max(1, inputs.count))
         lastBuffers.initialize(repeating: 0, count: max(1, inputs.count))
-        lastCycle = .allocate(capacity: 3)
-        lastCycle.initialize(repeating: -1, count: 3)
+        lastCycle = .allocate(capacity: 1)
+        lastCycle.initialize(to: LastCycle())
         hintsSeen.store(capture.connectionHintGeneration.count)
         addressesTell = !Client.isPipeWire
         self.inputs = inputs
@@ -189,15 +193,15 @@ final class CaptureProcessor: ProcessHandler {
     /// leaving freewheeling (either may start the clock afresh). Remembers this cycle. Real-time safe.
     @inline(__always)
     private func missedCycles(_ scope: ProcessScope, freewheeling: Int) -> Bool {
+        let last = lastCycle.pointee
         let known = scope.cycleStartMicroseconds != 0
-        let frame = Int(scope.cycleStartFrames)
-        let missed = known && lastCycle[CaptureProcessor.expectedFrame] >= 0
-            && lastCycle[CaptureProcessor.expectedFrames] == scope.frames
-            && lastCycle[CaptureProcessor.expectedFreewheel] == freewheeling
-            && frame != lastCycle[CaptureProcessor.expectedFrame]
-        lastCycle[CaptureProcessor.expectedFrame] = known ? Int(scope.cycleStartFrames &+ UInt32(truncatingIfNeeded: scope.frames)) : -1
-        lastCycle[CaptureProcessor.expectedFrames] = scope.frames
-        lastCycle[CaptureProcessor.expectedFreewheel] = freewheeling
+        var missed = false
+        if known, let next = last.nextFrame, last.frames == scope.frames, last.freewheeling == freewheeling {
+            missed = next != scope.cycleStartFrames
+        }
+        lastCycle.pointee = LastCycle(
+            nextFrame: known ? scope.cycleStartFrames &+ UInt32(truncatingIfNeeded: scope.frames) : nil,
+            frames: scope.frames, freewheeling: freewheeling)
         return missed
     }
 
@@ -207,8 +211,9 @@ final class CaptureProcessor: ProcessHandler {
         let frames = scope.frames
         let capture = capture
         let ring = capture.ring
-        let missed = missedCycles(scope, freewheeling: capture.freewheeling.value)
-        if capture.freewheeling.value != 0 && !ring.hasSpace(for: frames) {
+        let freewheeling = capture.freewheeling.value
+        let missed = missedCycles(scope, freewheeling: freewheeling)
+        if freewheeling != 0 && !ring.hasSpace(for: frames) {
             // Freewheeling: not real time, and the bounce must not lose audio: wait for the
             // worker to make room instead of dropping the block. (Never in real time.)
             capture.wake.signal()
