@@ -152,26 +152,17 @@ final class ReportFaultTests: XCTestCase {
     /// block takes the peaks that come after it at the end; peaks with no block to take them
     /// are not written. Read back from the log.
     func testHeldBlocksGiveEachPeakToOneBlockAndTheLastTheRest() throws {
-        let (dir, path) = try temporaryLog()
-        defer { removeTemporaryFolder(dir) }
-        let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: nil)])
-        writer.start()
-        var held = HeldBlocks(programmes: 1)
-        held.raise(programme: 0, truePeak: -10, samplePeak: -12, fault: .xrun)
-        held.raise(programme: 0, truePeak: -11, samplePeak: nil)
-        held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
-        held.raise(programme: 0, truePeak: -3, samplePeak: nil)
-        held.hold(programme: 0, [(t0 + 0.3, 3, power(-23))], to: writer)
-        held.raise(programme: 0, truePeak: -1, samplePeak: -2)
-        held.finish(programme: 0, to: writer)
-        held.raise(programme: 0, truePeak: 0, samplePeak: 0)
-        held.finish(programme: 0, to: writer)
-        writer.stop()
-
-        let reader = try LogReader(path: path)
-        let read = try reader.read(from: t0, to: t0 + 60, programmes: nil) { _ in nil }
-        var blocks: [LoggedBlock] = []
-        try reader.forEachBlock(read.programmes[0], from: t0, to: t0 + 60) { blocks.append($0) }
+        let blocks = try heldBlocksWritten { held, writer in
+            held.raise(programme: 0, truePeak: -10, samplePeak: -12, fault: .xrun)
+            held.raise(programme: 0, truePeak: -11, samplePeak: nil)
+            held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
+            held.raise(programme: 0, truePeak: -3, samplePeak: nil)
+            held.hold(programme: 0, [(t0 + 0.3, 3, power(-23))], to: writer)
+            held.raise(programme: 0, truePeak: -1, samplePeak: -2)
+            held.finish(programme: 0, to: writer)
+            held.raise(programme: 0, truePeak: 0, samplePeak: 0)
+            held.finish(programme: 0, to: writer)
+        }
         XCTAssertEqual(blocks.map(\.index), [1, 2, 3])
         XCTAssertEqual(blocks.map(\.truePeakDBTP), [nil, -10, -1])
         XCTAssertEqual(blocks.map(\.samplePeakDBFS), [nil, -12, -2])
@@ -181,22 +172,29 @@ final class ReportFaultTests: XCTestCase {
     /// The peaks after the last block with a fault (the stop's audio, which no update labels:
     /// `LogRecorder.finish(analyzer:unix:fault:)`) label the last block, which takes them.
     func testTheLastBlockTakesTheFaultOfThePeaksAfterIt() throws {
+        let blocks = try heldBlocksWritten { held, writer in
+            held.raise(programme: 0, truePeak: -20, samplePeak: -20)
+            held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
+            held.raise(programme: 0, truePeak: -1, samplePeak: -3, fault: .xrun)
+            held.finish(programme: 0, to: writer)
+        }
+        XCTAssertEqual(blocks.map(\.truePeakDBTP), [nil, -1])
+        XCTAssertEqual(blocks.map(\.fault), [nil, .xrun])
+    }
+
+    /// The blocks of a one-programme log that `write` fills through held blocks, read back.
+    private func heldBlocksWritten(_ write: (inout HeldBlocks, LogWriter) -> Void) throws -> [LoggedBlock] {
         let (dir, path) = try temporaryLog()
         defer { removeTemporaryFolder(dir) }
         let writer = LogWriter(path: path, programmes: [LoggedProgramme(name: "", channels: [0], target: nil)])
         writer.start()
         var held = HeldBlocks(programmes: 1)
-        held.raise(programme: 0, truePeak: -20, samplePeak: -20)
-        held.hold(programme: 0, [(t0 + 0.1, 1, power(-23)), (t0 + 0.2, 2, power(-23))], to: writer)
-        held.raise(programme: 0, truePeak: -1, samplePeak: -3, fault: .xrun)
-        held.finish(programme: 0, to: writer)
+        write(&held, writer)
         writer.stop()
-
         let reader = try LogReader(path: path)
         let read = try reader.read(from: t0, to: t0 + 60, programmes: nil) { _ in nil }
         var blocks: [LoggedBlock] = []
         try reader.forEachBlock(read.programmes[0], from: t0, to: t0 + 60) { blocks.append($0) }
-        XCTAssertEqual(blocks.map(\.truePeakDBTP), [nil, -1])
-        XCTAssertEqual(blocks.map(\.fault), [nil, .xrun])
+        return blocks
     }
 }
