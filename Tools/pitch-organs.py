@@ -15,8 +15,9 @@ organists name a registration.
     python3 Tools/pitch-organs.py [JACKVU [SOUNDFONT]]
 
 JACKVU defaults to .build/release/jackvu, SOUNDFONT to csound's General MIDI bank
-(Debian's csound-soundfont), on which no pitch code was tuned. Needs fluidsynth, sox and
-aubio-tools. Works in a temporary folder of its own, removed at the end.
+(Debian's csound-soundfont), on which no pitch code was tuned; a missing one is an error
+(fluidsynth would render its default soundfont instead). Needs fluidsynth, sox and aubio-tools.
+Works in a temporary folder of its own, removed at the end.
 """
 import json, math, os, shutil, struct, subprocess, sys, tempfile
 
@@ -64,6 +65,12 @@ def median(frames, start, end):
 
 
 def main():
+    # fluidsynth falls back to its default soundfont (TimGM6mb here) when the one named is
+    # missing, and the table would then be another soundfont's under this one's name.
+    for path, what in ((jackvu, 'jackvu (build it with swift build -c release)'),
+                       (soundfont, 'the soundfont (csound\'s: apt-get install csound-soundfont)')):
+        if not os.path.isfile(path):
+            sys.exit('pitch-organs.py: %s is missing: %s' % (path, what))
     folder = tempfile.mkdtemp(prefix='jackvu-organs-')
     try:
         data, notes = midi_file()
