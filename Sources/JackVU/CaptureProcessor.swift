@@ -59,13 +59,12 @@ final class CaptureBuffers: Sendable {
     let connectionHintGeneration = Counter()
     /// Gaps in the audio of cycles this client missed (its callback ran too late for the
     /// server, which counts an xrun and goes on without it: the audio of those periods never
-    /// reaches jackvu, and what comes next joins what came before with a step). Each is 1 +
-    /// the ring index of the first frame after it, the latest `joins.count` of them in turn
-    /// (`joinsMarked` counts them), written by the callback before the ring's commit, read by
-    /// the worker, which leaves the join out of every channel's maxima and starts its block
-    /// afresh, as after a gap of its own.
-    let joins = AtomicCounterArray(count: 8)
-    let joinsMarked = Counter()
+    /// reaches jackvu, and what comes next joins what came before with a step): the ring
+    /// index of the first frame after each, marked by the callback before the ring's commit
+    /// and taken by the worker, which leaves the join out of every channel's maxima and starts
+    /// its block afresh, as after a gap of its own (and the whole stretch, when it fell so far
+    /// behind that joins were written over).
+    let joins = MarkRing(slots: 8)
     /// Frames within which a hint adds nothing to a change the callback saw itself.
     static let hintCoverFrames = 16384
 
@@ -222,11 +221,7 @@ final class CaptureProcessor: ProcessHandler {
         if ring.reserve(frames: frames) {  // else: dropped and counted by the ring
             let first = ring.framesWritten
             capture.clock.store(frame: first, microseconds: scope.cycleStartMicroseconds)
-            if missed {
-                let marked = capture.joinsMarked.count
-                capture.joins.store(first + 1, at: marked % capture.joins.count)
-                capture.joinsMarked.store(marked + 1)
-            }
+            if missed { capture.joins.mark(first) }
             // Connection changes take effect at a cycle's start. JACK2 hands an input the
             // buffer of its one source (or its own, silent or mixed), so a new address is a
             // change in this very cycle; the main thread's hints cover the rest, later (and

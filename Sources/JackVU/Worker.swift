@@ -98,7 +98,7 @@ final class Worker: @unchecked Sendable {
     /// Per input, the latest connection change the worker took (`CaptureBuffers.connectionChangedAt`),
     /// and the stretches of ring frames whose audio counts for no maximum.
     private var changesTaken: [Int]
-    /// How many of the callback's joins (`CaptureBuffers.joins`) have been taken.
+    /// How many of the callback's joins (`CaptureBuffers.joins`) have been taken (or lost).
     private var joinsTaken: Int
     private var exclusions: [(channel: Int, start: Int, end: Int)] = []
     /// The outputs' counters, for the status (`OutputCounterRegistry`).
@@ -132,7 +132,7 @@ final class Worker: @unchecked Sendable {
         self.outputCounters = outputCounters
         self.observers = observers
         changesTaken = (0..<settings.channels).map { capture.connectionChangedAt[$0] }
-        joinsTaken = capture.joinsMarked.count
+        joinsTaken = capture.joins.count
         self.settings = settings
         self.stallHook = stall
         self.analyzer = analyzer
@@ -450,20 +450,18 @@ final class Worker: @unchecked Sendable {
     /// came before (a −3 dBFS sine's true peak read −2.2 dBTP across one in a test). Each leaves the stretch
     /// from the join, one period and at least 256 frames long, out of every channel's
     /// maxima and clip count (the block starts afresh there), and labels the loudness windows
-    /// over it an xrun's, as the server counts it.
+    /// over it an xrun's, as the server counts it. Joins written over before this thread took
+    /// them (more than the ring's slots since it last looked) leave out everything from the
+    /// audio not yet analysed to the oldest join still held: they are somewhere in it.
     private func takeJoins(before end: Int) {
-        let marked = capture.joinsMarked.count
-        let slots = capture.joins.count
-        // More joins since the last look (a period ago) than the slots hold: the oldest are
-        // lost, and their steps count as the audio's.
-        while joinsTaken < marked {
-            let k = max(joinsTaken, marked - slots)
-            let join = capture.joins[k % slots] - 1
-            guard join < end else { break }
-            joinsTaken = k + 1
-            let from = max(join, ring.framesRead)
-            for c in 0..<settings.channels { exclusions.append((channel: c, start: from, end: join + exclusionFrames)) }
-            faults.fault(.xrun, at: join, peaks: false)
+        while let take = capture.joins.next(after: &joinsTaken, before: end) {
+            let (at, to) = switch take {
+            case .mark(let join): (join, join + exclusionFrames)
+            case .lost(let before): (ring.framesRead, max(before, ring.framesRead + exclusionFrames))
+            }
+            let from = max(at, ring.framesRead)
+            for c in 0..<settings.channels { exclusions.append((channel: c, start: from, end: to)) }
+            faults.fault(.xrun, at: at, peaks: false)
         }
     }
 
