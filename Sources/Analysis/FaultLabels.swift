@@ -10,7 +10,9 @@ import Vocabulary
 /// (`label(_:through:)`). A stretch counts as faulty for a reading while the fault can still
 /// be in what the reading measures: from a period before the fault (the xrun is seen after
 /// it happened) to the analysis block after it (`blockFrames`, for the true peak), 0.4 s
-/// after it (momentary loudness), 3 s after it (short-term). When a held maximum rises in a
+/// after it (momentary loudness), 3 s after it (short-term). Each cause keeps its own
+/// stretches (a connection change, whose peaks the worker leaves out, does not take over an
+/// xrun's peak label), and a reading both reach takes the cause noticed last. When a held maximum rises in a
 /// faulty update it is labelled with the cause; the clean maximum then is the largest of the
 /// per-update values of the clean updates, and the label goes once the clean maximum is within
 /// 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
@@ -24,12 +26,10 @@ import Vocabulary
 public struct FaultLabels: Sendable {
     /// The frames a fault reaches: before, and after for the peak, momentary and short-term.
     private let before: Int, peakAfter: Int, momentaryAfter: Int, shortTermAfter: Int
-    /// The latest fault and the ring index until which it can reach each reading.
-    private var cause: FaultCause = .xrun
-    private var start = Int.min
-    private var peakUntil = Int.min, momentaryUntil = Int.min, shortTermUntil = Int.min
-    /// Until when the latest fault (of either cause) is in the updates' audio (`blockFault`).
-    private var blockUntil = Int.min
+    /// Per cause, the stretch of ring indices each reading's latest faults reach (`Reach`),
+    /// and which cause was noticed last (it labels what both reach).
+    private var xrunReach = Reach(), connectionReach = Reach()
+    private var lastNoticed: FaultCause = .xrun
     /// Per channel, and per programme for momentary and short-term: the held maximum last
     /// seen, its label, and the clean maximum.
     private var peaks: [Tracked]
@@ -49,6 +49,36 @@ public struct FaultLabels: Sendable {
     /// its own stall. A second: a CI machine's run of the live test showed half a second was
     /// not always enough.
     public static let xrunLateness = 1.0
+
+    /// The readings a fault can be in: the peaks, the momentary and short-term windows, and the
+    /// updates' audio itself (`blockFault`).
+    enum Reading: Int, CaseIterable { case peak, momentary, shortTerm, block }
+
+    /// One cause's faults: for each reading, the stretch of ring indices (from, until) its
+    /// latest faults reach. A fault that falls in or before the stretch already held widens
+    /// it — two faults noticed in one look of the worker, say, the later-noticed lying earlier
+    /// in the audio (a connection change the callback marked in frames an xrun's notification
+    /// came after), must not cut the first's reach short; one after it starts a new stretch.
+    struct Reach: Sendable {
+        var from = [Int](repeating: .min, count: Reading.allCases.count)
+        var until = [Int](repeating: .min, count: Reading.allCases.count)
+
+        mutating func add(_ reading: Reading, from a: Int, until b: Int) {
+            let k = reading.rawValue
+            if a <= until[k] {
+                from[k] = min(from[k], a)
+                until[k] = max(until[k], b)
+            } else {
+                from[k] = a
+                until[k] = b
+            }
+        }
+
+        /// Whether the reading's stretch is in the audio from `a` through `b`.
+        func reaches(_ reading: Reading, from a: Int, through b: Int) -> Bool {
+            b >= from[reading.rawValue] && a <= until[reading.rawValue]
+        }
+    }
 
     struct Tracked: Sendable {
         var held = -Double.infinity
@@ -81,13 +111,28 @@ public struct FaultLabels: Sendable {
     /// worker leaves out already (a connection change): only the loudness windows over it
     /// are labelled.
     public mutating func fault(_ cause: FaultCause, at index: Int, peaks: Bool = true) {
-        self.cause = cause
-        start = index - before
-        if peaks { peakUntil = index + peakAfter }
-        blockUntil = index + peakAfter
-        momentaryUntil = index + momentaryAfter
-        shortTermUntil = index + shortTermAfter
+        lastNoticed = cause
+        let start = index - before
+        func add(_ r: inout Reach) {
+            if peaks { r.add(.peak, from: start, until: index + peakAfter) }
+            r.add(.block, from: start, until: index + peakAfter)
+            r.add(.momentary, from: start, until: index + momentaryAfter)
+            r.add(.shortTerm, from: start, until: index + shortTermAfter)
+        }
+        switch cause {
+        case .xrun: add(&xrunReach)
+        case .connection: add(&connectionReach)
+        }
         if cause == .xrun { lateFrom = min(lateFrom ?? .max, start - lateFrames) }
+    }
+
+    /// The cause of a fault whose stretch for `reading` is in the audio from `from` through
+    /// `end`: the one noticed last when both are.
+    private func cause(_ reading: Reading, from: Int, through end: Int) -> FaultCause? {
+        let xrun = xrunReach.reaches(reading, from: from, through: end)
+        let connection = connectionReach.reaches(reading, from: from, through: end)
+        if xrun && connection { return lastNoticed }
+        return xrun ? .xrun : connection ? .connection : nil
     }
 
     /// Labels `s`, the update whose audio ends at ring index `end`.
@@ -97,23 +142,24 @@ public struct FaultLabels: Sendable {
         let late = lateFrom.map { (from: $0, cause: FaultCause.xrun) }
         lateFrom = nil
         let settledBefore = end - before - lateFrames
-        func faulty(_ until: Int) -> Bool { reaches(from: from, through: end, until: until) }
-        let peakFaulty = faulty(peakUntil)
-        s.peakFault = peakFaulty ? cause : nil
-        s.blockFault = faulty(blockUntil) ? cause : nil
+        let peak = cause(.peak, from: from, through: end)
+        let momentaryCause = cause(.momentary, from: from, through: end)
+        let shortTermCause = cause(.shortTerm, from: from, through: end)
+        s.peakFault = peak
+        s.blockFault = cause(.block, from: from, through: end)
         for c in 0..<min(peaks.count, s.channels.count) {
             let ch = s.channels[c]
             s.channels[c].maxTruePeakFault = FaultLabels.track(
-                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), faulty: peakFaulty, cause: cause,
+                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), fault: peak,
                 end: end, late: late, settledBefore: settledBefore)
         }
         for p in 0..<min(momentary.count, s.programmes.count) {
             let l = s.programmes[p].loudness
             s.programmes[p].loudness.maxMomentaryFault = FaultLabels.track(
-                &momentary[p], held: l.maxMomentary, latest: l.momentary, faulty: faulty(momentaryUntil), cause: cause,
+                &momentary[p], held: l.maxMomentary, latest: l.momentary, fault: momentaryCause,
                 end: end, late: late, settledBefore: settledBefore)
             s.programmes[p].loudness.maxShortTermFault = FaultLabels.track(
-                &shortTerm[p], held: l.maxShortTerm, latest: l.shortTerm, faulty: faulty(shortTermUntil), cause: cause,
+                &shortTerm[p], held: l.maxShortTerm, latest: l.shortTerm, fault: shortTermCause,
                 end: end, late: late, settledBefore: settledBefore)
         }
     }
@@ -122,12 +168,8 @@ public struct FaultLabels: Sendable {
     /// stop's: the log's last blocks, which no update labels, take it): the latest fault when
     /// it reaches that audio, by `label`'s rule for the blocks (`Snapshot.blockFault`).
     public func tailFault(through end: Int) -> FaultCause? {
-        reaches(from: lastEnd ?? end, through: end, until: blockUntil) ? cause : nil
+        cause(.block, from: lastEnd ?? end, through: end)
     }
-
-    /// Whether the latest fault, reaching a reading until ring index `until`, is in the audio
-    /// from `from` through `end`.
-    private func reaches(from: Int, through end: Int, until: Int) -> Bool { end >= start && from <= until }
 
     /// A faulted maximum no more than this above the clean one (dB, LU) is the programme's
     /// own: a steady signal's short-term loudness moves by thousandths of a LU, and a label
@@ -138,9 +180,10 @@ public struct FaultLabels: Sendable {
     /// the update's ring end index; `late`: a late-noticed fault's reach, when one came since
     /// the last update; updates that ended before `settledBefore` count for good.
     static func track(
-        _ t: inout Tracked, held: Double, latest: Double, faulty: Bool, cause: FaultCause,
+        _ t: inout Tracked, held: Double, latest: Double, fault: FaultCause?,
         end: Int = 0, late: (from: Int, cause: FaultCause)? = nil, settledBefore: Int = .min
     ) -> MaximumFault? {
+        let faulty = fault != nil
         if held < t.held - 1e-6 {
             // A reset: both start again.
             t = Tracked()
@@ -153,7 +196,7 @@ public struct FaultLabels: Sendable {
         }
         let rose = held > t.held + 1e-6
         if rose {
-            t.fault = faulty ? cause : nil
+            t.fault = fault
             t.riseEnd = end
         }
         t.held = held

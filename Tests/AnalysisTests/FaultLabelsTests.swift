@@ -178,3 +178,45 @@ extension FaultLabelsTests {
         XCTAssertNil(labelAfter(recent, .connection))
     }
 }
+
+extension FaultLabelsTests {
+    /// Two faults of different causes close together keep each its own reach: a connection
+    /// change (peaks left out by the worker) just after an xrun leaves the peak's label the
+    /// xrun's; and one noticed after an xrun but lying before it in the audio (the callback
+    /// marked it in frames the xrun's notification came after) does not cut the xrun's
+    /// momentary reach (0.4 s and two periods: 19,712 frames) short.
+    func testFaultsOfTwoCausesKeepTheirOwnReach() {
+        var l = labels()
+        var s = Snapshot(channels: 1, barCount: 1)
+        var end = 0
+        func step(peak: Float = -18, momentary: Double = -23) -> Snapshot {
+            end += 1024
+            s.channels[0].truePeakDBTP = peak
+            s.channels[0].maxTruePeakDBTP = max(s.channels[0].maxTruePeakDBTP, peak)
+            s.programmes[0].loudness.momentary = momentary
+            s.programmes[0].loudness.maxMomentary = max(s.programmes[0].loudness.maxMomentary, momentary)
+            l.label(&s, through: end)
+            return s
+        }
+        for _ in 0..<100 { _ = step() }
+        l.fault(.xrun, at: end + 100)
+        l.fault(.connection, at: end + 1000, peaks: false)
+        _ = step()
+        // The click in the next update is within the xrun's peak reach (4096 + 2 × 256).
+        XCTAssertEqual(step(peak: -12).channels[0].maxTruePeakFault, MaximumFault(cause: .xrun, clean: -18))
+
+        l = labels()
+        s = Snapshot(channels: 1, barCount: 1)
+        end = 0
+        for _ in 0..<100 { _ = step() }
+        let x = end + 512
+        l.fault(.xrun, at: x)
+        l.fault(.connection, at: x - 1024, peaks: false)
+        // Up to the update from x + 18,944 through x + 19,968: the connection's momentary reach
+        // ends at x + 18,688, the xrun's at x + 19,712.
+        while end + 1024 < x + 19_968 { _ = step() }
+        XCTAssertEqual(end, x + 18_944)
+        let rose = step(momentary: -20)
+        XCTAssertEqual(rose.programmes[0].loudness.maxMomentaryFault?.cause, .xrun)
+    }
+}
