@@ -1,4 +1,4 @@
-# Sourced by the Tools scripts. stop_all PID...: stops the processes newest first, so that
+# Sourced by the Tools scripts (JACK's tools with time limits, at the end). stop_all PID...: stops the processes newest first, so that
 # JACK clients close before the server they use, each with SIGTERM and, after 5 s, SIGKILL.
 # (Stopping a server and its clients at the same moment makes them all remove port metadata
 # from JACK's shared database at once; clients first is the order JACK expects.)
@@ -18,3 +18,11 @@ stop_all() {
   # Reap these (a plain `wait` would also wait for every other child still running).
   for p in "$@"; do wait "$p" 2>/dev/null || true; done
 }
+
+# JACK's tools, each with a time limit: a client that opens JACK's metadata database can hang
+# for good on a lock another process left (JACK2's Berkeley DB deadlock; a bench run waited
+# 30 minutes on one jack_lsp), and a script must go on, or fail, rather than wait with it.
+jack_lsp() { timeout 10 jack_lsp "$@"; }
+jack_connect() { timeout 10 jack_connect "$@"; }
+jack_load() { timeout 20 jack_load "$@"; }
+jack_unload() { timeout 20 jack_unload "$@"; }
