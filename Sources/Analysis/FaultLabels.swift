@@ -12,8 +12,8 @@ import Vocabulary
 /// it happened) to the analysis block after it (`blockFrames`, for the true peak), 0.4 s
 /// after it (momentary loudness), 3 s after it (short-term). Each cause keeps its own
 /// stretches (a connection change, whose peaks the worker leaves out, does not take over an
-/// xrun's peak label), and a reading both reach takes the cause noticed last. When a held maximum rises in a
-/// faulty update it is labelled with the cause; the clean maximum then is the largest of the
+/// xrun's peak label), and a reading both reach takes the cause noticed last. When a held
+/// maximum rises in a faulty update it is labelled with the cause; the clean maximum then is the largest of the
 /// per-update values of the clean updates, and the label goes once the clean maximum is within
 /// 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
 /// An xrun is noticed after the fact (the server's notification reaches jackvu's threads
@@ -120,10 +120,11 @@ public struct FaultLabels: Sendable {
             r.add(.shortTerm, from: start, until: index + shortTermAfter)
         }
         switch cause {
-        case .xrun: add(&xrunReach)
+        case .xrun:
+            add(&xrunReach)
+            lateFrom = min(lateFrom ?? .max, start - lateFrames)
         case .connection: add(&connectionReach)
         }
-        if cause == .xrun { lateFrom = min(lateFrom ?? .max, start - lateFrames) }
     }
 
     /// The cause of a fault whose stretch for `reading` is in the audio from `from` through
@@ -142,15 +143,15 @@ public struct FaultLabels: Sendable {
         let late = lateFrom.map { (from: $0, cause: FaultCause.xrun) }
         lateFrom = nil
         let settledBefore = end - before - lateFrames
-        let peak = cause(.peak, from: from, through: end)
+        let peakCause = cause(.peak, from: from, through: end)
         let momentaryCause = cause(.momentary, from: from, through: end)
         let shortTermCause = cause(.shortTerm, from: from, through: end)
-        s.peakFault = peak
+        s.peakFault = peakCause
         s.blockFault = cause(.block, from: from, through: end)
         for c in 0..<min(peaks.count, s.channels.count) {
             let ch = s.channels[c]
             s.channels[c].maxTruePeakFault = FaultLabels.track(
-                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), fault: peak,
+                &peaks[c], held: Double(ch.maxTruePeakDBTP), latest: Double(ch.truePeakDBTP), fault: peakCause,
                 end: end, late: late, settledBefore: settledBefore)
         }
         for p in 0..<min(momentary.count, s.programmes.count) {
