@@ -151,7 +151,8 @@ final class WatchdogTests: XCTestCase {
     /// libjack's open waits for it without a limit, and jackvu's signals are blocked. jackvu
     /// ends after the open's 10 s with the exit status for an unavailable server (69) and one
     /// line saying so — a SIGTERM sent while it waited included — and once the server runs
-    /// again no client of jackvu's is left on it.
+    /// again no client of jackvu's is left on it. (And a `jack_lsp` that waits alike is
+    /// reported with where it waits, as the fixtures report a hung one.)
     func testAServerThatDoesNotAnswerEndsTheStartWithOneLine() throws {
         let server = try JackServer(label: "mute")
         defer { server.stop() }
@@ -159,7 +160,15 @@ final class WatchdogTests: XCTestCase {
         let start = Date()
         let vu = try BackgroundProcess(try Executables.product("jackvu"), ["--channels", "2", "--quiet"], environment: server.environment)
         defer { vu.stop() }
-        usleep(2_000_000)
+        // Meanwhile a jack_lsp waits too; the fixtures' message for it says where (gdb's
+        // stacks, taken before it is killed): in libjack, for the server's answer.
+        let started = Date()
+        XCTAssertThrowsError(try Executables.run("jack_lsp", [], environment: server.environment, timeout: 2)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("did not finish in 2.0 s (waiting in "), message)
+            XCTAssertTrue(message.contains("thread(s): ") && message.contains("libjack"), message)
+        }
+        usleep(UInt32(max(0, 2 - Date().timeIntervalSince(started)) * 1e6))
         kill(vu.process.processIdentifier, SIGTERM)
         let ended = vu.waitForExit(timeout: 20)
         let took = Date().timeIntervalSince(start)

@@ -244,11 +244,42 @@ public enum Executables {
     {
         let p = try BackgroundProcess(executable, arguments, environment: environment)
         guard p.waitForExit(timeout: timeout) else {
+            // Where it waits, before it is killed: CI keeps the failure's message only.
+            let stacks = threadStacks(of: p.process.processIdentifier)
             p.stop(signal: SIGKILL)
-            throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
+            throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s (waiting in \(stacks))")
         }
         return CommandResult(status: p.process.terminationStatus, stdout: p.stdout, stderr: p.stderr)
     }
+}
+
+/// Where each thread of process `pid` waits: its innermost frames as gdb sees them (attached
+/// for at most 20 s, then detached), one thread per `;`, the innermost first — for a failure's
+/// message about a process that never finished (a `jack_lsp` or a server that answers no
+/// one). Or why there is none (no gdb, the process gone).
+public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
+    guard (try? Executables.resolve("gdb")) != nil else { return "an unknown place (no gdb to ask)" }
+    guard let r = try? Executables.run("gdb", ["-batch", "-nx", "-p", "\(pid)", "-ex", "thread apply all bt \(frames)"], timeout: 20)
+    else { return "an unknown place (gdb did not finish)" }
+    var threads: [String] = [], current: [String] = []
+    for line in r.stdout.split(separator: "\n") {
+        if line.hasPrefix("Thread ") {
+            if !current.isEmpty { threads.append(current.joined(separator: " < ")) }
+            current = []
+        } else if line.hasPrefix("#") {
+            // "#2  0x… in Jack::JackClientSocket::Read (this=…) at …" or "#0  __futex_abstimed_wait_common (…)"
+            let words = line.split(separator: " ", omittingEmptySubsequences: true)
+            var name = words.firstIndex(of: "in").map { words.index(after: $0) < words.endIndex ? words[words.index(after: $0)] : "?" }
+                ?? (words.count > 1 ? words[1] : "?")
+            // A library without symbols (Debian's libjack): "?? () from /usr/lib/…/libjack.so.0".
+            if name == "??", let from = words.lastIndex(of: "from"), words.index(after: from) < words.endIndex {
+                name = "?? in " + (words[words.index(after: from)].split(separator: "/").last ?? "?")
+            }
+            current.append(String(name.prefix(60)))
+        }
+    }
+    if !current.isEmpty { threads.append(current.joined(separator: " < ")) }
+    return threads.isEmpty ? "an unknown place (gdb: \(r.stderr.suffix(200)))" : "\(threads.count) thread(s): " + threads.joined(separator: "; ")
 }
 
 /// A UDP socket bound to a free port on the loopback interface, left open for the caller to
