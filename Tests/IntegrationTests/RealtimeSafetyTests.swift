@@ -27,7 +27,8 @@ final class RealtimeSafetyTests: XCTestCase {
     /// on: the `osc` and `notes` MIDI ports (filled by the callback), OSC over UDP, and with
     /// `--follow-transport` (the callback reads the transport every cycle, and writes it into
     /// the ring) and programmes, every alarm (their CV ports, filled by the callback) and the
-    /// log.
+    /// log; and through a 30 ms stall of the source halfway (the cycles jackvu then misses are
+    /// marked by its callback).
     func testProcessCallbacksNeverAllocateOrLock() throws {
         let jackvu = try sanitizedProduct("jackvu")
         let jacktone = try sanitizedProduct("jacktone")
@@ -45,11 +46,20 @@ final class RealtimeSafetyTests: XCTestCase {
             jacktone, ["--freq", "440", "--freq", "660", "--connect", "jackvu:in_[1-8]"], environment: server.environment)
         defer { tone.stop() }
 
-        var cycles = 0.0
+        var cycles = 0.0, stalled = false
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, vu.isRunning, tone.isRunning {
             cycles = OSCText.updates(vu.stdout).last.flatMap { $0.float("/jackvu/status", 4) } ?? 0
             if cycles >= 10_000 { break }
+            if cycles >= 5_000 && !stalled {
+                // Halfway, the source stopped for 30 ms (about 22 cycles): the server counts
+                // an xrun, and jackvu's callback, fed by it, misses those cycles and marks the
+                // join in its ring (CaptureBuffers.joins) — that path checked as well.
+                stalled = true
+                kill(tone.process.processIdentifier, SIGSTOP)
+                usleep(30_000)
+                kill(tone.process.processIdentifier, SIGCONT)
+            }
             usleep(200_000)
         }
         XCTAssertFalse(vu.stderr.contains("RealtimeSanitizer"), vu.stderr)
@@ -59,6 +69,8 @@ final class RealtimeSafetyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(cycles, 10_000, "process cycles checked")
         let last = try XCTUnwrap(OSCText.updates(vu.stdout).last)
         XCTAssertEqual(last.string("/jackvu/ch/8/peakfreq", 1).map { ["A4", "E5"].contains($0) }, true, "audio flowed")
+        XCTAssertTrue(stalled)
+        XCTAssertGreaterThan(last.float("/jackvu/status", 1) ?? 0, 0, "the stall was an xrun")
         XCTAssertTrue(try server.lsp().stdout.contains("jackvu:alarm_main"), "the alarm ports")
         XCTAssertEqual(tone.stop(signal: SIGTERM), 0, tone.stderr)
         XCTAssertEqual(vu.stop(signal: SIGTERM), 0, vu.stderr)
