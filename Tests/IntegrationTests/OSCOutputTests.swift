@@ -557,18 +557,15 @@ final class OSCOutputTests: XCTestCase {
 }
 
 /// Waits until `jack_lsp` lists every port in `names`. On failure it says what the last
-/// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote last.
+/// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote last;
+/// a `jack_lsp` that hangs is reported with where it and the server wait.
 func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
     var last = "no jack_lsp finished"
     var hung = 0
     while Date() < deadline {
         do {
-            // At most half the time a call, so that a jack_lsp that hangs (seen under CI's
-            // load right after two clients opened) is followed by a second: the first's
-            // stacks and the server's then say where they waited.
-            let r = try Executables.run("jack_lsp", [], environment: server.environment,
-                                        timeout: max(5, min(timeout / 2, deadline.timeIntervalSinceNow)))
+            let r = try server.lsp(polling: timeout, until: deadline)
             if names.allSatisfy({ name in r.stdout.split(separator: "\n").contains { $0 == name } }) { return }
             last = "jack_lsp exited \(r.status) listing \(r.stdout.split(separator: "\n").count) ports; stderr \(r.stderr.suffix(200))"
         } catch {

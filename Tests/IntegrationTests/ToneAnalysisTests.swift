@@ -146,11 +146,13 @@ final class ToneAnalysisTests: XCTestCase {
 /// line, text or JSON, is out: JACK refuses connections to a client that is not active yet).
 func waitForPorts(_ server: JackServer, _ names: [String], process: BackgroundProcess, timeout: Double = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
+    var hung = ""
     // jack_lsp may open while jackvu starts: its metadata is written after activation in
     // paced batches, so the burst that stalled jack2's server for an opening client is gone
     // (HardeningTests.testOtherClientsOpenFreelyDuringStartAndReconnect).
     while Date() < deadline {
-        let listed = (try? server.lsp().stdout) ?? ""
+        var listed = ""
+        do { listed = try server.lsp(polling: timeout, until: deadline).stdout } catch { hung = "\(error); " }
         if names.allSatisfy({ name in listed.split(separator: "\n").contains { $0 == name } }),
             process.stdout.contains("/status ") || process.stdout.contains("\"status\": {")
         {
@@ -160,5 +162,5 @@ func waitForPorts(_ server: JackServer, _ names: [String], process: BackgroundPr
         usleep(50_000)
     }
     let status = process.stdout.contains("/status ") ? "its status line is out" : "no status line on its stdout"
-    throw FixtureError("ports \(names) did not appear (\(status)); \(process.label) said: \(process.stderr)")
+    throw FixtureError("ports \(names) did not appear (\(hung)\(status)); \(process.label) said: \(process.stderr)")
 }

@@ -150,4 +150,11 @@ public final class JackServer: @unchecked Sendable {
     public func lsp(_ arguments: [String] = []) throws -> CommandResult {
         try Executables.run("jack_lsp", arguments, environment: environment)
     }
+
+    /// `jack_lsp` for a wait of `timeout` seconds that ends at `deadline`: each call given at
+    /// most half the wait (at least 5 s), so that one that hangs (seen under CI's load right
+    /// after two clients opened) is followed by another, and its error says where it waited.
+    public func lsp(polling timeout: Double, until deadline: Date) throws -> CommandResult {
+        try Executables.run("jack_lsp", [], environment: environment, timeout: max(5, min(timeout / 2, deadline.timeIntervalSinceNow)))
+    }
 }
