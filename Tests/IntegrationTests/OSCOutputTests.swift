@@ -558,7 +558,7 @@ final class OSCOutputTests: XCTestCase {
 
 /// Waits until `jack_lsp` lists every port in `names`. On failure it says what the last
 /// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote last;
-/// a `jack_lsp` that hangs is reported with where it and the server wait.
+/// a `jack_lsp` that hangs is reported with where it, the server and the test's clients wait.
 func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
     var last = "no jack_lsp finished"
@@ -570,7 +570,9 @@ func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double
             last = "jack_lsp exited \(r.status) listing \(r.stdout.split(separator: "\n").count) ports; stderr \(r.stderr.suffix(200))"
         } catch {
             hung += 1
+            let clients = children(named: ["jacktone", "jackvu"]).map { "\($0.name) \($0.pid) in \(threadStacks(of: $0.pid))" }
             last = "jack_lsp: \(error); jackd waiting in \(threadStacks(of: server.pid))"
+                + (clients.isEmpty ? "" : "; the test's clients waiting: " + clients.joined(separator: "; "))
             print("waitForPortsListed: \(last)")
         }
         usleep(50_000)

@@ -162,13 +162,19 @@ final class WatchdogTests: XCTestCase {
         defer { vu.stop() }
         // Meanwhile a jack_lsp waits too; the fixtures' message for it says where (gdb's
         // stacks, taken before it is killed): in libjack, for the server's answer.
-        let started = Date()
         XCTAssertThrowsError(try Executables.run("jack_lsp", [], environment: server.environment, timeout: 2)) { error in
             let message = "\(error)"
             XCTAssertTrue(message.contains("did not finish in 2.0 s (waiting in "), message)
             XCTAssertTrue(message.contains("thread(s): ") && message.contains("libjack"), message)
         }
-        usleep(UInt32(max(0, 2 - Date().timeIntervalSince(started)) * 1e6))
+        // And waitForPortsListed, after its one jack_lsp (5 s) hung, says where jackd and
+        // jackvu wait too.
+        XCTAssertThrowsError(try waitForPortsListed(server, ["jackvu:in_1"], timeout: 4)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("(1 jack_lsp hung; "), message)
+            XCTAssertTrue(message.contains("jackd waiting in ") && message.contains("Jack::"), message)
+            XCTAssertTrue(message.contains("the test's clients waiting: jackvu \(vu.process.processIdentifier) in "), message)
+        }
         kill(vu.process.processIdentifier, SIGTERM)
         let ended = vu.waitForExit(timeout: 20)
         let took = Date().timeIntervalSince(start)

@@ -268,9 +268,11 @@ public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
             current = []
         } else if line.hasPrefix("#") {
             // "#2  0x… in Jack::JackClientSocket::Read (this=…) at …" or "#0  __futex_abstimed_wait_common (…)"
+            // The function: what follows " in " up to its arguments' " (", else the frame's
+            // second word ("non-virtual thunk to Jack::…" kept whole).
             let words = line.split(separator: " ", omittingEmptySubsequences: true)
-            var name = words.firstIndex(of: "in").map { words.index(after: $0) < words.endIndex ? words[words.index(after: $0)] : "?" }
-                ?? (words.count > 1 ? words[1] : "?")
+            var name = line.range(of: " in ").map { String(line[$0.upperBound...].prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces) }
+                ?? (words.count > 1 ? String(words[1]) : "?")
             // A library without symbols (Debian's libjack): "?? () from /usr/lib/…/libjack.so.0".
             if name == "??", let from = words.lastIndex(of: "from"), words.index(after: from) < words.endIndex {
                 name = "?? in " + (words[words.index(after: from)].split(separator: "/").last ?? "?")
@@ -280,6 +282,21 @@ public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
     }
     if !current.isEmpty { threads.append(current.joined(separator: " < ")) }
     return threads.isEmpty ? "an unknown place (gdb: \(r.stderr.suffix(200)))" : "\(threads.count) thread(s): " + threads.joined(separator: "; ")
+}
+
+/// This test process's running children whose name (`/proc/PID/stat`'s comm) is one of
+/// `names`: the clients a test started, for a report of where they wait.
+public func children(named names: Set<String>) -> [(pid: pid_t, name: String)] {
+    let me = getpid()
+    return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+        guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+              let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+        let name = String(stat[stat.index(after: open)..<close])
+        // After the name: state, then the parent's process ID.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 1, pid_t(fields[1]) == me, names.contains(name) else { return nil }
+        return (pid, name)
+    }
 }
 
 /// A UDP socket bound to a free port on the loopback interface, left open for the caller to
