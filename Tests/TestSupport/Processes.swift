@@ -258,18 +258,24 @@ public enum Executables {
 /// message about a process that never finished (a `jack_lsp` or a server that answers no
 /// one). Or why there is none (no gdb, the process gone).
 public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
-    guard (try? Executables.resolve("gdb")) != nil else { return "an unknown place (no gdb to ask)" }
-    guard let r = try? Executables.run("gdb", ["-batch", "-nx", "-p", "\(pid)", "-ex", "thread apply all bt \(frames)"], timeout: 20)
-    else { return "an unknown place (gdb did not finish)" }
+    guard (try? Executables.resolve("gdb")) != nil,
+          let gdb = try? BackgroundProcess("gdb", ["-batch", "-nx", "-p", "\(pid)", "-ex", "thread apply all bt \(frames)"])
+    else { return "an unknown place (no gdb to ask)" }
+    // Not Executables.run: its timeout asks this function, and a gdb that hangs must not be
+    // asked about by another.
+    guard gdb.waitForExit(timeout: 20) else {
+        gdb.stop(signal: SIGKILL)
+        return "an unknown place (gdb did not finish in 20 s)"
+    }
     var threads: [String] = [], current: [String] = []
-    for line in r.stdout.split(separator: "\n") {
+    for line in gdb.stdout.split(separator: "\n") {
         if line.hasPrefix("Thread ") {
             if !current.isEmpty { threads.append(current.joined(separator: " < ")) }
             current = []
         } else if line.hasPrefix("#") {
-            // "#2  0x… in Jack::JackClientSocket::Read (this=…) at …" or "#0  __futex_abstimed_wait_common (…)"
-            // The function: what follows " in " up to its arguments' " (", else the frame's
-            // second word ("non-virtual thunk to Jack::…" kept whole).
+            // "#2  0x… in Jack::JackClientSocket::Read (this=…) at …", "#0  __futex_wait (…)":
+            // the function is what follows " in " up to its arguments ("non-virtual thunk to
+            // Jack::…" kept whole), else the frame's second word.
             let words = line.split(separator: " ", omittingEmptySubsequences: true)
             var name = line.range(of: " in ").map { String(line[$0.upperBound...].prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces) }
                 ?? (words.count > 1 ? String(words[1]) : "?")
@@ -281,7 +287,7 @@ public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
         }
     }
     if !current.isEmpty { threads.append(current.joined(separator: " < ")) }
-    return threads.isEmpty ? "an unknown place (gdb: \(r.stderr.suffix(200)))" : "\(threads.count) thread(s): " + threads.joined(separator: "; ")
+    return threads.isEmpty ? "an unknown place (gdb: \(gdb.stderr.suffix(200)))" : "\(threads.count) thread(s): " + threads.joined(separator: "; ")
 }
 
 /// This test process's running children whose name (`/proc/PID/stat`'s comm) is one of
