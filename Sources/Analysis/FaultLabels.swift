@@ -13,9 +13,9 @@ import Vocabulary
 /// after it (momentary loudness), 3 s after it (short-term). Each cause keeps its own
 /// stretches (a connection change, whose peaks the worker leaves out, does not take over an
 /// xrun's peak label), and a reading both reach takes the cause noticed last. When a held
-/// maximum rises in a faulty update it is labelled with the cause; the clean maximum then is the largest of the
-/// per-update values of the clean updates, and the label goes once the clean maximum is within
-/// 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
+/// maximum rises in a faulty update it is labelled with the cause; the clean maximum then is
+/// the largest of the per-update values of the clean updates, and the label goes once the
+/// clean maximum is within 0.05 dB/LU of it. A maximum that falls (a reset) starts both again.
 /// An xrun is noticed after the fact (the server's notification reaches jackvu's threads
 /// later, by up to `xrunLateness` on a busy machine): its fault reaches back that far, and
 /// a maximum that rose in an update already published within it is labelled then, and those

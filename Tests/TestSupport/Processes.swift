@@ -258,8 +258,7 @@ public enum Executables {
 /// message about a process that never finished (a `jack_lsp` or a server that answers no
 /// one). Or why there is none (no gdb, the process gone).
 public func threadStacks(of pid: pid_t, frames: Int = 6) -> String {
-    guard (try? Executables.resolve("gdb")) != nil,
-          let gdb = try? BackgroundProcess("gdb", ["-batch", "-nx", "-p", "\(pid)", "-ex", "thread apply all bt \(frames)"])
+    guard let gdb = try? BackgroundProcess("gdb", ["-batch", "-nx", "-p", "\(pid)", "-ex", "thread apply all bt \(frames)"])
     else { return "an unknown place (no gdb to ask)" }
     // Not Executables.run: its timeout asks this function, and a gdb that hangs must not be
     // asked about by another.
