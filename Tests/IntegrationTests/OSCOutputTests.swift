@@ -556,26 +556,8 @@ final class OSCOutputTests: XCTestCase {
     }
 }
 
-/// Waits until `jack_lsp` lists every port in `names`. On failure it says what the last
-/// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote last;
-/// a `jack_lsp` that hangs is reported with where it, the server and the test's clients wait.
+/// Waits until `jack_lsp` lists every port in `names` (`JackServer.waitForPorts`, whose error
+/// says where a hung `jack_lsp`, the server and the test's clients wait).
 func waitForPortsListed(_ server: JackServer, _ names: [String], timeout: Double = 10) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    var last = "no jack_lsp finished"
-    var hung = 0
-    while Date() < deadline {
-        do {
-            let r = try server.lsp(polling: timeout, until: deadline)
-            if names.allSatisfy({ name in r.stdout.split(separator: "\n").contains { $0 == name } }) { return }
-            last = "jack_lsp exited \(r.status) listing \(r.stdout.split(separator: "\n").count) ports; stderr \(r.stderr.suffix(200))"
-        } catch {
-            hung += 1
-            let clients = children(named: ["jacktone", "jackvu"]).map { "\($0.name) \($0.pid) in \(threadStacks(of: $0.pid))" }
-            last = "jack_lsp: \(error); jackd waiting in \(threadStacks(of: server.pid))"
-                + (clients.isEmpty ? "" : "; the test's clients waiting: " + clients.joined(separator: "; "))
-            print("waitForPortsListed: \(last)")
-        }
-        usleep(50_000)
-    }
-    throw FixtureError("ports \(names) did not appear in \(timeout) s (\(hung) jack_lsp hung; \(last); jackd's last output: \(server.output.suffix(300)))")
+    try server.waitForPorts(names, timeout: timeout)
 }

@@ -143,24 +143,18 @@ final class ToneAnalysisTests: XCTestCase {
 }
 
 /// Waits until every port in `names` exists on `server` and jackvu runs (its first status
-/// line, text or JSON, is out: JACK refuses connections to a client that is not active yet).
+/// line, text or JSON, is out: JACK refuses connections to a client that is not active yet);
+/// gives up early when `process` ends. `JackServer.waitForPorts` polls, and its error says
+/// where a hung `jack_lsp` waited.
 func waitForPorts(_ server: JackServer, _ names: [String], process: BackgroundProcess, timeout: Double = 10) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    var hung = ""
     // jack_lsp may open while jackvu starts: its metadata is written after activation in
     // paced batches, so the burst that stalled jack2's server for an opening client is gone
     // (HardeningTests.testOtherClientsOpenFreelyDuringStartAndReconnect).
-    while Date() < deadline {
-        var listed = ""
-        do { listed = try server.lsp(polling: timeout, until: deadline).stdout } catch { hung = "\(error); " }
-        if names.allSatisfy({ name in listed.split(separator: "\n").contains { $0 == name } }),
-            process.stdout.contains("/status ") || process.stdout.contains("\"status\": {")
-        {
-            return
-        }
-        guard process.isRunning else { break }
-        usleep(50_000)
+    let statusOut = { process.stdout.contains("/status ") || process.stdout.contains("\"status\": {") }
+    do {
+        try server.waitForPorts(names, timeout: timeout, ready: statusOut, alive: { process.isRunning })
+    } catch {
+        let status = statusOut() ? "its status line is out" : "no status line on its stdout"
+        throw FixtureError("\(error); \(status); \(process.label) said: \(process.stderr)")
     }
-    let status = process.stdout.contains("/status ") ? "its status line is out" : "no status line on its stdout"
-    throw FixtureError("ports \(names) did not appear (\(hung)\(status)); \(process.label) said: \(process.stderr)")
 }

@@ -157,4 +157,32 @@ public final class JackServer: @unchecked Sendable {
     public func lsp(polling timeout: Double, until deadline: Date) throws -> CommandResult {
         try Executables.run("jack_lsp", [], environment: environment, timeout: max(5, min(timeout / 2, deadline.timeIntervalSinceNow)))
     }
+
+    /// Polls `jack_lsp` until it lists every port in `names` and `ready()` holds, for at most
+    /// `timeout` seconds or until `alive()` fails. On failure the error says what the last
+    /// `jack_lsp` did (a server that answers no one, or ports missing) and what jackd wrote
+    /// last; a `jack_lsp` that hangs is reported (and printed at once) with where it, the
+    /// server and the test's clients wait.
+    public func waitForPorts(_ names: [String], timeout: Double = 10, ready: () -> Bool = { true }, alive: () -> Bool = { true }) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = "no jack_lsp finished"
+        var hung = 0
+        while Date() < deadline {
+            do {
+                let r = try lsp(polling: timeout, until: deadline)
+                let listed = Set(r.stdout.split(separator: "\n").map(String.init))
+                if names.allSatisfy(listed.contains), ready() { return }
+                last = "jack_lsp exited \(r.status) listing \(listed.count) ports; stderr \(r.stderr.suffix(200))"
+            } catch {
+                hung += 1
+                let clients = children(named: ["jacktone", "jackvu"]).map { "\($0.name) \($0.pid) in \(threadStacks(of: $0.pid))" }
+                last = "jack_lsp: \(error); jackd waiting in \(threadStacks(of: pid))"
+                    + (clients.isEmpty ? "" : "; the test's clients waiting: " + clients.joined(separator: "; "))
+                print("waitForPorts: \(last)")
+            }
+            guard alive() else { break }
+            usleep(50_000)
+        }
+        throw FixtureError("ports \(names) did not appear in \(timeout) s (\(hung) jack_lsp hung; \(last); jackd's last output: \(output.suffix(300)))")
+    }
 }
