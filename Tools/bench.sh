@@ -37,6 +37,7 @@
 # perf, the share of each process thread spent in the plugin's own library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 . Tools/stop.sh
 bash Tools/setup.sh --tests
 swift build -c release 2>&1 | cat >&2

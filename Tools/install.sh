@@ -28,6 +28,7 @@
 # CPU on an AVX2 machine (BENCHMARKS.md), and the binaries then run only on CPUs that have
 # those instructions. The default, and the .deb, run on any x86-64.
 set -euo pipefail
+. "$(dirname "$0")/swift-tmp.sh"
 
 prefix=/usr/local
 destdir=""
@@ -56,7 +57,7 @@ if [ "$cpu" = native ]; then
 fi
 if [ -n "$cpu" ]; then
   # A name Swift knows (its list is long: say so in one line, not with the compiler's list).
-  if ! [[ "$cpu" =~ ^[a-z][a-z0-9._-]*$ ]] || ! command -v swiftc >/dev/null \
+  if ! [[ "$cpu" =~ ^[a-z][a-z0-9._-]*$ ]] || ! type -P swiftc >/dev/null \
      || ! swiftc -target-cpu "$cpu" -typecheck - </dev/null >/dev/null 2>&1; then
     echo "install: --cpu '$cpu': not a CPU Swift knows (try native, haswell, znver3, skylake-avx512)" >&2
     exit 64
@@ -79,15 +80,11 @@ fi
 
 cd "$root"
 $setup && bash Tools/setup.sh
-command -v swift >/dev/null || { echo "install: swift is not on PATH (Swift 6 is needed to build)" >&2; exit 69; }
+type -P swift >/dev/null || { echo "install: swift is not on PATH (Swift 6 is needed to build)" >&2; exit 69; }
 
 echo "install: building release binaries (Swift runtime linked statically)" >&2
-# Every `swift` command leaves empty TemporaryDirectory.XXXXXX folders in TMPDIR: its TMPDIR is
-# a folder of this run's own, removed at its end.
-build_tmp="$(mktemp -d)"
 stage=""
-trap 'rm -rf "$build_tmp" ${stage:+"$stage"}' EXIT
-swift() { TMPDIR="$build_tmp" command swift "$@"; }
+trap 'rm -rf ${stage:+"$stage"}' EXIT
 # A build folder of its own: never waits for (or disturbs) a debug build or test run in .build.
 build=(swift build -c release --scratch-path "$root/.build-release${cpu:+-$cpu}")
 [ -n "$cpu" ] && build+=(-Xswiftc -target-cpu -Xswiftc "$cpu")

@@ -8,15 +8,11 @@
 # LV2_CONFIG=debug builds the debug library instead (the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 bash Tools/setup.sh
 config="${LV2_CONFIG:-release}"
 dest="${1:-.build/lv2}"
 [ "$dest" = "--install" ] && dest="$HOME/.lv2"
-# Every `swift` command leaves empty TemporaryDirectory.XXXXXX folders in TMPDIR: its TMPDIR is
-# a folder of this run's own, removed at its end.
-build_tmp="$(mktemp -d)"
-trap 'rm -rf "$build_tmp"' EXIT
-swift() { TMPDIR="$build_tmp" command swift "$@"; }
 swift build -c "$config" --product JackVULV2 2>&1 | cat >&2
 swift build -c "$config" --product jackvu-lv2-ttl 2>&1 | cat >&2
 bin="$(swift build -c "$config" --show-bin-path)"

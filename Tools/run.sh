@@ -5,6 +5,7 @@
 # to jackvu, e.g. `Tools/run.sh --channels 1 --rate 5`. Stop with Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 . Tools/stop.sh
 bash Tools/setup.sh
 # Always through a pipe: SwiftPM colours its diagnostics (a different compiler flag) when its

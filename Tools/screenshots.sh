@@ -11,6 +11,7 @@
 #   docs/browser-bits.png, docs/tui-goniometer.png, docs/tui-spectrogram.png
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 . Tools/stop.sh
 bash Tools/setup.sh --tests
 swift build -c release --product jackvu 2>&1 | cat >&2

@@ -8,6 +8,7 @@
 # violations. Usage: bash Tools/soak.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 . Tools/stop.sh
 seconds="${1:-600}"
 restart="${SOAK_RESTART:-120}"

@@ -6,17 +6,13 @@
 # default server. Logs of passing tests are removed; a failing test's are named on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. Tools/swift-tmp.sh
 bash Tools/setup.sh --tests
 
 echo "== build" >&2
 # Warnings in jackvu's own code fail the run (those of dependencies do not). An incremental
 # build only shows the warnings of the files it compiles; CI always builds from scratch.
 build_log="$(mktemp)"
-# Every `swift` command leaves empty TemporaryDirectory.XXXXXX folders in TMPDIR: its TMPDIR is
-# a folder of this run's own, removed at its end (the tests keep the caller's TMPDIR).
-build_tmp="$(mktemp -d)"
-trap 'rm -rf "$build_tmp"' EXIT
-swift() { TMPDIR="$build_tmp" command swift "$@"; }
 swift build --build-tests 2>&1 | tee "$build_log"
 own_warnings="$(grep -E "^$PWD/(Sources|Tests|Tools)/[^ ]*: warning:" "$build_log" | sort -u || true)"
 rm -f "$build_log"

@@ -182,15 +182,20 @@ final class InstallTests: XCTestCase {
 
 extension InstallTests {
     /// `--cpu` takes `native` or a CPU Swift knows; anything else is one line and exit 64,
-    /// before any build (the build with `--cpu haswell` is measured in BENCHMARKS.md).
+    /// before any build (the build with `--cpu haswell` is measured in BENCHMARKS.md). Asking
+    /// swiftc about the name leaves nothing in the caller's TMPDIR (swiftc leaves an empty
+    /// TemporaryDirectory.XXXXXX folder there; Tools/swift-tmp.sh gives it one of its own).
     func testInstallRefusesACPUSwiftDoesNotKnow() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tools/install.sh").path
+        let tmp = try makeTemporaryFolder("cpu-tmp")
+        defer { removeTemporaryFolder(tmp) }
         for bad in ["bogus", "a;b", "-x"] {
-            let r = try Executables.run("bash", [script, "--cpu", bad, "--prefix", NSTemporaryDirectory() + "jackvu-cpu-none", "--no-setup"])
+            let r = try Executables.run("bash", [script, "--cpu", bad, "--prefix", tmp.path + "/prefix", "--no-setup"], environment: ["TMPDIR": tmp.path])
             XCTAssertEqual(r.status, 64, "\(bad): \(r.stderr)")
             XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
             XCTAssertTrue(r.stderr.contains("not a CPU Swift knows"), r.stderr)
         }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.path), [], "left in TMPDIR")
     }
 }
