@@ -180,7 +180,9 @@ public final class JackServer: @unchecked Sendable {
                     + (clients.isEmpty ? "" : "; the test's clients waiting: " + clients.joined(separator: "; "))
                 print("waitForPorts: \(last)")
             }
-            guard alive() else { break }
+            guard alive() else {
+                throw FixtureError("ports \(names) did not appear before the client ended (\(hung) jack_lsp hung; \(last))")
+            }
             usleep(50_000)
         }
         throw FixtureError("ports \(names) did not appear in \(timeout) s (\(hung) jack_lsp hung; \(last); jackd's last output: \(output.suffix(300)))")
