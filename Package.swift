@@ -2,7 +2,7 @@
 //
 // jackvu — a headless JACK meter and analyser.
 // Module graph (see README.md, "How it works"):
-//   CJack, CFFTW, CSndfile — system libraries found by pkg-config, each with a small shim header
+//   CJack, CFFTW, CSndfile, CMpg123 — system libraries found by pkg-config, each with a small shim header
 //   DSP           — pure signal processing (CFFTW)
 //   DSPAVX2       — DSP's kernels compiled for AVX2, called only where the machine has it
 //   CRealtime     — a C shim: sem_clockwait on CLOCK_MONOTONIC, posix_spawn's closefrom
@@ -106,6 +106,10 @@ let package = Package(
         .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
+        // MPEG audio decoded by jackvu itself (libsndfile's decoder lets libmpg123 write to stderr).
+        .systemLibrary(
+            name: "CMpg123", path: "Sources/CMpg123", pkgConfig: "libmpg123",
+            providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(
             name: "CLV2", path: "Sources/CLV2", pkgConfig: "lv2",
             providers: [.apt(["lv2-dev"])]),
@@ -156,7 +160,7 @@ let package = Package(
         // Everything a run is told (`Configuration`): the analysis's settings beside the client's,
         // the outputs', the alarms' and the log's.
         .target(name: "Settings", dependencies: ["Analysis", "DSP", "Outputs", "Vocabulary"]),
-        .target(name: "FileAnalysis", dependencies: ["Analysis", "Consumers", "Settings", "DSP", "Realtime", "Outputs", "CSndfile", "LoudnessLog", "Version"]),
+        .target(name: "FileAnalysis", dependencies: ["Analysis", "Consumers", "Settings", "DSP", "Realtime", "Outputs", "CSndfile", "CMpg123", "LoudnessLog", "Version"]),
         // The loudness and incident log (SQLite) and the reports made from it.
         .target(name: "LoudnessLog", dependencies: ["Analysis", "CSQLite", "DSP", "Outputs", "Realtime"]),
         // What takes the analysis's results, for every host: the observers (alarms, the log,
@@ -214,7 +218,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Settings", "FileAnalysis", "DSP", "Outputs", "TestSupport"]),
         .testTarget(name: "TerminalDisplayTests", dependencies: ["TerminalDisplay", "Outputs", "DSP"]),
         .testTarget(name: "ToneSynthTests", dependencies: ["ToneSynth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "LoudnessLog", "DSP", "Jack", "LV2Description"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "Outputs", "CLiblo", "CSndfile", "LoudnessLog", "DSP", "Jack", "LV2Description"]),
         .testTarget(name: "SessionTests", dependencies: ["SessionManagement"]),
     ]
 )

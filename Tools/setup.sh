@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what jackvu needs on Debian (12 or later) unless it is already there:
-# the JACK, FFTW, liblo, libsndfile, SQLite and LV2 development packages, the JACK server and example tools
+# the JACK, FFTW, liblo, libsndfile, libmpg123, SQLite and LV2 development packages, the JACK server and example tools
 # (jackd, jack_lsp, jack_property) and pkg-config. With --tests also what the tests drive:
 # oscdump/oscsend (liblo-tools), sox, strace (system calls of the process thread), tmux (the
 # terminal display), chromium (the browser display) and PipeWire with its JACK (pipewire-bin,
 # pipewire-jack: jackvu under pw-jack), and what the install and package tests use (dpkg-dev
 # for dpkg-shlibdeps, man-db, bash-completion, systemd for systemd-analyze), and gcc for the
 # LD_PRELOAD shim of the clock-step test, and fluidsynth, timgm6mb-soundfont and aubio-tools
-# (instrument notes for the pitch test, and aubio's reading of them), and nodejs (node --check
+# (instrument notes for the pitch test, and aubio's reading of them), lame (MP3s for the MPEG
+# decoding test), and nodejs (node --check
 # of the browser page's script), prometheus and iproute2 (the metrics tests) and sqlite3 (the
 # log tests read the log with SQLite's own shell) and espeak-ng (speech, for the alarms' test on
 # programme material), and LV2's hosts and checkers for the plugin's tests (jalv, lilv-utils
@@ -19,9 +20,9 @@
 # Swift 6 itself must already be on PATH (this machine image has it in /opt/swift).
 set -euo pipefail
 
-packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev libsqlite3-dev lv2-dev)
+packages=(pkg-config libjack-jackd2-dev jackd2 libfftw3-dev liblo-dev libsndfile1-dev libmpg123-dev libsqlite3-dev lv2-dev)
 [ "${1:-}" = "--package" ] && packages+=(dpkg-dev)
-[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools nodejs prometheus iproute2 sqlite3 espeak-ng jalv lilv-utils liblilv-dev sordi socat gdb libdb5.3-dev)
+[ "${1:-}" = "--tests" ] && packages+=(liblo-tools sox tmux chromium strace pipewire-bin pipewire-jack dpkg-dev man-db bash-completion systemd gcc libc6-dev fluidsynth timgm6mb-soundfont aubio-tools lame nodejs prometheus iproute2 sqlite3 espeak-ng jalv lilv-utils liblilv-dev sordi socat gdb libdb5.3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -4,6 +4,7 @@ import Glibc
 import Analysis
 import Consumers
 import Settings
+import CMpg123
 import CSndfile
 import DSP
 import LoudnessLog
@@ -13,18 +14,22 @@ import Realtime
 import Synchronization
 
 /// An audio file opened with libsndfile for reading as float frames — a plain WAV file's
-/// samples read and converted in one pass (`PlainWave`). Only regular files: a pipe or a
-/// device is refused (opening a FIFO would wait for a writer). One thread at a time (the
+/// samples read and converted in one pass (`PlainWave`), an MPEG audio stream (MP3, MP2)
+/// decoded by libmpg123 directly (`MPEGStream`). Only regular files: a pipe or a device is
+/// refused (opening a FIFO would wait for a writer). One thread at a time (the
 /// `ChunkReader`'s once reading starts).
 final class AudioFile: @unchecked Sendable {
     let path: String
-    private let handle: OpaquePointer
+    /// libsndfile's handle (nil for an MPEG stream).
+    private let handle: OpaquePointer?
     let sampleRate: Int
     let channels: Int
     let frames: Int
     let formatName: String
     /// The samples of a plain WAV file, read by jackvu (nil: read through libsndfile).
     let plain: PlainWave?
+    /// An MPEG audio stream, decoded by libmpg123 (nil: read through libsndfile).
+    private let mpeg: MPEGStream?
     /// The next frame `read` returns from the mapping.
     private var position = 0
 
@@ -45,6 +50,21 @@ final class AudioFile: @unchecked Sendable {
             throw EngineError(.noInput, "cannot read '\(path)': it is a device, not a file")
         }
         try AudioFile.checkChunks(path, size: Int(st.st_size))
+        if MPEGStream.looksLikeMPEG(path) {
+            let stream = try MPEGStream(path: path)
+            guard stream.channels >= 1, stream.channels <= AudioFile.maxChannels, stream.sampleRate > 0 else {
+                throw EngineError(.noInput, "cannot analyse '\(path)': its MPEG header gives \(stream.channels) channels at \(stream.sampleRate) Hz")
+            }
+            handle = nil
+            mpeg = stream
+            plain = nil
+            sampleRate = stream.sampleRate
+            channels = stream.channels
+            frames = stream.frames
+            formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_MPEG)))
+            return
+        }
+        mpeg = nil
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
             throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(String(cString: sf_strerror(nil))))")
@@ -125,7 +145,12 @@ final class AudioFile: @unchecked Sendable {
     /// was read).
     var shrank: Bool { plain?.shrank ?? false }
 
-    deinit { sf_close(handle) }
+    /// Why reading stopped before the end of the audio, if it did: an MPEG stream that could
+    /// not be decoded further, or that changed its format (set by `read`, on the reader's
+    /// thread, before the chunk that ends the file is handed over).
+    var unreadable: String? { mpeg?.fault }
+
+    deinit { if let handle { sf_close(handle) } }
 
     /// Reads up to `count` frames into `planar` (channel c at `c·stride`); returns the frames
     /// read (0 at the end, negative on an error). `scratch` holds `count` interleaved frames.
@@ -135,7 +160,7 @@ final class AudioFile: @unchecked Sendable {
             position += n
             return n
         }
-        let n = Int(sf_readf_float(handle, scratch, sf_count_t(count)))
+        let n = mpeg?.read(into: scratch, frames: count) ?? Int(sf_readf_float(handle, scratch, sf_count_t(count)))
         AudioFile.deinterleave(scratch, into: planar, frames: max(0, n), channels: channels, stride: stride)
         return n
     }
@@ -536,6 +561,9 @@ public struct FileAnalysis {
         let changes = observers.alarms?.changes ?? []
         if file.shrank {
             throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
+        }
+        if let why = file.unreadable {
+            throw EngineError(.noInput, "cannot analyse '\(path)': \(why) (after \(done) frames, \((Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000) s)")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSndfile
 import Foundation
 import Outputs
 import TestSupport
@@ -307,6 +308,76 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(errors[0].hasPrefix("jackvu: cannot read '\(missing)'"), r.stderr)
         XCTAssertTrue(errors[1].hasPrefix("jackvu: cannot read '\(garbage)'"), r.stderr)
         XCTAssertTrue(r.stdout.contains("integrated        -20.0 LUFS"), r.stdout)
+    }
+
+    /// MP3 is decoded by libmpg123 directly, not through libsndfile, whose decoder lets
+    /// libmpg123 write its notes to stderr. The samples are libsndfile's: the summary equals,
+    /// to the last digit, that of a float WAV of what libsndfile decodes from the same MP3 (a
+    /// real encoder's, lame's, with its gapless header); an ID3v2 tag in front changes nothing;
+    /// a stream with bytes overwritten mid-file (libmpg123 resyncs; libsndfile's decoder
+    /// printed three "Note: …" lines) is analysed with nothing on stderr. A file with no
+    /// decodable frame, and two streams joined end to end (libmpg123 reads the first only,
+    /// as libsndfile did, silently), are one line each and exit 66.
+    func testMP3sDecodeAsLibsndfileDecodesThemAndQuietly() throws {
+        let d = directory.path
+        let n = 3 * 48000
+        let source = "\(d)/source.wav"
+        let sox = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", source, "synth", "3", "sine", "997", "sine", "440", "vol", "0.1"])
+        XCTAssertEqual(sox.status, 0, sox.stderr)
+        let mp3 = "\(d)/t.mp3"
+        let lame = try Executables.run("lame", ["--quiet", "-b", "320", "-m", "s", source, mp3])
+        XCTAssertEqual(lame.status, 0, lame.stderr)
+        // libsndfile's decoding of it, as a float WAV.
+        var info = SF_INFO()
+        let h = try XCTUnwrap(sf_open(mp3, Int32(SFM_READ), &info), String(cString: sf_strerror(nil)))
+        var interleaved = [Float](repeating: 0, count: (n + 48000) * 2)
+        let frames = Int(sf_readf_float(h, &interleaved, sf_count_t(n + 48000)))
+        sf_close(h)
+        XCTAssertEqual(info.format & 0x0FFF0000, 0x230000, "libsndfile reads it as MPEG")
+        XCTAssertEqual(frames, n, "lame's gapless header gives the source's length")
+        let reference = try file("libsndfile.wav", [0, 1].map { c in (0..<frames).map { interleaved[2 * $0 + c] } })
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: mp3))
+        let frame = Data("TIT2".utf8) + Data([0, 0, 0, 8, 0, 0, 0]) + Data("A title".utf8)
+        try (Data("ID3".utf8) + Data([3, 0, 0, 0, 0, 0, UInt8(frame.count)]) + frame + bytes).write(to: URL(fileURLWithPath: "\(d)/tagged.mp3"))
+        let jackvu = try Executables.product("jackvu")
+        let r = try Executables.run(jackvu, ["analyze", "--format", "json", mp3, reference, "\(d)/tagged.mp3", source])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr, "")
+        let results = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
+        XCTAssertEqual(results.count, 4)
+        func figures(_ r: [String: Any]) -> NSDictionary { NSDictionary(dictionary: r.filter { $0.key != "file" && $0.key != "format" }) }
+        XCTAssertEqual(results[0]["format"] as? String, "MPEG-1/2 Audio")
+        XCTAssertEqual(figures(results[0]), figures(results[1]), "jackvu's decoding and libsndfile's")
+        XCTAssertEqual(figures(results[0]), figures(results[2]), "an ID3v2 tag in front")
+        // And the level is the source's (lame at 320 kb/s, left and right coded apart: within 0.01 LU).
+        XCTAssertEqual(results[0]["integrated_lufs"] as? Double ?? 0, results[3]["integrated_lufs"] as? Double ?? 1, accuracy: 0.05, "\(results[0])")
+
+        // Damage from a frame header on: 400 bytes, which libmpg123 steps over; 4000, which it
+        // does not (it looks 1024 bytes on), where libsndfile's reader ended without a word.
+        let header = try XCTUnwrap((bytes.count / 2..<bytes.count).first { bytes[$0] == 0xFF && bytes[$0 + 1] & 0xE0 == 0xE0 })
+        var broken = bytes
+        bytes.replaceSubrange(header..<header + 400, with: [UInt8](repeating: 0x55, count: 400))
+        try bytes.write(to: URL(fileURLWithPath: "\(d)/damaged.mp3"))
+        broken.replaceSubrange(header..<header + 4000, with: [UInt8](repeating: 0x55, count: 4000))
+        try broken.write(to: URL(fileURLWithPath: "\(d)/broken.mp3"))
+        let damaged = try Executables.run(jackvu, ["analyze", "\(d)/damaged.mp3"])
+        XCTAssertEqual(damaged.status, 0, damaged.stderr)
+        XCTAssertEqual(damaged.stderr, "", "libmpg123's notes stay out of stderr")
+        XCTAssertTrue(damaged.stdout.contains("MPEG-1/2 Audio, 48000 Hz, 2 ch"), damaged.stdout)
+
+        // One frame header and nothing decodable; the MP3 twice, end to end.
+        try (Data([0xFF, 0xFB, 0x90, 0x64]) + Data(count: 413)).write(to: URL(fileURLWithPath: "\(d)/one.mp3"))
+        let original = try Data(contentsOf: URL(fileURLWithPath: mp3))
+        try (original + original).write(to: URL(fileURLWithPath: "\(d)/joined.mp3"))
+        let bad = try Executables.run(jackvu, ["analyze", "\(d)/one.mp3", "\(d)/joined.mp3", "\(d)/broken.mp3"])
+        XCTAssertEqual(bad.status, 66, bad.stderr)
+        let lines = bad.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, bad.stderr)
+        XCTAssertEqual(lines.first, "jackvu: cannot read '\(d)/one.mp3': it holds no MPEG audio frame that can be decoded")
+        XCTAssertEqual(lines.dropFirst().first,
+            "jackvu: cannot analyse '\(d)/joined.mp3': another MPEG stream starts at byte \(original.count) (files joined end to end?): jackvu analyses one stream a file (after \(n) frames, 3.0 s)")
+        XCTAssertTrue(lines.last?.hasPrefix("jackvu: cannot analyse '\(d)/broken.mp3': its MPEG data is damaged near byte ") == true, bad.stderr)
+        XCTAssertTrue(lines.last?.contains("(libmpg123: ") == true, bad.stderr)
     }
 
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a

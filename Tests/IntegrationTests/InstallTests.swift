@@ -135,7 +135,7 @@ final class InstallTests: XCTestCase {
         let info = try Executables.run("dpkg-deb", ["-I", deb])
         XCTAssertEqual(info.status, 0, info.stderr)
         let depends = try XCTUnwrap(info.stdout.split(separator: "\n").first { $0.hasPrefix(" Depends:") }, info.stdout)
-        for library in ["libjack-jackd2-0", "libfftw3-single3", "liblo7", "libsndfile1", "libc6"] {
+        for library in ["libjack-jackd2-0", "libfftw3-single3", "liblo7", "libsndfile1", "libmpg123-0", "libc6"] {
             XCTAssertTrue(depends.contains(library), "Depends names \(library): \(depends)")
         }
         XCTAssertFalse(depends.contains("swift"), String(depends))
