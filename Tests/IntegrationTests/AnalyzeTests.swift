@@ -380,6 +380,34 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertTrue(lines.last?.contains("(libmpg123: ") == true, bad.stderr)
     }
 
+    /// A file libsndfile decodes fewer frames of than its header gives — FLAC with bytes
+    /// overwritten mid-stream, FLAC cut short — is one line and exit 66, not a summary of the
+    /// part before the damage (libsndfile's reader just ends there, with no error).
+    func testAFileDecodedShortOfItsHeaderIsOneLine() throws {
+        let d = directory.path
+        let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "\(d)/t.flac", "synth", "4", "sine", "997", "vol", "0.1"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: "\(d)/t.flac"))
+        try Data(bytes.prefix(bytes.count * 3 / 5)).write(to: URL(fileURLWithPath: "\(d)/cut.flac"))
+        bytes.replaceSubrange(bytes.count / 2..<bytes.count / 2 + 3000, with: [UInt8](repeating: 0x55, count: 3000))
+        try bytes.write(to: URL(fileURLWithPath: "\(d)/damaged.flac"))
+        let expected = ["\(d)/damaged.flac", "\(d)/cut.flac"]
+        let jackvu = try Executables.product("jackvu")
+        let whole = try Executables.run(jackvu, ["analyze", "\(d)/t.flac"])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        XCTAssertEqual(whole.stderr, "")
+        let r = try Executables.run(jackvu, ["analyze"] + expected)
+        XCTAssertEqual(r.status, 66, r.stderr)
+        XCTAssertEqual(r.stdout, "", "no summary of part of a file")
+        let lines = r.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, expected.count, r.stderr)
+        for (line, path) in zip(lines, expected) {
+            XCTAssertTrue(line.hasPrefix("jackvu: cannot analyse '\(path)': only "), "\(line)")
+            XCTAssertTrue(line.contains(" of the 192000 frames its header gives could be decoded ("), "\(line)")
+            XCTAssertTrue(line.hasSuffix(" of 4.0 s): it is damaged or cut short"), "\(line)")
+        }
+    }
+
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
     /// limit named where a limit is the reason: FLAC whose frames are overwritten, a cut AIFF,
     /// a cut Ogg Vorbis, a WAV header with 0 Hz, one with 65 channels, text.
