@@ -9,9 +9,9 @@
 #include <mpg123.h>
 
 /// Opens `path` to be read as interleaved 32-bit floats. On success fills the sample rate,
-/// channels, frames (-1: unknown) and MPEG layer; on failure returns NULL with `*error` a
-/// libmpg123 error code (mpg123_plain_strerror says it).
-static inline mpg123_handle *jackvu_mpg123_open(const char *path, long *rate, int *channels, long long *frames, int *layer, int *error) {
+/// channels and frames (-1: unknown); on failure returns NULL with `*error` a libmpg123 error
+/// code (mpg123_plain_strerror says it).
+static inline mpg123_handle *jackvu_mpg123_open(const char *path, long *rate, int *channels, long long *frames, int *error) {
     mpg123_handle *h = mpg123_new(NULL, error);
     if (h == NULL) return NULL;
     // libsndfile's flags (mpeg_decode.c), with MPG123_QUIET.
@@ -21,7 +21,6 @@ static inline mpg123_handle *jackvu_mpg123_open(const char *path, long *rate, in
     mpg123_param(h, MPG123_ADD_FLAGS, MPG123_NO_FRANKENSTEIN, 1.0);
 #endif
     int encoding = 0;
-    struct mpg123_frameinfo fi;
     if ((*error = mpg123_open(h, path)) != MPG123_OK
         || (*error = mpg123_getformat(h, rate, channels, &encoding)) != MPG123_OK) {
         mpg123_delete(h);
@@ -36,12 +35,10 @@ static inline mpg123_handle *jackvu_mpg123_open(const char *path, long *rate, in
     }
     *frames = length >= 0 ? (long long)length : -1;
     if ((*error = mpg123_format_none(h)) != MPG123_OK
-        || (*error = mpg123_format(h, *rate, *channels, MPG123_ENC_FLOAT_32)) != MPG123_OK
-        || (*error = mpg123_info(h, &fi)) != MPG123_OK) {
+        || (*error = mpg123_format(h, *rate, *channels, MPG123_ENC_FLOAT_32)) != MPG123_OK) {
         mpg123_delete(h);
         return NULL;
     }
-    *layer = fi.layer;
     return h;
 }
 

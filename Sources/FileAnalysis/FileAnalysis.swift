@@ -51,10 +51,7 @@ final class AudioFile: @unchecked Sendable {
         }
         try AudioFile.checkChunks(path, size: Int(st.st_size))
         if MPEGStream.looksLikeMPEG(path) {
-            let stream = try MPEGStream(path: path)
-            guard stream.channels >= 1, stream.channels <= AudioFile.maxChannels, stream.sampleRate > 0 else {
-                throw EngineError(.noInput, "cannot analyse '\(path)': its MPEG header gives \(stream.channels) channels at \(stream.sampleRate) Hz")
-            }
+            let stream = try MPEGStream(path: path)  // one or two channels, a rate from 8 to 48 kHz
             handle = nil
             mpeg = stream
             plain = nil

@@ -52,8 +52,8 @@ final class MPEGStream {
 
     /// Opens the stream; throws the one-line reason (libmpg123's) on failure.
     init(path: String) throws(EngineError) {
-        var rate = 0, channels: Int32 = 0, frames: Int64 = 0, layer: Int32 = 0, error: Int32 = 0
-        guard let h = jackvu_mpg123_open(path, &rate, &channels, &frames, &layer, &error) else {
+        var rate = 0, channels: Int32 = 0, frames: Int64 = 0, error: Int32 = 0
+        guard let h = jackvu_mpg123_open(path, &rate, &channels, &frames, &error) else {
             if error == Int32(MPG123_DONE.rawValue) {
                 throw EngineError(.noInput, "cannot read '\(path)': it holds no MPEG audio frame that can be decoded")
             }
