@@ -30,8 +30,9 @@ final class AudioFile: @unchecked Sendable {
     let plain: PlainWave?
     /// An MPEG audio stream, decoded by libmpg123 (nil: read through libsndfile).
     private let mpeg: MPEGStream?
-    /// The next frame `read` returns from the mapping.
-    private var position = 0
+    /// The frames `read` has returned so far (for a plain WAV file, the next frame of the
+    /// mapping), and whether it has reached the end.
+    private var position = 0, ended = false
 
     /// Opens `path`; throws the one-line reason (libsndfile's) on failure. With `mapping`
     /// false, always reads through libsndfile.
@@ -142,21 +143,20 @@ final class AudioFile: @unchecked Sendable {
     /// was read).
     var shrank: Bool { plain?.shrank ?? false }
 
-    /// Why reading stopped before the end of the audio, if it did: an MPEG stream that could
-    /// not be decoded further, or that changed its format; a file libsndfile decoded fewer
-    /// frames of than its header gives (a FLAC file damaged mid-stream: libsndfile's reader
-    /// just ends there). Set by `read`, on the reader's thread, before the chunk that ends the
-    /// file is handed over.
+    /// Why reading stopped before the end of the audio, if it did: a plain WAV file that
+    /// shrank while it was read; an MPEG stream that could not be decoded further, or that
+    /// changed its format; a file libsndfile decoded fewer frames of than its header gives (a
+    /// FLAC file damaged mid-stream: libsndfile's reader just ends there). Set by `read`, on
+    /// the reader's thread, before the chunk that ends the file is handed over.
     var unreadable: String? {
         func seconds(_ frames: Int) -> Double { (Double(frames) / Double(sampleRate) * 1000).rounded() / 1000 }
-        if let fault = mpeg?.fault { return "\(fault) (after \(decoded) frames, \(seconds(decoded)) s)" }
-        guard ended, handle != nil, frames > 0, frames < Int(Int64.max), decoded < frames else { return nil }
+        if shrank { return "it shrank while it was read (\(position) of \(frames) frames there)" }
+        if let fault = mpeg?.fault { return "\(fault) (after \(position) frames, \(seconds(position)) s)" }
+        guard ended, handle != nil, frames > 0, frames < Int(Int64.max), position < frames else { return nil }
         // Every format libsndfile reads gives its exact length (checked on WAV, ADPCM, GSM,
         // AIFF, CAF, W64, FLAC, Vorbis, Opus): fewer frames at the end is audio lost.
-        return "only \(decoded) of the \(frames) frames its header gives could be decoded (\(seconds(decoded)) of \(seconds(frames)) s): it is damaged or cut short"
+        return "only \(position) of the \(frames) frames its header gives could be decoded (\(seconds(position)) of \(seconds(frames)) s): it is damaged or cut short"
     }
-    /// The frames decoded so far (libsndfile's or libmpg123's), and whether the end was reached.
-    private var decoded = 0, ended = false
 
     deinit { if let handle { sf_close(handle) } }
 
@@ -169,7 +169,7 @@ final class AudioFile: @unchecked Sendable {
             return n
         }
         let n = mpeg?.read(into: scratch, frames: count) ?? Int(sf_readf_float(handle, scratch, sf_count_t(count)))
-        decoded += max(0, n)
+        position += max(0, n)
         if n <= 0, count > 0 { ended = true }
         AudioFile.deinterleave(scratch, into: planar, frames: max(0, n), channels: channels, stride: stride)
         return n
@@ -569,9 +569,6 @@ public struct FileAnalysis {
         analyzer.finishAudio()
         observers.finish()
         let changes = observers.alarms?.changes ?? []
-        if file.shrank {
-            throw EngineError(.noInput, "cannot analyse '\(path)': it shrank while it was read (\(done) of \(file.frames) frames there)")
-        }
         if let why = file.unreadable {
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
