@@ -408,6 +408,35 @@ final class AnalyzeTests: XCTestCase {
         }
     }
 
+    /// A WAV file whose `data` chunk claims more than the file holds (cut short, or still
+    /// being written) is analysed as far as it goes, exit 0, with one line saying so — through
+    /// jackvu's own WAV reader (16-bit) and libsndfile's (u-law). A WAV written to a pipe, whose
+    /// header gives a placeholder length (sox's 0x7FFFF000), gets no line.
+    func testAWAVCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
+        let d = directory.path
+        var expected: [String] = []
+        var files: [String] = []
+        for (name, encoding, bits) in [("pcm", "signed-integer", 16), ("ulaw", "u-law", 8)] {
+            let whole = "\(d)/\(name)-whole.wav", bytesPerFrame = 2 * bits / 8
+            let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-e", encoding, "-b", "\(bits)", whole, "synth", "4", "sine", "997", "vol", "0.1"])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+            let data = try XCTUnwrap(bytes.range(of: Data("data".utf8))).lowerBound + 8
+            let cut = data + 48000 * bytesPerFrame * 3 / 2  // 1.5 s of the 4 s
+            try Data(bytes.prefix(cut)).write(to: URL(fileURLWithPath: "\(d)/\(name).wav"))
+            files.append("\(d)/\(name).wav")
+            expected.append("jackvu: '\(d)/\(name).wav': its data chunk claims \(48000 * 4 * bytesPerFrame) bytes, the file holds \(48000 * bytesPerFrame * 3 / 2): 1.5 s analysed, as far as it goes (the file is cut short, or still being written)")
+        }
+        let piped = try Executables.run("/bin/sh", ["-c", "sox -n -r 48000 -c 2 -b 16 -t wav - synth 1 sine 997 > '\(d)/piped.wav'"])
+        XCTAssertEqual(piped.status, 0, piped.stderr)
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + ["\(d)/piped.wav"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
+        let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
+        let durations = summaries.compactMap { $0["duration_s"] as? Double }
+        XCTAssertEqual(durations, [1.5, 1.5, 1.0], r.stdout)
+    }
+
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
     /// limit named where a limit is the reason: FLAC whose frames are overwritten, a cut AIFF,
     /// a cut Ogg Vorbis, a WAV header with 0 Hz, one with 65 channels, text.
