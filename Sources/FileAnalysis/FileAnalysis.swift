@@ -659,6 +659,7 @@ public struct FileAnalysis {
                 + "\"duration_s\": \(format3(seconds)), " + summary.fileJSON() + targetJSON(whole, 0)
                 + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(summary, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
                 + (alarms.map { "\"alarms\": [" + $0.map(\.json).joined(separator: ", ") + "], " } ?? "")
+                + (file.cutData.map { "\"data_cut_short\": {\"claimed_bytes\": \($0.claimed), \"bytes\": \($0.there)}, " } ?? "")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         var text = "\(escapedForLine(file.path))\n"
@@ -672,6 +673,9 @@ public struct FileAnalysis {
             for e in alarms {
                 text += "    \(fixed(e.audioTime, 1)) s  \(e.kind.rawValue) \(escapedForLine(e.subject)) \(e.state) (\(fixed(e.value, 1)) \(e.kind.unit))\n"
             }
+        }
+        if let cut = file.cutData {
+            text += "  cut short         its data chunk claims \(cut.claimed) bytes, the file holds \(cut.there) (cut short, or still being written)\n"
         }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"

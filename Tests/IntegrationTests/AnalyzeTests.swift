@@ -435,6 +435,10 @@ final class AnalyzeTests: XCTestCase {
         let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
         let durations = summaries.compactMap { $0["duration_s"] as? Double }
         XCTAssertEqual(durations, [1.5, 1.5, 1.0], r.stdout)
+        let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes"]] } }
+        XCTAssertEqual(cut, [[48000 * 4 * 4, 48000 * 4 * 3 / 2], [48000 * 4 * 2, 48000 * 2 * 3 / 2], nil], "the JSON summary says so too")
+        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", files[0]])
+        XCTAssertTrue(text.stdout.contains("\n  cut short         its data chunk claims 768000 bytes, the file holds 288000 (cut short, or still being written)\n"), text.stdout)
     }
 
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
