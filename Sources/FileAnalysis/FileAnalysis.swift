@@ -107,7 +107,8 @@ final class AudioFile: @unchecked Sendable {
             let id = String(decoding: header[0..<4].map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
             let length = Int(header[4]) | Int(header[5]) << 8 | Int(header[6]) << 16 | Int(header[7]) << 24
             let end = offset + 8 + length + (length & 1)
-            if id == "data" && end > size {
+            // (Its pad byte, after an odd length, may be missing from the end of the file.)
+            if id == "data" && offset + 8 + length > size {
                 return streamedLengths.contains(length) ? nil : (length, size - offset - 8)
             }
             guard end <= size + (length & 1) else {

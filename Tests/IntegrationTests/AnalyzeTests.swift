@@ -411,7 +411,8 @@ final class AnalyzeTests: XCTestCase {
     /// A WAV file whose `data` chunk claims more than the file holds (cut short, or still
     /// being written) is analysed as far as it goes, exit 0, with one line saying so — through
     /// jackvu's own WAV reader (16-bit) and libsndfile's (u-law). A WAV written to a pipe, whose
-    /// header gives a placeholder length (sox's 0x7FFFF000), gets no line.
+    /// header gives a placeholder length (sox's 0x7FFFF000), gets no line, nor does one whose
+    /// data are all there but the pad byte after their odd length.
     func testAWAVCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
         let d = directory.path
         var expected: [String] = []
@@ -429,14 +430,19 @@ final class AnalyzeTests: XCTestCase {
         }
         let piped = try Executables.run("/bin/sh", ["-c", "sox -n -r 48000 -c 2 -b 16 -t wav - synth 1 sine 997 > '\(d)/piped.wav'"])
         XCTAssertEqual(piped.status, 0, piped.stderr)
-        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + ["\(d)/piped.wav"])
+        let odd = try Executables.run("sox", ["-n", "-r", "48000", "-c", "1", "-b", "24", "\(d)/odd.wav", "synth", "48001s", "sine", "997"])
+        XCTAssertEqual(odd.status, 0, odd.stderr)
+        let oddBytes = try Data(contentsOf: URL(fileURLWithPath: "\(d)/odd.wav"))
+        XCTAssertEqual(oddBytes.count % 2, 0, "sox pads the odd data chunk")
+        try Data(oddBytes.dropLast()).write(to: URL(fileURLWithPath: "\(d)/odd.wav"))
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + ["\(d)/piped.wav", "\(d)/odd.wav"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
         let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
         let durations = summaries.compactMap { $0["duration_s"] as? Double }
-        XCTAssertEqual(durations, [1.5, 1.5, 1.0], r.stdout)
+        XCTAssertEqual(durations, [1.5, 1.5, 1.0, 1.0], r.stdout)
         let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes"]] } }
-        XCTAssertEqual(cut, [[48000 * 4 * 4, 48000 * 4 * 3 / 2], [48000 * 4 * 2, 48000 * 2 * 3 / 2], nil], "the JSON summary says so too")
+        XCTAssertEqual(cut, [[48000 * 4 * 4, 48000 * 4 * 3 / 2], [48000 * 4 * 2, 48000 * 2 * 3 / 2], nil, nil], "the JSON summary says so too")
         let text = try Executables.run(try Executables.product("jackvu"), ["analyze", files[0]])
         XCTAssertTrue(text.stdout.contains("\n  cut short         its data chunk claims 768000 bytes, the file holds 288000 (cut short, or still being written)\n"), text.stdout)
     }
