@@ -30,10 +30,10 @@ final class AudioFile: @unchecked Sendable {
     let plain: PlainWave?
     /// An MPEG audio stream, decoded by libmpg123 (nil: read through libsndfile).
     private let mpeg: MPEGStream?
-    /// A RIFF/WAVE `data` chunk that claims more bytes than the file holds after its header
-    /// (a file cut short, or one still being written): the bytes claimed and those there. The
-    /// file is read as far as it goes, and `analyze` says so.
-    let cutData: (claimed: Int, there: Int)?
+    /// An audio chunk (WAV's, RF64's, Wave64's `data`, AIFF's `SSND`) that claims more bytes
+    /// than the file holds (a file cut short, or one still being written): the file is read as
+    /// far as it goes, and `analyze` says so (`Chunks`).
+    let cutData: CutAudio?
     /// The frames `read` has returned so far (for a plain WAV file, the next frame of the
     /// mapping), and whether it has reached the end.
     private var position = 0, ended = false
@@ -54,7 +54,7 @@ final class AudioFile: @unchecked Sendable {
         default:
             throw EngineError(.noInput, "cannot read '\(path)': it is a device, not a file")
         }
-        cutData = try AudioFile.checkChunks(path, size: Int(st.st_size))
+        cutData = try Chunks.check(path, size: Int(st.st_size))
         if MPEGStream.looksLikeMPEG(path) {
             let stream = try MPEGStream(path: path)  // one or two channels, a rate from 8 to 48 kHz
             handle = nil
@@ -85,46 +85,6 @@ final class AudioFile: @unchecked Sendable {
         formatName = String(cString: jackvu_sf_format_name(info.format))
         plain = mapping ? PlainWave(path: path, channels: channels, frames: frames, bits: Int(jackvu_sf_plain_wav_bits(info.format))) : nil
     }
-
-    /// Refuses a RIFF/WAVE file whose chunk headers (other than `data`) claim more bytes than
-    /// the file holds, before libsndfile reads it: libsndfile 1.2 spends minutes parsing such a
-    /// chunk (a 139-byte file whose LIST chunk claims 4 GB kept `jackvu analyze` busy for 60 s
-    /// and more; found by FuzzTests). A `data` chunk may be cut short (a file cut short, or
-    /// still being written, is read as far as it goes): the walk stops there and returns the
-    /// bytes it claims and those there, unless its length is a placeholder (below). Else the
-    /// walk ends at the end of the file, or after 4096 chunks, and returns nil.
-    static func checkChunks(_ path: String, size: Int) throws(EngineError) -> (claimed: Int, there: Int)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }  // sf_open says why
-        defer { close(fd) }
-        var header = [UInt8](repeating: 0, count: 12)
-        guard pread(fd, &header, 12, 0) == 12, header[0..<4] == [0x52, 0x49, 0x46, 0x46],
-            header[8..<12] == [0x57, 0x41, 0x56, 0x45]
-        else { return nil }  // not RIFF/WAVE: libsndfile's own checks
-        var offset = 12
-        for _ in 0..<4096 {
-            guard pread(fd, &header, 8, off_t(offset)) == 8 else { return nil }
-            let id = String(decoding: header[0..<4].map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
-            let length = Int(header[4]) | Int(header[5]) << 8 | Int(header[6]) << 16 | Int(header[7]) << 24
-            let end = offset + 8 + length + (length & 1)
-            // (Its pad byte, after an odd length, may be missing from the end of the file.)
-            if id == "data" && offset + 8 + length > size {
-                return streamedLengths.contains(length) ? nil : (length, size - offset - 8)
-            }
-            guard end <= size + (length & 1) else {
-                throw EngineError(
-                    .noInput,
-                    "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(size - offset - 8) after it")
-            }
-            offset = end
-        }
-        return nil
-    }
-
-    /// `data` lengths that say "unknown": what a writer puts in a header it cannot go back to
-    /// (a WAV written to a pipe): sox's 0x7FFFF000, ffmpeg's and others' 0xFFFFFFFF and
-    /// 0x7FFFFFFF. Such a file is not cut short by its own account.
-    static let streamedLengths: Set<Int> = [0x7FFF_F000, 0x7FFF_FFFF, 0xFFFF_FFFF]
 
     /// The most channels a file may have (the analysis' channel limit, as live).
     static let maxChannels = 64
@@ -591,7 +551,7 @@ public struct FileAnalysis {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
-            printError("'\(path)': its data chunk claims \(cut.claimed) bytes, the file holds \(cut.there): \(seconds) s analysed, as far as it goes (the file is cut short, or still being written)")
+            printError("'\(path)': its \(cut.chunk) chunk claims \(cut.claimed) bytes, the file holds \(cut.there): \(seconds) s analysed, as far as it goes (the file is cut short, or still being written)")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
@@ -676,7 +636,7 @@ public struct FileAnalysis {
             }
         }
         if let cut = file.cutData {
-            text += "  cut short         its data chunk claims \(cut.claimed) bytes, the file holds \(cut.there) (cut short, or still being written)\n"
+            text += "  cut short         its \(cut.chunk) chunk claims \(cut.claimed) bytes, the file holds \(cut.there) (cut short, or still being written)\n"
         }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"

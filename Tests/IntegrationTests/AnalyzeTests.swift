@@ -408,41 +408,66 @@ final class AnalyzeTests: XCTestCase {
         }
     }
 
-    /// A WAV file whose `data` chunk claims more than the file holds (cut short, or still
-    /// being written) is analysed as far as it goes, exit 0, with one line saying so — through
-    /// jackvu's own WAV reader (16-bit) and libsndfile's (u-law). A WAV written to a pipe, whose
-    /// header gives a placeholder length (sox's 0x7FFFF000), gets no line, nor does one whose
-    /// data are all there but the pad byte after their odd length.
-    func testAWAVCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
+    /// A file whose audio chunk claims more than the file holds (cut short, or still being
+    /// written) is analysed as far as it goes, exit 0, with one line saying so and its summary
+    /// too: WAV through jackvu's own reader (16-bit) and libsndfile's (u-law), RF64 (its length
+    /// in `ds64`), Wave64 and AIFF (`SSND`). A WAV written to a pipe, whose header gives a
+    /// placeholder length (sox's 0x7FFFF000), gets no line, nor does one whose data are all
+    /// there but the pad byte after their odd length.
+    func testAFileCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
         let d = directory.path
-        var expected: [String] = []
-        var files: [String] = []
-        for (name, encoding, bits) in [("pcm", "signed-integer", 16), ("ulaw", "u-law", 8)] {
-            let whole = "\(d)/\(name)-whole.wav", bytesPerFrame = 2 * bits / 8
-            let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-e", encoding, "-b", "\(bits)", whole, "synth", "4", "sine", "997", "vol", "0.1"])
+        func sox(_ file: String, _ options: [String], _ seconds: String = "4") throws {
+            let made = try Executables.run("sox", ["-n", "-r", "48000"] + options + ["\(d)/\(file)", "synth", seconds, "sine", "997", "vol", "0.1"])
             XCTAssertEqual(made.status, 0, made.stderr)
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
-            let data = try XCTUnwrap(bytes.range(of: Data("data".utf8))).lowerBound + 8
-            let cut = data + 48000 * bytesPerFrame * 3 / 2  // 1.5 s of the 4 s
-            try Data(bytes.prefix(cut)).write(to: URL(fileURLWithPath: "\(d)/\(name).wav"))
-            files.append("\(d)/\(name).wav")
-            expected.append("jackvu: '\(d)/\(name).wav': its data chunk claims \(48000 * 4 * bytesPerFrame) bytes, the file holds \(48000 * bytesPerFrame * 3 / 2): 1.5 s analysed, as far as it goes (the file is cut short, or still being written)")
+        }
+        func bytes(_ file: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: "\(d)/\(file)")) }
+        func le(_ v: Int, _ n: Int) -> Data { Data((0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        try sox("pcm.wav", ["-c", "2", "-b", "16"])
+        try sox("ulaw.wav", ["-c", "2", "-e", "u-law"])
+        try sox("w.aiff", ["-c", "2", "-b", "16"])
+        try sox("w.w64", ["-c", "2", "-b", "16"])
+        // RF64 (EBU Tech 3306) from the 16-bit WAV: its sizes in ds64, 0xFFFFFFFF in the headers.
+        let wav = try bytes("pcm.wav")
+        let fmt = try XCTUnwrap(wav.range(of: Data("fmt ".utf8))).lowerBound
+        let samples = wav.suffix(from: try XCTUnwrap(wav.range(of: Data("data".utf8))).lowerBound + 8)
+        var rf64 = Data("RF64".utf8) + le(0xFFFF_FFFF, 4) + Data("WAVEds64".utf8) + le(28, 4)
+        let formatChunk = wav[fmt..<(fmt + 8 + Int(wav[fmt + 4]))]
+        rf64 += le(0, 8) + le(samples.count, 8) + le(samples.count / 4, 8) + le(0, 4) + formatChunk + Data("data".utf8) + le(0xFFFF_FFFF, 4)
+        rf64 += samples
+        rf64.replaceSubrange(20..<28, with: le(rf64.count - 8, 8))
+        try rf64.write(to: URL(fileURLWithPath: "\(d)/w.rf64"))
+        // Each cut 1.5 s into its audio: (file, its audio chunk's id, the chunk's header bytes,
+        // bytes before the samples in the chunk (SSND's offset and block size), bytes a frame).
+        let cuts: [(String, Data, Int, Int, Int)] = [
+            ("pcm.wav", Data("data".utf8), 8, 0, 4), ("ulaw.wav", Data("data".utf8), 8, 0, 2), ("w.rf64", Data("data".utf8), 8, 0, 4),
+            ("w.w64", Data("data".utf8) + Data([0xF3, 0xAC, 0xD3, 0x11, 0x8C, 0xD1, 0x00, 0xC0, 0x4F, 0x8E, 0xDB, 0x8A]), 24, 0, 4),
+            ("w.aiff", Data("SSND".utf8), 8, 8, 4),
+        ]
+        var expected: [String] = [], claims: [[Int]?] = [], files: [String] = []
+        for (file, id, header, before, frame) in cuts {
+            let whole = try bytes(file)
+            let body = try XCTUnwrap(whole.range(of: id), file).lowerBound + header
+            let there = before + 48000 * frame * 3 / 2, claimed = before + 48000 * frame * 4
+            try Data(whole.prefix(body + there)).write(to: URL(fileURLWithPath: "\(d)/cut-\(file)"))
+            files.append("\(d)/cut-\(file)")
+            expected.append("jackvu: '\(d)/cut-\(file)': its \(String(decoding: id.prefix(4), as: UTF8.self)) chunk claims \(claimed) bytes, the file holds \(there): 1.5 s analysed, as far as it goes (the file is cut short, or still being written)")
+            claims.append([claimed, there])
         }
         let piped = try Executables.run("/bin/sh", ["-c", "sox -n -r 48000 -c 2 -b 16 -t wav - synth 1 sine 997 > '\(d)/piped.wav'"])
         XCTAssertEqual(piped.status, 0, piped.stderr)
-        let odd = try Executables.run("sox", ["-n", "-r", "48000", "-c", "1", "-b", "24", "\(d)/odd.wav", "synth", "48001s", "sine", "997"])
-        XCTAssertEqual(odd.status, 0, odd.stderr)
-        let oddBytes = try Data(contentsOf: URL(fileURLWithPath: "\(d)/odd.wav"))
-        XCTAssertEqual(oddBytes.count % 2, 0, "sox pads the odd data chunk")
-        try Data(oddBytes.dropLast()).write(to: URL(fileURLWithPath: "\(d)/odd.wav"))
-        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + ["\(d)/piped.wav", "\(d)/odd.wav"])
+        try sox("odd.wav", ["-c", "1", "-b", "24"], "48001s")
+        let odd = try bytes("odd.wav")
+        XCTAssertEqual(odd.count % 2, 0, "sox pads the odd data chunk")
+        try Data(odd.dropLast()).write(to: URL(fileURLWithPath: "\(d)/odd.wav"))
+        let whole = ["\(d)/w.rf64", "\(d)/piped.wav", "\(d)/odd.wav"]
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + whole)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
         let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
-        let durations = summaries.compactMap { $0["duration_s"] as? Double }
-        XCTAssertEqual(durations, [1.5, 1.5, 1.0, 1.0], r.stdout)
-        let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes"]] } }
-        XCTAssertEqual(cut, [[48000 * 4 * 4, 48000 * 4 * 3 / 2], [48000 * 4 * 2, 48000 * 2 * 3 / 2], nil, nil], "the JSON summary says so too")
+        XCTAssertEqual(summaries.compactMap { $0["duration_s"] as? Double }, [Double](repeating: 1.5, count: files.count) + [4, 1, 1], r.stdout)
+        XCTAssertEqual(summaries.compactMap { $0["format"] as? String }[2], "RF64 (RIFF 64)")
+        let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"]!, $0["bytes"]!] } }
+        XCTAssertEqual(cut, claims + [nil, nil, nil], "the JSON summary says so too")
         let text = try Executables.run(try Executables.product("jackvu"), ["analyze", files[0]])
         XCTAssertTrue(text.stdout.contains("\n  cut short         its data chunk claims 768000 bytes, the file holds 288000 (cut short, or still being written)\n"), text.stdout)
     }

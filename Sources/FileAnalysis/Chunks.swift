@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Settings
+
+/// The audio chunk of a file cut short: its name, the bytes its header claims and those there.
+struct CutAudio: Equatable {
+    var chunk: String
+    var claimed: Int
+    var there: Int
+}
+
+/// A walk over a file's chunk headers before libsndfile opens it, for the containers whose
+/// audio is one chunk: RIFF/WAVE, RF64 (EBU Tech 3306: the sizes past 4 GB in a `ds64`
+/// chunk), Sony's Wave64 (GUIDs and 64-bit sizes) and AIFF/AIFC (big-endian, the audio in
+/// `SSND`).
+///
+/// - A file whose audio chunk claims more bytes than the file holds (cut short, or still
+///   being written) is read as far as it goes: libsndfile reads such a file to its end without
+///   a word, so the walk returns what the chunk claims and what is there, for `analyze` to say
+///   (unless the length is one a writer leaves in a header it cannot go back to: `placeholders`).
+/// - A RIFF/WAVE file whose other chunks claim more bytes than it holds is refused: libsndfile
+///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
+///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
+///
+/// Else nil: the walk ends at the end of the file, at a chunk it cannot read, or after 4096
+/// chunks; other formats are libsndfile's to check.
+enum Chunks {
+    /// How a container lays out its chunks.
+    private struct Layout {
+        /// The first chunk's offset.
+        var start: Int
+        /// A chunk's id (4 bytes, or a 16-byte GUID whose first 4 bytes name it) and size bytes.
+        var idBytes = 4, sizeBytes = 4
+        var bigEndian = false
+        /// Wave64's sizes count the chunk's own header.
+        var sizeCountsHeader = false
+        /// Chunks start on multiples of this (RIFF and AIFF pad odd lengths; Wave64 aligns to 8).
+        var align = 2
+        /// The audio chunk.
+        var audio = "data"
+        /// Whether an oversized chunk other than the audio is refused (RIFF/WAVE).
+        var refusesOversized = false
+    }
+
+    /// Lengths that say "unknown", not a length: what writers put in a header they cannot go
+    /// back to (a file written to a pipe). WAV: sox's 0x7FFFF000, 0x7FFFFFFF and 0xFFFFFFFF
+    /// (ffmpeg's and others'); AIFF: sox's 0x7F000008 (0x7F000000 and the SSND chunk's 8 bytes
+    /// of offset and block size).
+    static let placeholders: Set<Int> = [0x7FFF_F000, 0x7FFF_FFFF, 0xFFFF_FFFF, 0x7F00_0008]
+
+    /// Wave64's GUID for the file ("riff" and the rest of its GUID).
+    private static let wave64: [UInt8] = [0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11, 0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00]
+
+    static func check(_ path: String, size: Int) throws(EngineError) -> CutAudio? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }  // sf_open says why
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 40)
+        let got = pread(fd, &head, 40, 0)
+        guard got >= 12 else { return nil }
+        let form = (name(head[0..<4]), name(head[8..<12]))
+        var layout: Layout
+        /// RF64's 64-bit length of the `data` chunk, from `ds64`.
+        var dataSize64: Int?
+        switch form {
+        case ("RIFF", "WAVE"):
+            layout = Layout(start: 12, refusesOversized: true)
+        case ("RF64", "WAVE"):
+            // ds64 first: RIFF size, data size, sample count (64-bit each).
+            guard got >= 36, name(head[12..<16]) == "ds64" else { return nil }
+            dataSize64 = Int(exactly: integer(head[28..<36], bigEndian: false))
+            layout = Layout(start: 12)
+        case ("FORM", "AIFF"), ("FORM", "AIFC"):
+            layout = Layout(start: 12, bigEndian: true, audio: "SSND")
+        default:
+            guard got == 40, Array(head[0..<16]) == wave64 else { return nil }
+            layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)
+        }
+        let headerBytes = layout.idBytes + layout.sizeBytes
+        var header = [UInt8](repeating: 0, count: headerBytes)
+        var offset = layout.start
+        for _ in 0..<4096 {
+            guard pread(fd, &header, headerBytes, off_t(offset)) == headerBytes else { return nil }
+            let id = name(header[0..<4])
+            guard var length = Int(exactly: integer(header[layout.idBytes...], bigEndian: layout.bigEndian)) else { return nil }
+            if layout.sizeCountsHeader {
+                length -= headerBytes
+                guard length >= 0 else { return nil }
+            }
+            if id == layout.audio, length == 0xFFFF_FFFF, let dataSize64 { length = dataSize64 }
+            let body = offset + headerBytes
+            // (A pad byte after odd audio may be missing from the end of the file.)
+            if id == layout.audio && body + length > size {
+                return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: size - body)
+            }
+            // Only RIFF's chunks after the audio are looked at (for their claims).
+            if id == layout.audio && !layout.refusesOversized { return nil }
+            let padded = (headerBytes + length + layout.align - 1) / layout.align * layout.align
+            if layout.refusesOversized && offset + padded > size + (length & 1) {
+                throw EngineError(
+                    .noInput,
+                    "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(size - body) after it")
+            }
+            offset += padded
+        }
+        return nil
+    }
+
+    /// Four bytes as a chunk name (bytes outside printable ASCII as '?').
+    private static func name(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.prefix(4).map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
+    }
+
+    /// An unsigned integer of the slice's bytes (4 or 8).
+    private static func integer(_ bytes: ArraySlice<UInt8>, bigEndian: Bool) -> UInt64 {
+        let ordered = bigEndian ? Array(bytes) : bytes.reversed()
+        return ordered.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
