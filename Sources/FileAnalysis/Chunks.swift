@@ -89,20 +89,22 @@ enum Chunks {
                 guard length >= 0 else { return nil }
             }
             if id == layout.audio, length == 0xFFFF_FFFF, let dataSize64 { length = dataSize64 }
-            let body = offset + headerBytes
+            // The bytes after the header (the header was read, so none are missing before
+            // them). Lengths are compared with this, never added to (64-bit sizes would overflow).
+            let there = size - offset - headerBytes
             // (A pad byte after odd audio may be missing from the end of the file.)
-            if id == layout.audio && body + length > size {
-                return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: size - body)
+            if id == layout.audio && length > there {
+                return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: there)
             }
             // Only RIFF's chunks after the audio are looked at (for their claims).
             if id == layout.audio && !layout.refusesOversized { return nil }
-            let padded = (headerBytes + length + layout.align - 1) / layout.align * layout.align
-            if layout.refusesOversized && offset + padded > size + (length & 1) {
+            if length > there {
+                guard layout.refusesOversized else { return nil }
                 throw EngineError(
                     .noInput,
-                    "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(size - body) after it")
+                    "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(there) after it")
             }
-            offset += padded
+            offset += (headerBytes + length + layout.align - 1) / layout.align * layout.align
         }
         return nil
     }
