@@ -4,10 +4,13 @@ import Glibc
 import Settings
 
 /// The audio chunk of a file cut short: its name, the bytes its header claims and those there.
-struct CutAudio: Equatable {
+struct CutAudio: Equatable, CustomStringConvertible {
     var chunk: String
     var claimed: Int
     var there: Int
+
+    /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920".
+    var description: String { "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)" }
 }
 
 /// A walk over a file's chunk headers before libsndfile opens it, for the containers whose

@@ -551,12 +551,12 @@ public struct FileAnalysis {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
-            printError("'\(path)': its \(cut.chunk) chunk claims \(cut.claimed) bytes, the file holds \(cut.there): \(seconds) s analysed, as far as it goes (the file is cut short, or still being written)")
+            printError("'\(path)': \(cut): \(seconds) s analysed, as far as it goes (the file is cut short, or still being written)")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
             try writeReport(reportPath, path: path, analyzer: analyzer, programmes: programmes, blocks: observers.blocks?.kept ?? [],
-                            alarms: changes, seconds: Double(done) / Double(file.sampleRate))
+                            alarms: changes, seconds: Double(done) / Double(file.sampleRate), cut: file.cutData)
         }
         if stream {
             do { try sink.write(streamOutput?.take() ?? "") } catch { throw EngineError.writing(error) }
@@ -569,7 +569,7 @@ public struct FileAnalysis {
     /// the time into the file; each programme's true and sample peaks its channels' over the
     /// whole file.
     private func writeReport(_ out: String, path: String, analyzer: Analyzer, programmes: [Programme], blocks: [[LoggedBlock]],
-                             alarms: [AlarmEvent], seconds: Double) throws(EngineError)
+                             alarms: [AlarmEvent], seconds: Double, cut: CutAudio?) throws(EngineError)
     {
         var list: [ReportProgramme] = []
         for (p, programme) in programmes.enumerated() {
@@ -585,6 +585,7 @@ public struct FileAnalysis {
         }
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
+        report.sourceNote = cut.map { "The file is cut short, or was still being written: \($0); this report covers the audio there." }
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.ioError, "--report: cannot write '\(out)': \(String(cString: strerror(errno)))") }
@@ -636,7 +637,7 @@ public struct FileAnalysis {
             }
         }
         if let cut = file.cutData {
-            text += "  cut short         its \(cut.chunk) chunk claims \(cut.claimed) bytes, the file holds \(cut.there) (cut short, or still being written)\n"
+            text += "  cut short         \(cut) (cut short, or still being written)\n"
         }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"

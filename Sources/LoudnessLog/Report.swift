@@ -218,6 +218,8 @@ public struct Report: Sendable {
     public private(set) var graphs: [GraphColumns] = []
     /// Times as the time into the audio (a file's report), not as dates.
     public var relativeTimes = false
+    /// What the reader must know about the source (a file's report: the file is cut short).
+    public var sourceNote: String?
     /// How the integrated loudness is gated (`--gating`).
     public let gating: Gating
 

@@ -81,6 +81,7 @@ extension Report {
             return Report.fixed(x, 2)
         }
         var out = "{\"generator\": \(jsonString(generator)), \"source\": \(jsonString(source)), "
+            + (sourceNote.map { "\"source_note\": \(jsonString($0)), " } ?? "")
         out += "\"from\": \"\(stamp(from))\", \"to\": \"\(stamp(to))\", \"gating\": \"\(gating)\", \"results\": ["
         out += rows.map { r in
             var f = ["\"segment\": \(jsonString(r.segment))", "\"segment_start\": \"\(stamp(r.from))\"",
@@ -156,6 +157,7 @@ extension Report {
             <p class="meta">\(e(source)) · \(stamp(from)) to \(stamp(to))\(relativeTimes ? "" : " (UTC)") · \(e(generator))</p>
 
             """
+        if let sourceNote { out += "<p class=\"fail\">\(e(sourceNote))</p>\n" }
         // The reading table's report columns with a heading (`Readings.reportColumns`).
         let shown = Readings.reportColumns.filter { $0.column.heading != nil }
         out += "<h2>Results</h2>\n<table><thead><tr><th>Segment</th><th class=\"l\">Programme</th><th>Logged</th>"

@@ -414,6 +414,7 @@ final class AnalyzeTests: XCTestCase {
     /// in `ds64`), Wave64 and AIFF (`SSND`), and a Wave64 chunk claiming 2⁶³ − 1 bytes. A WAV
     /// written to a pipe, whose header gives a placeholder length (sox's 0x7FFFF000), gets no
     /// line, nor does one whose data are all there but the pad byte after their odd length.
+    /// The compliance report (`--report`) says so in HTML and JSON.
     func testAFileCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
         let d = directory.path
         func sox(_ file: String, _ options: [String], _ seconds: String = "4") throws {
@@ -477,8 +478,14 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(summaries.compactMap { $0["format"] as? String }[2], "RF64 (RIFF 64)")
         let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes"]] } }
         XCTAssertEqual(cut, claims.map { $0.map(Optional.some) } + [nil, nil, nil], "the JSON summary says so too")
-        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", files[0]])
+        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", "--report", "\(d)/r.html", files[0]])
         XCTAssertTrue(text.stdout.contains("\n  cut short         its data chunk claims 768000 bytes, the file holds 288000 (cut short, or still being written)\n"), text.stdout)
+        // The compliance report says so too.
+        let note = "The file is cut short, or was still being written: its data chunk claims 768000 bytes, the file holds 288000; this report covers the audio there."
+        XCTAssertTrue(try String(contentsOfFile: "\(d)/r.html", encoding: .utf8).contains("<p class=\"fail\">\(note)</p>"))
+        XCTAssertEqual(try Executables.run(try Executables.product("jackvu"), ["analyze", "--report", "\(d)/r.json", files[0]]).status, 0)
+        let report = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: "\(d)/r.json"))) as? [String: Any]
+        XCTAssertEqual(report?["source_note"] as? String, note)
     }
 
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
