@@ -3,14 +3,25 @@ import Glibc
 #endif
 import Settings
 
-/// The audio chunk of a file cut short: its name, the bytes its header claims and those there.
+/// An audio chunk whose length is not the audio there: its name, the bytes its header claims
+/// and those after its header. Either the file is cut short (it claims more), or its header
+/// was never finished (it claims 0, and the audio follows: what libsndfile writes until the
+/// file is closed, so a recording still going, or one whose recorder died).
 struct CutAudio: Equatable, CustomStringConvertible {
     var chunk: String
     var claimed: Int
     var there: Int
 
-    /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920".
-    var description: String { "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)" }
+    var unfinished: Bool { claimed == 0 }
+
+    /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920", or
+    /// "its data chunk gives 0 bytes, and 288000 follow it".
+    var description: String {
+        unfinished ? "its \(chunk) chunk gives 0 bytes, and \(there) follow it" : "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
+    }
+
+    /// Why, as the reader should take it.
+    var why: String { unfinished ? "its header was never finished: still being written, or its recorder stopped" : "the file is cut short, or still being written" }
 }
 
 /// A walk over a file's chunk headers before libsndfile opens it, for the containers whose
@@ -22,6 +33,10 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   being written) is read as far as it goes: libsndfile reads such a file to its end without
 ///   a word, so the walk returns what the chunk claims and what is there, for `analyze` to say
 ///   (unless the length is one a writer leaves in a header it cannot go back to: `placeholders`).
+/// - A file whose audio chunk gives 0 bytes and is followed by what is not a chunk (audio) has
+///   a header never finished: libsndfile writes 0 until it closes the file. The walk returns
+///   that too (claimed 0): `AudioFile` reads the audio to the end of the file where it is plain
+///   PCM or float, and refuses it in one line otherwise (libsndfile reads no frame of it).
 /// - A RIFF/WAVE file whose other chunks claim more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
@@ -99,6 +114,10 @@ enum Chunks {
             if id == layout.audio && length > there {
                 return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: there)
             }
+            // An empty audio chunk with audio after it, not chunks: a header never finished.
+            if id == layout.audio && length == 0 && there > 0 && !plausible(fd, at: offset + headerBytes, layout, size: size) {
+                return CutAudio(chunk: id, claimed: 0, there: there)
+            }
             // Only RIFF's chunks after the audio are looked at (for their claims).
             if id == layout.audio && !layout.refusesOversized { return nil }
             if length > there {
@@ -110,6 +129,16 @@ enum Chunks {
             offset += (headerBytes + length + layout.align - 1) / layout.align * layout.align
         }
         return nil
+    }
+
+    /// Whether a chunk header at `offset` looks like one: a printable name, a length the file holds.
+    private static func plausible(_ fd: Int32, at offset: Int, _ layout: Layout, size: Int) -> Bool {
+        let headerBytes = layout.idBytes + layout.sizeBytes
+        var header = [UInt8](repeating: 0, count: headerBytes)
+        guard pread(fd, &header, headerBytes, off_t(offset)) == headerBytes, header.prefix(4).allSatisfy({ (0x20...0x7E).contains($0) }),
+            let length = Int(exactly: integer(header[layout.idBytes...], bigEndian: layout.bigEndian))
+        else { return false }
+        return length <= size - offset - (layout.sizeCountsHeader ? 0 : headerBytes)
     }
 
     /// Four bytes as a chunk name (bytes outside printable ASCII as '?').

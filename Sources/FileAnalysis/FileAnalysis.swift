@@ -81,9 +81,21 @@ final class AudioFile: @unchecked Sendable {
         handle = h
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
-        frames = Int(info.frames)
         formatName = String(cString: jackvu_sf_format_name(info.format))
-        plain = mapping ? PlainWave(path: path, channels: channels, frames: frames, bits: Int(jackvu_sf_plain_wav_bits(info.format))) : nil
+        let bits = Int(jackvu_sf_plain_wav_bits(info.format))
+        if let cut = cutData, cut.unfinished, info.frames == 0 {
+            // A header never finished: libsndfile reads no frame; the audio after it is read
+            // to the end of the file where jackvu reads it itself.
+            let frames = bits == 0 ? 0 : cut.there / (channels * abs(bits) / 8)
+            guard mapping, frames > 0, let wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits) else {
+                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV")
+            }
+            self.frames = frames
+            plain = wave
+            return
+        }
+        frames = Int(info.frames)
+        plain = mapping ? PlainWave(path: path, channels: channels, frames: frames, bits: bits) : nil
     }
 
     /// The most channels a file may have (the analysis' channel limit, as live).
@@ -551,7 +563,7 @@ public struct FileAnalysis {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
-            printError("'\(path)': \(cut): \(seconds) s analysed, as far as it goes (the file is cut short, or still being written)")
+            printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.unfinished ? "to the end of the file" : "as far as it goes") (\(cut.why))")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
@@ -585,7 +597,7 @@ public struct FileAnalysis {
         }
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
-        report.sourceNote = cut.map { "The file is cut short, or was still being written: \($0); this report covers the audio there." }
+        report.sourceNote = cut.map { "\($0.unfinished ? "The file's header was never finished (still being written, or its recorder stopped)" : "The file is cut short, or was still being written"): \($0); this report covers the audio there." }
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.ioError, "--report: cannot write '\(out)': \(String(cString: strerror(errno)))") }
@@ -621,7 +633,7 @@ public struct FileAnalysis {
                 + "\"duration_s\": \(format3(seconds)), " + summary.fileJSON() + targetJSON(whole, 0)
                 + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(summary, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
                 + (alarms.map { "\"alarms\": [" + $0.map(\.json).joined(separator: ", ") + "], " } ?? "")
-                + (file.cutData.map { "\"data_cut_short\": {\"claimed_bytes\": \($0.claimed), \"bytes\": \($0.there)}, " } ?? "")
+                + (file.cutData.map { "\"data_length\": {\"claimed_bytes\": \($0.claimed), \"bytes_there\": \($0.there)}, " } ?? "")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         var text = "\(escapedForLine(file.path))\n"
@@ -637,7 +649,7 @@ public struct FileAnalysis {
             }
         }
         if let cut = file.cutData {
-            text += "  cut short         \(cut) (cut short, or still being written)\n"
+            text += "  data length       \(cut) (\(cut.why))\n"
         }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"

@@ -101,8 +101,10 @@ final class PlainWave {
                 guard format != nil else { return nil }
                 found = body
                 // A data chunk claiming more than the file holds (a header written before
-                // the recording ended) is the last chunk: nothing after it to look at.
-                if body + size > length { break }
+                // the recording ended) is the last chunk: nothing after it to look at; so is
+                // one claiming nothing, which `AudioFile` reads only when audio follows it (a
+                // header never finished: `Chunks`).
+                if body + size > length || size == 0 { break }
             }
             at = body + size + (size & 1)
         }

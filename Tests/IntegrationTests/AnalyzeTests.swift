@@ -414,8 +414,11 @@ final class AnalyzeTests: XCTestCase {
     /// in `ds64`), Wave64 and AIFF (`SSND`), and a Wave64 chunk claiming 2⁶³ − 1 bytes. A WAV
     /// written to a pipe, whose header gives a placeholder length (sox's 0x7FFFF000), gets no
     /// line, nor does one whose data are all there but the pad byte after their odd length.
-    /// The compliance report (`--report`) says so in HTML and JSON.
-    func testAFileCutShortIsAnalysedAsFarAsItGoesWithOneLine() throws {
+    /// The compliance report (`--report`) says so in HTML and JSON. A header never finished
+    /// (data length 0, the audio after it, as libsndfile leaves it until the file is closed) is
+    /// read to the end of the file, the same as the finished file, with one line; in u-law,
+    /// which jackvu does not read itself, it is refused in one line.
+    func testAFileCutShortOrUnfinishedIsAnalysedAsFarAsItGoesWithOneLine() throws {
         let d = directory.path
         func sox(_ file: String, _ options: [String], _ seconds: String = "4") throws {
             let made = try Executables.run("sox", ["-n", "-r", "48000"] + options + ["\(d)/\(file)", "synth", seconds, "sine", "997", "vol", "0.1"])
@@ -469,17 +472,41 @@ final class AnalyzeTests: XCTestCase {
         files.append("\(d)/huge.w64")
         expected.append("jackvu: '\(d)/huge.w64': its data chunk claims \(Int.max - 24) bytes, the file holds \(claims[3][1]): 1.5 s analysed, as far as it goes (the file is cut short, or still being written)")
         claims.append([Int.max - 24, claims[3][1]])
-        let whole = ["\(d)/w.rf64", "\(d)/piped.wav", "\(d)/odd.wav"]
+        // A header never finished, as libsndfile leaves one until the file is closed (a
+        // recording going on, or one whose recorder died): data length 0, the audio after it.
+        // Read to the end of the file: the same summary as the finished file's. An empty data
+        // chunk followed by a chunk (LIST) is just empty.
+        var unfinished = try bytes("pcm.wav")
+        let dataAt = try XCTUnwrap(unfinished.range(of: Data("data".utf8))).upperBound
+        unfinished.replaceSubrange(dataAt..<(dataAt + 4), with: le(0, 4))
+        try unfinished.write(to: URL(fileURLWithPath: "\(d)/unfinished.wav"))
+        files.append("\(d)/unfinished.wav")
+        expected.append("jackvu: '\(d)/unfinished.wav': its data chunk gives 0 bytes, and 768000 follow it: 4.0 s analysed, to the end of the file (its header was never finished: still being written, or its recorder stopped)")
+        claims.append([0, 768000])
+        var empty = Data(unfinished.prefix(dataAt + 4)) + Data("LIST".utf8) + le(4, 4) + Data("INFO".utf8)
+        empty.replaceSubrange(4..<8, with: le(empty.count - 8, 4))
+        try empty.write(to: URL(fileURLWithPath: "\(d)/empty.wav"))
+        let whole = ["\(d)/w.rf64", "\(d)/piped.wav", "\(d)/odd.wav", "\(d)/pcm.wav", "\(d)/empty.wav"]
         let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files + whole)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
         let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
-        XCTAssertEqual(summaries.compactMap { $0["duration_s"] as? Double }, [Double](repeating: 1.5, count: files.count) + [4, 1, 1], r.stdout)
+        XCTAssertEqual(summaries.compactMap { $0["duration_s"] as? Double }, [Double](repeating: 1.5, count: files.count - 1) + [4, 4, 1, 1, 4, 0], r.stdout)
         XCTAssertEqual(summaries.compactMap { $0["format"] as? String }[2], "RF64 (RIFF 64)")
-        let cut = summaries.map { ($0["data_cut_short"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes"]] } }
-        XCTAssertEqual(cut, claims.map { $0.map(Optional.some) } + [nil, nil, nil], "the JSON summary says so too")
+        let cut = summaries.map { ($0["data_length"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes_there"]] } }
+        XCTAssertEqual(cut, claims.map { $0.map(Optional.some) } + [nil, nil, nil, nil, nil], "the JSON summary says so too")
+        func readings(_ s: [String: Any]) -> NSDictionary { NSDictionary(dictionary: s.filter { !["file", "data_length"].contains($0.key) }) }
+        XCTAssertEqual(readings(summaries[files.count - 1]), readings(summaries[files.count + 3]), "the unfinished file reads as the finished one")
+        // u-law so left: libsndfile reads no frame of it, and jackvu reads only PCM and float itself.
+        var ulaw = try bytes("ulaw.wav")
+        let ulawData = try XCTUnwrap(ulaw.range(of: Data("data".utf8))).upperBound
+        ulaw.replaceSubrange(ulawData..<(ulawData + 4), with: le(0, 4))
+        try ulaw.write(to: URL(fileURLWithPath: "\(d)/ulaw-unfinished.wav"))
+        let refused = try Executables.run(try Executables.product("jackvu"), ["analyze", "\(d)/ulaw-unfinished.wav"])
+        XCTAssertEqual(refused.status, 66, refused.stderr)
+        XCTAssertEqual(refused.stderr, "jackvu: cannot read '\(d)/ulaw-unfinished.wav': its data chunk gives 0 bytes, and 384000 follow it (its header was never finished: still being written, or its recorder stopped), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV\n")
         let text = try Executables.run(try Executables.product("jackvu"), ["analyze", "--report", "\(d)/r.html", files[0]])
-        XCTAssertTrue(text.stdout.contains("\n  cut short         its data chunk claims 768000 bytes, the file holds 288000 (cut short, or still being written)\n"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("\n  data length       its data chunk claims 768000 bytes, the file holds 288000 (the file is cut short, or still being written)\n"), text.stdout)
         // The compliance report says so too.
         let note = "The file is cut short, or was still being written: its data chunk claims 768000 bytes, the file holds 288000; this report covers the audio there."
         XCTAssertTrue(try String(contentsOfFile: "\(d)/r.html", encoding: .utf8).contains("<p class=\"fail\">\(note)</p>"))
