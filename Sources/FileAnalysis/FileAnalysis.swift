@@ -78,24 +78,27 @@ final class AudioFile: @unchecked Sendable {
                 : "its header gives a sample rate of \(info.samplerate) Hz"
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
+        let bits = Int(jackvu_sf_plain_wav_bits(info.format))
+        var frames = Int(info.frames)
+        var wave: PlainWave?
+        if let cut = cutData, cut.unfinished, frames == 0 {
+            // A header never finished: libsndfile reads no frame; the audio after it is read
+            // to the end of the file where jackvu reads it itself.
+            frames = bits == 0 ? 0 : cut.there / (Int(info.channels) * abs(bits) / 8)
+            wave = mapping && frames > 0 ? PlainWave(path: path, channels: Int(info.channels), frames: frames, bits: bits) : nil
+            guard wave != nil else {
+                sf_close(h)
+                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV")
+            }
+        } else if mapping {
+            wave = PlainWave(path: path, channels: Int(info.channels), frames: frames, bits: bits)
+        }
         handle = h
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
         formatName = String(cString: jackvu_sf_format_name(info.format))
-        let bits = Int(jackvu_sf_plain_wav_bits(info.format))
-        if let cut = cutData, cut.unfinished, info.frames == 0 {
-            // A header never finished: libsndfile reads no frame; the audio after it is read
-            // to the end of the file where jackvu reads it itself.
-            let frames = bits == 0 ? 0 : cut.there / (channels * abs(bits) / 8)
-            guard mapping, frames > 0, let wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits) else {
-                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV")
-            }
-            self.frames = frames
-            plain = wave
-            return
-        }
-        frames = Int(info.frames)
-        plain = mapping ? PlainWave(path: path, channels: channels, frames: frames, bits: bits) : nil
+        self.frames = frames
+        plain = wave
     }
 
     /// The most channels a file may have (the analysis' channel limit, as live).
