@@ -14,11 +14,11 @@ static inline const char *jackvu_sf_format_name(int format) {
     return info.name;
 }
 
-/// For a WAV or WAVEX file of little-endian PCM samples: the bits per sample (16, 24, 32) for
-/// integers, -32 for 32-bit floats; 0 for anything else (read those through libsndfile).
+/// For a WAV, WAVEX or RF64 file of little-endian PCM samples: the bits per sample (16, 24,
+/// 32) for integers, -32 for 32-bit floats; 0 for anything else (read those through libsndfile).
 static inline int jackvu_sf_plain_wav_bits(int format) {
     int major = format & SF_FORMAT_TYPEMASK, endian = format & SF_FORMAT_ENDMASK;
-    if ((major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX) || (endian != SF_ENDIAN_FILE && endian != SF_ENDIAN_LITTLE)) {
+    if ((major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX && major != SF_FORMAT_RF64) || (endian != SF_ENDIAN_FILE && endian != SF_ENDIAN_LITTLE)) {
         return 0;
     }
     switch (format & SF_FORMAT_SUBMASK) {

@@ -5,7 +5,8 @@ import Analysis
 import DSP
 
 /// The samples of a plain WAV file (little-endian 16-, 24- or 32-bit integers, or 32-bit
-/// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE) read with `pread` into one buffer
+/// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE; RIFF or RF64, whose `data` chunk's
+/// 0xFFFFFFFF claims more than any file holds and so ends the walk) read with `pread` into one buffer
 /// and converted to floats in the same pass as the de-interleaving. The values are exactly
 /// libsndfile's (`sf_readf_float`: integers scaled by 1/2^(bits−1), floats as they are;
 /// tested). Anything else — other formats, 8-bit, a header this parser does not follow, a
@@ -75,7 +76,7 @@ final class PlainWave {
         func u32(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
         func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
         func tag(_ b: [UInt8], _ at: Int) -> String { String(decoding: b[at..<(at + 4)], as: UTF8.self) }
-        guard length >= 12, let riff = read(0, 12), riff.count == 12, tag(riff, 0) == "RIFF", tag(riff, 8) == "WAVE"
+        guard length >= 12, let riff = read(0, 12), riff.count == 12, ["RIFF", "RF64"].contains(tag(riff, 0)), tag(riff, 8) == "WAVE"
         else { return nil }
         var at = 12
         var format: (channels: Int, bits: Int, blockAlign: Int)?

@@ -72,6 +72,21 @@ final class PlainWaveTests: XCTestCase {
         return path
     }
 
+    /// The WAV file at `path` as RF64 (EBU Tech 3306): "RF64", a ds64 chunk with the sizes, and
+    /// 0xFFFFFFFF in the RIFF and data headers.
+    private func rf64(_ path: String) throws -> String {
+        let wav = try Data(contentsOf: URL(fileURLWithPath: path))
+        func le(_ v: Int, _ n: Int) -> Data { Data((0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        let data = try XCTUnwrap(wav.range(of: Data("data".utf8))).lowerBound
+        let samples = wav.count - data - 8
+        var out = Data("RF64".utf8) + le(0xFFFF_FFFF, 4) + Data("WAVEds64".utf8) + le(28, 4)
+            + le(wav.count + 36 - 8, 8) + le(samples, 8) + le(0, 8) + le(0, 4)
+        out += wav[12..<data] + Data("data".utf8) + le(0xFFFF_FFFF, 4) + wav[(data + 8)...]
+        let out64 = path.replacingOccurrences(of: ".wav", with: ".rf64")
+        try out.write(to: URL(fileURLWithPath: out64))
+        return out64
+    }
+
     /// All of a file's samples, read in pieces of `chunk` frames.
     private func read(_ file: AudioFile, chunk: Int) -> [[Float]] {
         let planar = UnsafeMutablePointer<Float>.allocate(capacity: chunk * file.channels)
@@ -95,6 +110,10 @@ final class PlainWaveTests: XCTestCase {
                                            bits: bits, extensible: extensible, extra: extra))
                 }
             }
+        }
+        // RF64 (the same samples under EBU Tech 3306's header), each format once.
+        for bits in [16, 24, 32, -32] {
+            files.append(try rf64(try write("\(bits)-rf64.wav", signal(channels: 2, frames: 1003), bits: bits, extensible: bits == 24, extra: false)))
         }
         // And files from a real writer: sox's 24-bit (WAVE_FORMAT_EXTENSIBLE) and 16-bit.
         for (bits, name) in [("24", "sox24.wav"), ("16", "sox16.wav")] {

@@ -483,6 +483,13 @@ final class AnalyzeTests: XCTestCase {
         files.append("\(d)/unfinished.wav")
         expected.append("jackvu: '\(d)/unfinished.wav': its data chunk gives 0 bytes, and 768000 follow it: 4.0 s analysed, to the end of the file (its header was never finished: still being written, or its recorder stopped)")
         claims.append([0, 768000])
+        // RF64 so left: its ds64 sizes 0 (libsndfile writes 0 data bytes and 0 frames there).
+        var unfinished64 = try bytes("w.rf64")
+        unfinished64.replaceSubrange(28..<44, with: le(0, 16))
+        try unfinished64.write(to: URL(fileURLWithPath: "\(d)/unfinished.rf64"))
+        files.append("\(d)/unfinished.rf64")
+        expected.append("jackvu: '\(d)/unfinished.rf64': its data chunk gives 0 bytes, and 768000 follow it: 4.0 s analysed, to the end of the file (its header was never finished: still being written, or its recorder stopped)")
+        claims.append([0, 768000])
         var empty = Data(unfinished.prefix(dataAt + 4)) + Data("LIST".utf8) + le(4, 4) + Data("INFO".utf8)
         empty.replaceSubrange(4..<8, with: le(empty.count - 8, 4))
         try empty.write(to: URL(fileURLWithPath: "\(d)/empty.wav"))
@@ -491,12 +498,13 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
         let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
-        XCTAssertEqual(summaries.compactMap { $0["duration_s"] as? Double }, [Double](repeating: 1.5, count: files.count - 1) + [4, 4, 1, 1, 4, 0], r.stdout)
+        XCTAssertEqual(summaries.compactMap { $0["duration_s"] as? Double }, [Double](repeating: 1.5, count: files.count - 2) + [4, 4, 4, 1, 1, 4, 0], r.stdout)
         XCTAssertEqual(summaries.compactMap { $0["format"] as? String }[2], "RF64 (RIFF 64)")
         let cut = summaries.map { ($0["data_length"] as? [String: Int]).map { [$0["claimed_bytes"], $0["bytes_there"]] } }
         XCTAssertEqual(cut, claims.map { $0.map(Optional.some) } + [nil, nil, nil, nil, nil], "the JSON summary says so too")
         func readings(_ s: [String: Any]) -> NSDictionary { NSDictionary(dictionary: s.filter { !["file", "data_length"].contains($0.key) }) }
-        XCTAssertEqual(readings(summaries[files.count - 1]), readings(summaries[files.count + 3]), "the unfinished file reads as the finished one")
+        XCTAssertEqual(readings(summaries[files.count - 2]), readings(summaries[files.count + 3]), "the unfinished WAV reads as the finished one")
+        XCTAssertEqual(readings(summaries[files.count - 1]), readings(summaries[files.count]), "the unfinished RF64 reads as the finished one")
         // u-law so left: libsndfile reads no frame of it, and jackvu reads only PCM and float itself.
         var ulaw = try bytes("ulaw.wav")
         let ulawData = try XCTUnwrap(ulaw.range(of: Data("data".utf8))).upperBound
