@@ -5,8 +5,8 @@ import Analysis
 import DSP
 
 /// The samples of a plain WAV file (little-endian 16-, 24- or 32-bit integers, or 32-bit
-/// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE; RIFF or RF64, whose `data` chunk's
-/// 0xFFFFFFFF claims more than any file holds and so ends the walk) read with `pread` into one buffer
+/// floats; WAVE_FORMAT_PCM, _IEEE_FLOAT or _EXTENSIBLE; RIFF or RF64, whose `data` chunk
+/// gives 0xFFFFFFFF and its length in ds64) read with `pread` into one buffer
 /// and converted to floats in the same pass as the de-interleaving. The values are exactly
 /// libsndfile's (`sf_readf_float`: integers scaled by 1/2^(bits−1), floats as they are;
 /// tested). Anything else — other formats, 8-bit, a header this parser does not follow, a
@@ -104,8 +104,9 @@ final class PlainWave {
                 // A data chunk claiming more than the file holds (a header written before
                 // the recording ended) is the last chunk: nothing after it to look at; so is
                 // one claiming nothing, which `AudioFile` reads only when audio follows it (a
-                // header never finished: `Chunks`).
-                if body + size > length || size == 0 { break }
+                // header never finished: `Chunks`), and RF64's 0xFFFFFFFF (its length is in
+                // ds64; in a file over 4 GB the walk would go on into the audio).
+                if body + size > length || size == 0 || size == 0xFFFF_FFFF { break }
             }
             at = body + size + (size & 1)
         }
