@@ -6,22 +6,30 @@ import Settings
 /// An audio chunk whose length is not the audio there: its name, the bytes its header claims
 /// and those after its header. Either the file is cut short (it claims more), or its header
 /// was never finished (it claims 0, and the audio follows: what libsndfile writes until the
-/// file is closed, so a recording still going, or one whose recorder died).
+/// file is closed, so a recording still going, or one whose recorder died), or it is a WAV
+/// over 4 GiB, whose length RIFF's 32 bits cannot hold (`over4GiB`: it claims 0xFFFFFFFF,
+/// what ffmpeg writes unless told `-rf64 auto`, or the audio's length less a multiple of 2³²).
 struct CutAudio: Equatable, CustomStringConvertible {
     var chunk: String
     var claimed: Int
     var there: Int
+    var over4GiB = false
 
-    var unfinished: Bool { claimed == 0 }
+    /// Whether the audio is read to the end of the file (the length in the header is not its length).
+    var toTheEnd: Bool { claimed < there }
+    var unfinished: Bool { claimed == 0 && !over4GiB }
 
     /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920", or
     /// "its data chunk gives 0 bytes, and 288000 follow it".
     var description: String {
-        unfinished ? "its \(chunk) chunk gives 0 bytes, and \(there) follow it" : "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
+        toTheEnd ? "its \(chunk) chunk gives \(claimed) bytes, and \(there) follow it" : "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
     }
 
     /// Why, as the reader should take it.
-    var why: String { unfinished ? "its header was never finished: still being written, or its recorder stopped" : "the file is cut short, or still being written" }
+    var why: String {
+        over4GiB ? "a WAV over 4 GiB: its data length does not fit RIFF's 32 bits; programs that trust it read only the first part"
+            : unfinished ? "its header was never finished: still being written, or its recorder stopped" : "the file is cut short, or still being written"
+    }
 }
 
 /// A walk over a file's chunk headers before libsndfile opens it, for the containers whose
@@ -37,6 +45,12 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   a header never finished: libsndfile writes 0 until it closes the file. The walk returns
 ///   that too (claimed 0): `AudioFile` reads the audio to the end of the file where it is plain
 ///   PCM or float, and refuses it in one line otherwise (libsndfile reads no frame of it).
+/// - A RIFF/WAVE file with more than 4 GiB after its `data` chunk's header, whose length is
+///   0xFFFFFFFF (ffmpeg's WAV over 4 GiB) or what is there less a multiple of 2³² (wrapped),
+///   is returned too (`over4GiB`): its audio runs to the end of the file, and `AudioFile` reads
+///   it there as it reads an unfinished one. (ffmpeg's was refused as damaged: the walk went
+///   on into the audio 4 GiB on; sox reads its first 4 GiB; libsndfile reads a wrapped length:
+///   a 6 h file as 10 s.)
 /// - A RIFF/WAVE file whose other chunks claim more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
@@ -57,8 +71,9 @@ enum Chunks {
         var align = 2
         /// The audio chunk.
         var audio = "data"
-        /// Whether an oversized chunk other than the audio is refused (RIFF/WAVE).
-        var refusesOversized = false
+        /// Whether an oversized chunk other than the audio is refused, and a wrapped length
+        /// of the audio read as one (RIFF/WAVE: 32-bit lengths).
+        var riff = false
     }
 
     /// Lengths that say "unknown", not a length: what writers put in a header they cannot go
@@ -83,7 +98,7 @@ enum Chunks {
         var dataSize64: Int?
         switch form {
         case ("RIFF", "WAVE"):
-            layout = Layout(start: 12, refusesOversized: true)
+            layout = Layout(start: 12, riff: true)
         case ("RF64", "WAVE"):
             // ds64 first: RIFF size, data size, sample count (64-bit each).
             guard got >= 36, name(head[12..<16]) == "ds64" else { return nil }
@@ -114,14 +129,20 @@ enum Chunks {
             if id == layout.audio && length > there {
                 return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: there)
             }
+            // A WAV over 4 GiB: its length 0xFFFFFFFF (ffmpeg's: "Filesize … invalid for wav,
+            // output file will be broken"), or taken modulo 2³² (the chance that a shorter
+            // data chunk followed by 4 GiB of other chunks matches that: 1 in 2³²).
+            if id == layout.audio && layout.riff && there > 0xFFFF_FFFF && (length == 0xFFFF_FFFF || (there - length) & 0xFFFF_FFFF == 0) {
+                return CutAudio(chunk: id, claimed: length, there: there, over4GiB: true)
+            }
             // An empty audio chunk with audio after it, not chunks: a header never finished.
             if id == layout.audio && length == 0 && there > 0 && !plausible(fd, at: offset + headerBytes, layout, size: size) {
                 return CutAudio(chunk: id, claimed: 0, there: there)
             }
             // Only RIFF's chunks after the audio are looked at (for their claims).
-            if id == layout.audio && !layout.refusesOversized { return nil }
+            if id == layout.audio && !layout.riff { return nil }
             if length > there {
-                guard layout.refusesOversized else { return nil }
+                guard layout.riff else { return nil }
                 throw EngineError(
                     .noInput,
                     "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(there) after it")

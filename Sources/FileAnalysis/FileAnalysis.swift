@@ -30,9 +30,11 @@ final class AudioFile: @unchecked Sendable {
     let plain: PlainWave?
     /// An MPEG audio stream, decoded by libmpg123 (nil: read through libsndfile).
     private let mpeg: MPEGStream?
-    /// An audio chunk (WAV's, RF64's, Wave64's `data`, AIFF's `SSND`) that claims more bytes
-    /// than the file holds (a file cut short, or one still being written): the file is read as
-    /// far as it goes, and `analyze` says so (`Chunks`).
+    /// An audio chunk (WAV's, RF64's, Wave64's `data`, AIFF's `SSND`) whose length is not the
+    /// audio there (`Chunks`): one that claims more bytes than the file holds (a file cut
+    /// short, or one still being written) is read as far as it goes; one whose header was never
+    /// finished, or a WAV over 4 GiB (its length did not fit), to the end of the file; `analyze`
+    /// says so.
     let cutData: CutAudio?
     /// The frames `read` has returned so far (for a plain WAV file, the next frame of the
     /// mapping), and whether it has reached the end.
@@ -81,9 +83,10 @@ final class AudioFile: @unchecked Sendable {
         let bits = Int(jackvu_sf_plain_wav_bits(info.format))
         var frames = Int(info.frames)
         var wave: PlainWave?
-        if let cut = cutData, cut.unfinished, frames == 0 {
-            // A header never finished: libsndfile reads no frame; the audio after it is read
-            // to the end of the file where jackvu reads it itself.
+        if let cut = cutData, cut.toTheEnd, cut.over4GiB || frames == 0 {
+            // A header never finished: libsndfile reads no frame; a WAV over 4 GiB: libsndfile
+            // reads the length given. The audio after it is read to the end of the file where
+            // jackvu reads it itself.
             frames = bits == 0 ? 0 : cut.there / (Int(info.channels) * abs(bits) / 8)
             wave = mapping && frames > 0 ? PlainWave(path: path, channels: Int(info.channels), frames: frames, bits: bits) : nil
             guard wave != nil else {
@@ -566,7 +569,7 @@ public struct FileAnalysis {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
-            printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.unfinished ? "to the end of the file" : "as far as it goes") (\(cut.why))")
+            printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.toTheEnd ? "to the end of the file" : "as far as it goes") (\(cut.why))")
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {
@@ -600,7 +603,11 @@ public struct FileAnalysis {
         }
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
-        report.sourceNote = cut.map { "\($0.unfinished ? "The file's header was never finished (still being written, or its recorder stopped)" : "The file is cut short, or was still being written"): \($0); this report covers the audio there." }
+        report.sourceNote = cut.map { cut in
+            let what = cut.over4GiB ? "The file is a WAV over 4 GiB, whose data length does not fit RIFF's 32 bits (programs that trust it read only the first part)"
+                : cut.unfinished ? "The file's header was never finished (still being written, or its recorder stopped)" : "The file is cut short, or was still being written"
+            return "\(what): \(cut); this report covers the audio there."
+        }
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.ioError, "--report: cannot write '\(out)': \(String(cString: strerror(errno)))") }

@@ -81,8 +81,14 @@ final class PlainWave {
         var at = 12
         var format: (channels: Int, bits: Int, blockAlign: Int)?
         var found: Int?
+        // At most 4096 chunks, as `Chunks` walks: audio taken for chunks (zeros: 8 bytes a
+        // step) must not keep the walk going through the file (a 4 GiB WAV whose data
+        // chunk's length had wrapped kept `analyze` at it for four minutes: half a billion
+        // preads of 8 bytes). Beyond them, libsndfile's call.
+        var chunks = 0
         while at + 8 <= length {
-            guard let header = read(at, 8), header.count == 8 else { return nil }
+            chunks += 1
+            guard chunks <= 4096, let header = read(at, 8), header.count == 8 else { return nil }
             let id = tag(header, 0), size = u32(header, 4), body = at + 8
             if id == "fmt " && found == nil {
                 guard size >= 16, size <= 1024, body + size <= length, let f = read(body, size), f.count == size else { return nil }
@@ -105,8 +111,10 @@ final class PlainWave {
                 // the recording ended) is the last chunk: nothing after it to look at; so is
                 // one claiming nothing, which `AudioFile` reads only when audio follows it (a
                 // header never finished: `Chunks`), and RF64's 0xFFFFFFFF (its length is in
-                // ds64; in a file over 4 GB the walk would go on into the audio).
-                if body + size > length || size == 0 || size == 0xFFFF_FFFF { break }
+                // ds64; in a file over 4 GB the walk would go on into the audio), and one with
+                // more than 4 GiB after it (a WAV over 4 GiB, whose length did not fit 32
+                // bits: `Chunks`).
+                if body + size > length || size == 0 || size == 0xFFFF_FFFF || length - body > 0xFFFF_FFFF { break }
             }
             at = body + size + (size & 1)
         }

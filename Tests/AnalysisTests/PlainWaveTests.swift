@@ -171,6 +171,56 @@ final class PlainWaveTests: XCTestCase {
         }
     }
 
+    /// A WAV over 4 GiB written as RIFF, its lengths modulo 2³² (ffmpeg's, unless told
+    /// `-rf64 auto`): libsndfile reads the wrapped length (a 6 h file as 10 s); jackvu reads
+    /// to the end of the file, and says why (`Chunks`). The file is sparse: 4 GiB of
+    /// silence between two copies of the signal, the second at the file's end.
+    func testAWAVOver4GiBWhoseLengthWrappedIsReadToItsEnd() throws {
+        let x = signal(channels: 2, frames: 1000)
+        let path = try write("big.wav", x, bits: 16, extensible: false, extra: false)
+        let small = try Data(contentsOf: URL(fileURLWithPath: path))
+        let audio = small.count - 44, size = small.count + (1 << 32)
+        // The header's lengths are unchanged: both grew by exactly 2³².
+        XCTAssertEqual(truncate(path, off_t(size)), 0)
+        let fd = open(path, O_WRONLY)
+        XCTAssertEqual(small.suffix(audio).withUnsafeBytes { pwrite(fd, $0.baseAddress, audio, off_t(size - audio)) }, audio)
+        close(fd)
+        let cut = try XCTUnwrap(try Chunks.check(path, size: size))
+        XCTAssertEqual(cut, CutAudio(chunk: "data", claimed: audio, there: audio + (1 << 32), over4GiB: true))
+        XCTAssertEqual("\(cut) (\(cut.why))", "its data chunk gives 4000 bytes, and 4294971296 follow it (a WAV over 4 GiB: its data length does not fit RIFF's 32 bits; programs that trust it read only the first part)")
+        XCTAssertFalse(cut.unfinished)
+        let file = try AudioFile(path: path)
+        XCTAssertEqual(file.frames, (audio + (1 << 32)) / 4)
+        let plain = try XCTUnwrap(file.plain)
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1000)
+        defer { planar.deallocate() }
+        XCTAssertEqual(plain.decode(from: file.frames - 1000, count: 1000, into: planar, stride: 1000), 1000)
+        let original = read(try AudioFile(path: try write("small.wav", x, bits: 16, extensible: false, extra: false)), chunk: 1000)
+        XCTAssertEqual((0..<2).map { Array(UnsafeBufferPointer(start: planar + $0 * 1000, count: 1000)) }, original, "the last frames, 4 GiB on")
+        // ffmpeg's: both lengths 0xFFFFFFFF ("Filesize … invalid for wav, output file will be
+        // broken"); refused as damaged before (the walk went on into the audio 4 GiB on).
+        let ff = open(path, O_WRONLY)
+        for at in [4, 40] { XCTAssertEqual(withUnsafeBytes(of: UInt32.max) { pwrite(ff, $0.baseAddress, 4, off_t(at)) }, 4) }
+        close(ff)
+        XCTAssertEqual(try Chunks.check(path, size: size), CutAudio(chunk: "data", claimed: 0xFFFF_FFFF, there: audio + (1 << 32), over4GiB: true))
+        XCTAssertEqual(try AudioFile(path: path).frames, file.frames)
+    }
+
+    /// The walk over a WAV's chunks takes at most 4096 of them: audio (here silence) after a
+    /// data chunk shorter than it reads as chunks of 0 bytes, 8 bytes a step, and a 4 GiB file
+    /// of them took minutes.
+    func testTheChunkWalkEndsAfter4096Chunks() throws {
+        let header = try Data(contentsOf: URL(fileURLWithPath: try write("h.wav", signal(channels: 1, frames: 2), bits: 16, extensible: false, extra: false)))
+        var reads = 0
+        let found = PlainWave.dataChunk(length: 1 << 30) { at, count in
+            reads += 1
+            return (0..<count).map { at + $0 < header.count ? header[at + $0] : 0 }
+        }
+        XCTAssertNil(found, "beyond 4096 chunks: libsndfile's call")
+        XCTAssertLessThanOrEqual(reads, 4100)
+        XCTAssertNotNil(PlainWave.dataChunk(length: header.count) { at, count in Array(header[at..<min(header.count, at + count)]) })
+    }
+
     /// A file truncated while it is read: the read comes back short and says so (a memory
     /// map would have raised SIGBUS here).
     func testAFileThatShrinksWhileReadIsNoSignal() throws {
