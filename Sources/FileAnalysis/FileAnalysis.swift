@@ -555,7 +555,8 @@ public struct FileAnalysis {
         let perHop = stream || watching
         let (reader, readerTruePeaks) = makeReader(file, analyzer: analyzer, truePeakAlongside: !(perHop || logging))
         let programmes = c.resolvedProgrammes
-        let (observers, outputs, streamOutput) = consumers(c, path: path, rules: rules, programmes: programmes, origin: openLog(programmes))
+        let origin = openLog(programmes)
+        let (observers, outputs, streamOutput) = consumers(c, path: path, rules: rules, programmes: programmes, origin: origin)
         let hops = FileHops(analyzer: analyzer, observers: observers, outputs: outputs, configuration: c)
         let done = try feed(reader, of: file, to: analyzer, hops: hops, stream: streamOutput, pieces: logging ? max(1, file.sampleRate / 10) : nil,
                             perHop: perHop, readerTruePeaks: readerTruePeaks, path: path)
@@ -570,6 +571,8 @@ public struct FileAnalysis {
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
             printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.toTheEnd ? "to the end of the file" : "as far as it goes") (\(cut.why))")
+            // The log says it too, at the file's start: its blocks are of the audio there.
+            logState.writer?.event("data_length", t: origin, detail: "'\(path)': \(cut) (\(cut.why))", value: seconds)
         }
         logState.offset += Double(done) / Double(file.sampleRate)
         if let reportPath {

@@ -513,8 +513,11 @@ final class AnalyzeTests: XCTestCase {
         let refused = try Executables.run(try Executables.product("jackvu"), ["analyze", "\(d)/ulaw-unfinished.wav"])
         XCTAssertEqual(refused.status, 66, refused.stderr)
         XCTAssertEqual(refused.stderr, "jackvu: cannot read '\(d)/ulaw-unfinished.wav': its data chunk gives 0 bytes, and 384000 follow it (its header was never finished: still being written, or its recorder stopped), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV\n")
-        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", "--report", "\(d)/r.html", files[0]])
+        let text = try Executables.run(try Executables.product("jackvu"), ["analyze", "--report", "\(d)/r.html", "--log", "\(d)/cut.db", files[0]])
         XCTAssertTrue(text.stdout.contains("\n  data length       its data chunk claims 768000 bytes, the file holds 288000 (the file is cut short, or still being written)\n"), text.stdout)
+        // The log too: an event at the file's start (its blocks are of the audio there).
+        let logged = try Executables.run("sqlite3", ["\(d)/cut.db", "SELECT e.kind, e.detail, e.value, abs(e.t - (min(b.t) - 0.1)) < 0.001 FROM events e, blocks b WHERE e.kind = 'data_length'"])
+        XCTAssertEqual(logged.stdout, "data_length|'\(files[0])': its data chunk claims 768000 bytes, the file holds 288000 (the file is cut short, or still being written)|1.5|1\n", logged.stderr)
         // The compliance report says so too.
         let note = "The file is cut short, or was still being written: its data chunk claims 768000 bytes, the file holds 288000; this report covers the audio there."
         XCTAssertTrue(try String(contentsOfFile: "\(d)/r.html", encoding: .utf8).contains("<p class=\"fail\">\(note)</p>"))
