@@ -74,6 +74,8 @@ enum Chunks {
         /// Whether an oversized chunk other than the audio is refused, and a wrapped length
         /// of the audio read as one (RIFF/WAVE: 32-bit lengths).
         var riff = false
+
+        var headerBytes: Int { idBytes + sizeBytes }
     }
 
     /// Lengths that say "unknown", not a length: what writers put in a header they cannot go
@@ -110,17 +112,13 @@ enum Chunks {
             guard got == 40, Array(head[0..<16]) == wave64 else { return nil }
             layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)
         }
-        let headerBytes = layout.idBytes + layout.sizeBytes
-        var header = [UInt8](repeating: 0, count: headerBytes)
+        let headerBytes = layout.headerBytes
         var offset = layout.start
         for _ in 0..<4096 {
-            guard pread(fd, &header, headerBytes, off_t(offset)) == headerBytes else { return nil }
-            let id = name(header[0..<4])
-            guard var length = Int(exactly: integer(header[layout.idBytes...], bigEndian: layout.bigEndian)) else { return nil }
-            if layout.sizeCountsHeader {
-                length -= headerBytes
-                guard length >= 0 else { return nil }
-            }
+            guard let (idBytes, given) = header(fd, at: offset, layout) else { return nil }
+            let id = name(idBytes)
+            var length = layout.sizeCountsHeader ? given - headerBytes : given
+            guard length >= 0 else { return nil }
             if id == layout.audio, length == 0xFFFF_FFFF, let dataSize64 { length = dataSize64 }
             // The bytes after the header (the header was read, so none are missing before
             // them). Lengths are compared with this, never added to (64-bit sizes would overflow).
@@ -156,13 +154,19 @@ enum Chunks {
     /// (as every chunk's), a length the file holds. (Audio passes for one rarely: random bytes
     /// about once in 270 names, then only with a length under what is left.)
     private static func plausible(_ fd: Int32, at offset: Int, _ layout: Layout, size: Int) -> Bool {
-        let headerBytes = layout.idBytes + layout.sizeBytes
-        var header = [UInt8](repeating: 0, count: headerBytes)
         func letter(_ b: UInt8) -> Bool { b == 0x20 || (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
-        guard pread(fd, &header, headerBytes, off_t(offset)) == headerBytes, header.prefix(4).allSatisfy(letter),
-            let length = Int(exactly: integer(header[layout.idBytes...], bigEndian: layout.bigEndian))
-        else { return false }
-        return length <= size - offset - (layout.sizeCountsHeader ? 0 : headerBytes)
+        guard let (id, length) = header(fd, at: offset, layout), id.allSatisfy(letter) else { return false }
+        return length <= size - offset - (layout.sizeCountsHeader ? 0 : layout.headerBytes)
+    }
+
+    /// The chunk header at `offset`: its name's 4 bytes and the length it gives (as it is:
+    /// Wave64's counts the header); nil where the file ends first, or a length beyond `Int`.
+    private static func header(_ fd: Int32, at offset: Int, _ layout: Layout) -> (id: ArraySlice<UInt8>, length: Int)? {
+        var bytes = [UInt8](repeating: 0, count: layout.headerBytes)
+        guard pread(fd, &bytes, layout.headerBytes, off_t(offset)) == layout.headerBytes,
+            let length = Int(exactly: integer(bytes[layout.idBytes...], bigEndian: layout.bigEndian))
+        else { return nil }
+        return (bytes[0..<4], length)
     }
 
     /// Four bytes as a chunk name (bytes outside printable ASCII as '?').

@@ -80,25 +80,25 @@ final class AudioFile: @unchecked Sendable {
                 : "its header gives a sample rate of \(info.samplerate) Hz"
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
-        let bits = Int(jackvu_sf_plain_wav_bits(info.format))
+        let bits = Int(jackvu_sf_plain_wav_bits(info.format)), channels = Int(info.channels)
         var frames = Int(info.frames)
         var wave: PlainWave?
         if let cut = cutData, cut.toTheEnd, cut.over4GiB || frames == 0 {
             // A header never finished: libsndfile reads no frame; a WAV over 4 GiB: libsndfile
             // reads the length given. The audio after it is read to the end of the file where
             // jackvu reads it itself.
-            frames = bits == 0 ? 0 : cut.there / (Int(info.channels) * abs(bits) / 8)
-            wave = mapping && frames > 0 ? PlainWave(path: path, channels: Int(info.channels), frames: frames, bits: bits) : nil
+            frames = bits == 0 ? 0 : cut.there / (channels * abs(bits) / 8)
+            wave = mapping && frames > 0 ? PlainWave(path: path, channels: channels, frames: frames, bits: bits) : nil
             guard wave != nil else {
                 sf_close(h)
                 throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV")
             }
         } else if mapping {
-            wave = PlainWave(path: path, channels: Int(info.channels), frames: frames, bits: bits)
+            wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits)
         }
         handle = h
         sampleRate = Int(info.samplerate)
-        channels = Int(info.channels)
+        self.channels = channels
         formatName = String(cString: jackvu_sf_format_name(info.format))
         self.frames = frames
         plain = wave
@@ -132,6 +132,9 @@ final class AudioFile: @unchecked Sendable {
         return "\(plain) (libsndfile: \(reason))"
     }
 
+    /// `frames` in seconds, to the millisecond (as the one-line messages give them).
+    func seconds(_ frames: Int) -> Double { (Double(frames) / Double(sampleRate) * 1000).rounded() / 1000 }
+
     /// Whether fewer frames could be read than the header promised (the file shrank while it
     /// was read).
     var shrank: Bool { plain?.shrank ?? false }
@@ -142,7 +145,6 @@ final class AudioFile: @unchecked Sendable {
     /// FLAC file damaged mid-stream: libsndfile's reader just ends there). Set by `read`, on
     /// the reader's thread, before the chunk that ends the file is handed over.
     var unreadable: String? {
-        func seconds(_ frames: Int) -> Double { (Double(frames) / Double(sampleRate) * 1000).rounded() / 1000 }
         if shrank { return "it shrank while it was read (\(position) of \(frames) frames there)" }
         if let fault = mpeg?.fault { return "\(fault) (after \(position) frames, \(seconds(position)) s)" }
         guard ended, handle != nil, frames > 0, frames < Int(Int64.max), position < frames else { return nil }
@@ -569,7 +571,7 @@ public struct FileAnalysis {
         if let cut = file.cutData {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
-            let seconds = (Double(done) / Double(file.sampleRate) * 1000).rounded() / 1000
+            let seconds = file.seconds(done)
             printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.toTheEnd ? "to the end of the file" : "as far as it goes") (\(cut.why))")
             // The log says it too, at the file's start: its blocks are of the audio there.
             logState.writer?.event("data_length", t: origin, detail: "'\(path)': \(cut) (\(cut.why))", value: seconds)
