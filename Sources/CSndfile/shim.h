@@ -30,4 +30,20 @@ static inline int jackvu_sf_plain_wav_bits(int format) {
     }
 }
 
+/// For an AIFF or AIFC file of PCM or float samples: the bits per sample (16, 24, 32) for
+/// integers, -32 for 32-bit floats; 0 for anything else. (Their byte order is the file's
+/// `COMM` chunk's to say: `PlainWave`.)
+static inline int jackvu_sf_plain_aiff_bits(int format) {
+    if ((format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF) {
+        return 0;
+    }
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_16: return 16;
+    case SF_FORMAT_PCM_24: return 24;
+    case SF_FORMAT_PCM_32: return 32;
+    case SF_FORMAT_FLOAT: return -32;
+    default: return 0;
+    }
+}
+
 #endif

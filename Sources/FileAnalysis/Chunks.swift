@@ -6,18 +6,21 @@ import Settings
 /// An audio chunk whose length is not the audio there: its name, the bytes its header claims
 /// and those after its header. Either the file is cut short (it claims more), or its header
 /// was never finished (it claims 0, and the audio follows: what libsndfile writes until the
-/// file is closed, so a recording still going, or one whose recorder died), or it is a WAV
-/// over 4 GiB, whose length RIFF's 32 bits cannot hold (`over4GiB`: it claims 0xFFFFFFFF,
-/// what ffmpeg writes unless told `-rf64 auto`, or the audio's length less a multiple of 2³²).
+/// file is closed, so a recording still going, or one whose recorder died), or it is a WAV or
+/// AIFF over 4 GiB, whose length 32 bits cannot hold (`over4GiB`: it claims 0xFFFFFFFF, what
+/// ffmpeg writes in a WAV unless told `-rf64 auto`, or the audio's length less a multiple of
+/// 2³², ffmpeg's AIFF).
 struct CutAudio: Equatable, CustomStringConvertible {
+    enum Kind { case cutShort, unfinished, over4GiB }
     var chunk: String
     var claimed: Int
     var there: Int
-    var over4GiB = false
+    var kind = Kind.cutShort
 
     /// Whether the audio is read to the end of the file (the length in the header is not its length).
-    var toTheEnd: Bool { claimed < there }
-    var unfinished: Bool { claimed == 0 && !over4GiB }
+    var toTheEnd: Bool { kind != .cutShort }
+    var unfinished: Bool { kind == .unfinished }
+    var over4GiB: Bool { kind == .over4GiB }
 
     /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920", or
     /// "its data chunk gives 0 bytes, and 288000 follow it".
@@ -25,9 +28,12 @@ struct CutAudio: Equatable, CustomStringConvertible {
         toTheEnd ? "its \(chunk) chunk gives \(claimed) bytes, and \(there) follow it" : "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
     }
 
+    /// "a WAV" or "an AIFF", by the audio chunk's name.
+    var container: String { chunk == "SSND" ? "an AIFF" : "a WAV" }
+
     /// Why, as the reader should take it.
     var why: String {
-        over4GiB ? "a WAV over 4 GiB: its data length does not fit RIFF's 32 bits; programs that trust it read only the first part"
+        over4GiB ? "\(container) over 4 GiB: its \(chunk) length does not fit 32 bits; programs that trust it read only the first part"
             : unfinished ? "its header was never finished: still being written, or its recorder stopped" : "the file is cut short, or still being written"
     }
 }
@@ -41,16 +47,17 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   being written) is read as far as it goes: libsndfile reads such a file to its end without
 ///   a word, so the walk returns what the chunk claims and what is there, for `analyze` to say
 ///   (unless the length is one a writer leaves in a header it cannot go back to: `placeholders`).
-/// - A file whose audio chunk gives 0 bytes and is followed by what is not a chunk (audio) has
-///   a header never finished: libsndfile writes 0 until it closes the file. The walk returns
+/// - A file whose audio chunk gives 0 bytes (AIFF's SSND 8: its offset and block size) and is
+///   followed by what is not a chunk (audio) has a header never finished: libsndfile writes
+///   that until it closes the file. The walk returns
 ///   that too (claimed 0): `AudioFile` reads the audio to the end of the file where it is plain
 ///   PCM or float, and refuses it in one line otherwise (libsndfile reads no frame of it).
-/// - A RIFF/WAVE file with more than 4 GiB after its `data` chunk's header, whose length is
-///   0xFFFFFFFF (ffmpeg's WAV over 4 GiB) or what is there less a multiple of 2³² (wrapped),
-///   is returned too (`over4GiB`): its audio runs to the end of the file, and `AudioFile` reads
-///   it there as it reads an unfinished one. (ffmpeg's was refused as damaged: the walk went
-///   on into the audio 4 GiB on; sox reads its first 4 GiB; libsndfile reads a wrapped length:
-///   a 6 h file as 10 s.)
+/// - A RIFF/WAVE or AIFF file with more than 4 GiB after its audio chunk's header, whose
+///   length is 0xFFFFFFFF (ffmpeg's WAV over 4 GiB) or what is there less a multiple of 2³²
+///   (wrapped: ffmpeg's AIFF), is returned too (`over4GiB`): its audio runs to the end of the
+///   file, and `AudioFile` reads it there as it reads an unfinished one. (ffmpeg's WAV was
+///   refused as damaged: the walk went on into the audio 4 GiB on; sox reads its first 4 GiB;
+///   libsndfile reads a wrapped length: a 6 h file as 10 s, ffmpeg's 6 h AIFF as 30 s.)
 /// - A RIFF/WAVE file whose other chunks claim more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
@@ -69,10 +76,10 @@ enum Chunks {
         var sizeCountsHeader = false
         /// Chunks start on multiples of this (RIFF and AIFF pad odd lengths; Wave64 aligns to 8).
         var align = 2
-        /// The audio chunk.
-        var audio = "data"
-        /// Whether an oversized chunk other than the audio is refused, and a wrapped length
-        /// of the audio read as one (RIFF/WAVE: 32-bit lengths).
+        /// The audio chunk, and its length when it holds no sample (SSND's offset and block size).
+        var audio = "data", emptyAudio = 0
+        /// Whether an oversized chunk other than the audio is refused, and the chunks after the
+        /// audio looked at (RIFF/WAVE).
         var riff = false
 
         var headerBytes: Int { idBytes + sizeBytes }
@@ -107,7 +114,7 @@ enum Chunks {
             dataSize64 = Int(exactly: integer(head[28..<36], bigEndian: false))
             layout = Layout(start: 12)
         case ("FORM", "AIFF"), ("FORM", "AIFC"):
-            layout = Layout(start: 12, bigEndian: true, audio: "SSND")
+            layout = Layout(start: 12, bigEndian: true, audio: "SSND", emptyAudio: 8)
         default:
             guard got == 40, Array(head[0..<16]) == wave64 else { return nil }
             layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)
@@ -127,15 +134,22 @@ enum Chunks {
             if id == layout.audio && length > there {
                 return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: there)
             }
-            // A WAV over 4 GiB: its length 0xFFFFFFFF (ffmpeg's: "Filesize … invalid for wav,
-            // output file will be broken"), or taken modulo 2³² (the chance that a shorter
-            // data chunk followed by 4 GiB of other chunks matches that: 1 in 2³²).
-            if id == layout.audio && layout.riff && there > 0xFFFF_FFFF && (length == 0xFFFF_FFFF || (there - length) & 0xFFFF_FFFF == 0) {
-                return CutAudio(chunk: id, claimed: length, there: there, over4GiB: true)
+            // A WAV or AIFF over 4 GiB: its length 0xFFFFFFFF (ffmpeg's WAV: "Filesize …
+            // invalid for wav, output file will be broken"), or taken modulo 2³² (ffmpeg's
+            // AIFF; the chance that a shorter audio chunk followed by 4 GiB of other chunks
+            // matches that: 1 in 2³²). Not RF64's: ds64 holds its length.
+            if id == layout.audio && layout.sizeBytes == 4 && dataSize64 == nil && there > 0xFFFF_FFFF
+                && (length == 0xFFFF_FFFF || (there - length) & 0xFFFF_FFFF == 0)
+            {
+                return CutAudio(chunk: id, claimed: length, there: there, kind: .over4GiB)
             }
             // An empty audio chunk with audio after it, not chunks: a header never finished.
-            if id == layout.audio && length == 0 && there > 0 && !plausible(fd, at: offset + headerBytes, layout, size: size) {
-                return CutAudio(chunk: id, claimed: 0, there: there)
+            // (libsndfile's AIFF so left: SSND's 8 bytes of offset and block size, and 0 frames
+            // in COMM.)
+            if id == layout.audio && length == layout.emptyAudio && there > length
+                && !plausible(fd, at: offset + headerBytes + length, layout, size: size)
+            {
+                return CutAudio(chunk: id, claimed: length, there: there, kind: .unfinished)
             }
             // Only RIFF's chunks after the audio are looked at (for their claims).
             if id == layout.audio && !layout.riff { return nil }

@@ -80,20 +80,21 @@ final class AudioFile: @unchecked Sendable {
                 : "its header gives a sample rate of \(info.samplerate) Hz"
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
-        let bits = Int(jackvu_sf_plain_wav_bits(info.format)), channels = Int(info.channels)
+        let aiff = jackvu_sf_plain_aiff_bits(info.format) != 0
+        let bits = Int(aiff ? jackvu_sf_plain_aiff_bits(info.format) : jackvu_sf_plain_wav_bits(info.format)), channels = Int(info.channels)
         var frames = Int(info.frames)
         var wave: PlainWave?
         if let cut = cutData, cut.toTheEnd, cut.over4GiB || frames == 0 {
-            // A header never finished: libsndfile reads no frame; a WAV over 4 GiB: libsndfile
-            // reads the length given. The audio after it is read to the end of the file where
-            // jackvu reads it itself.
-            frames = bits == 0 ? 0 : cut.there / (channels * abs(bits) / 8)
-            wave = mapping && frames > 0 ? PlainWave(path: path, channels: channels, frames: frames, bits: bits) : nil
-            guard wave != nil else {
+            // A header never finished: libsndfile reads no frame; a WAV or AIFF over 4 GiB:
+            // libsndfile reads the length given. The audio after it is read to the end of the
+            // file where jackvu reads it itself.
+            wave = mapping ? PlainWave(path: path, channels: channels, frames: nil, bits: bits, aiff: aiff) : nil
+            guard let wave else {
                 sf_close(h)
-                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float WAV")
+                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float \(aiff ? "AIFF" : "WAV")")
             }
-        } else if mapping {
+            frames = wave.frames
+        } else if mapping && !aiff {
             wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits)
         }
         handle = h
@@ -609,7 +610,7 @@ public struct FileAnalysis {
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
         report.sourceNote = cut.map { cut in
-            let what = cut.over4GiB ? "The file is a WAV over 4 GiB, whose data length does not fit RIFF's 32 bits (programs that trust it read only the first part)"
+            let what = cut.over4GiB ? "The file is \(cut.container) over 4 GiB, whose \(cut.chunk) length does not fit 32 bits (programs that trust it read only the first part)"
                 : cut.unfinished ? "The file's header was never finished (still being written, or its recorder stopped)" : "The file is cut short, or was still being written"
             return "\(what): \(cut); this report covers the audio there."
         }

@@ -13,6 +13,10 @@ import DSP
 /// second `data` chunk (libsndfile decides what such a file holds) — is read through
 /// libsndfile.
 ///
+/// AIFF and AIFC files (big-endian integers or floats; AIFC's `sowt` little-endian integers)
+/// are read here only where libsndfile cannot read them to their end: an AIFF over 4 GiB,
+/// whose 32-bit lengths wrapped (ffmpeg's), or one whose header was never finished (`Chunks`).
+///
 /// Not a memory map: a file that shrinks while it is read (another program truncating or
 /// rewriting it) would raise SIGBUS on a mapped page past its new end. A read just comes
 /// back short, and `shrank` says so. One thread at a time.
@@ -21,6 +25,8 @@ final class PlainWave {
     let frames: Int
     /// Bits per sample (16, 24, 32) of integers; -32 for floats.
     let bits: Int
+    /// Whether the samples are big-endian (AIFF's).
+    let bigEndian: Bool
     /// Whether a read came back short of the frames the header promised.
     private(set) var shrank = false
     private let fd: Int32
@@ -31,17 +37,27 @@ final class PlainWave {
     private var buffer: UnsafeMutableRawPointer?
     private var capacity = 0
 
-    /// Opens `path` if its header describes `channels` channels of `bits` (as libsndfile
-    /// reported them) with at least `frames` frames of data; nil otherwise.
-    init?(path: String, channels: Int, frames: Int, bits: Int) {
-        guard bits != 0, frames > 0 else { return nil }
+    /// How a file's samples are laid out: channels, bits per sample (negative for floats),
+    /// bytes a frame, and their byte order.
+    struct Format: Equatable {
+        var channels: Int, bits: Int, blockAlign: Int
+        var bigEndian = false
+    }
+
+    /// Opens `path` if its header (WAV's; AIFF's with `aiff`) describes `channels` channels of
+    /// `bits` (as libsndfile reported them) with at least `frames` frames of data, or with
+    /// `frames` nil as many as there are to the end of the file (at least one); nil otherwise.
+    init?(path: String, channels: Int, frames: Int?, bits: Int, aiff: Bool = false) {
+        guard bits != 0, frames ?? 1 > 0 else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         var st = stat()
+        let read: (Int, Int) -> [UInt8]? = { at, count in PlainWave.bytes(fd, at, count) }
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 44,
-              let (offset, format) = PlainWave.dataChunk(length: Int(st.st_size), read: { at, count in PlainWave.bytes(fd, at, count) }),
-              format.channels == channels, format.bits == bits,
-              offset + frames * format.blockAlign <= Int(st.st_size), format.blockAlign == channels * abs(bits) / 8
+              let (offset, format) = aiff ? PlainWave.soundChunk(length: Int(st.st_size), read: read) : PlainWave.dataChunk(length: Int(st.st_size), read: read),
+              format.channels == channels, format.bits == bits, format.blockAlign == channels * abs(bits) / 8,
+              case let frames = frames ?? (Int(st.st_size) - offset) / format.blockAlign, frames > 0,
+              offset + frames * format.blockAlign <= Int(st.st_size)
         else {
             close(fd)
             return nil
@@ -50,6 +66,7 @@ final class PlainWave {
         self.fd = fd
         data = offset
         blockAlign = format.blockAlign
+        bigEndian = format.bigEndian
         self.channels = channels
         self.frames = frames
         self.bits = bits
@@ -72,14 +89,14 @@ final class PlainWave {
     /// The data chunk's offset and the format chunk's channels, bits (negative for floats)
     /// and block size, or nil when the header is not plain PCM or float, or when a second
     /// `data` chunk follows the first. `read(offset, count)` gives the file's bytes.
-    static func dataChunk(length: Int, read: (Int, Int) -> [UInt8]?) -> (Int, (channels: Int, bits: Int, blockAlign: Int))? {
+    static func dataChunk(length: Int, read: (Int, Int) -> [UInt8]?) -> (Int, Format)? {
         func u32(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
         func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
         func tag(_ b: [UInt8], _ at: Int) -> String { String(decoding: b[at..<(at + 4)], as: UTF8.self) }
         guard length >= 12, let riff = read(0, 12), riff.count == 12, ["RIFF", "RF64"].contains(tag(riff, 0)), tag(riff, 8) == "WAVE"
         else { return nil }
         var at = 12
-        var format: (channels: Int, bits: Int, blockAlign: Int)?
+        var format: Format?
         var found: Int?
         // At most 4096 chunks, as `Chunks` walks: audio taken for chunks (zeros: 8 bytes a
         // step) must not keep the walk going through the file (a 4 GiB WAV whose data
@@ -99,8 +116,8 @@ final class PlainWave {
                     code = u16(f, 24)
                 }
                 switch (code, bits) {
-                case (1, 16), (1, 24), (1, 32): format = (u16(f, 2), bits, u16(f, 12))
-                case (3, 32): format = (u16(f, 2), -32, u16(f, 12))
+                case (1, 16), (1, 24), (1, 32): format = Format(channels: u16(f, 2), bits: bits, blockAlign: u16(f, 12))
+                case (3, 32): format = Format(channels: u16(f, 2), bits: -32, blockAlign: u16(f, 12))
                 default: return nil
                 }
             } else if id == "data" {
@@ -120,6 +137,48 @@ final class PlainWave {
         }
         guard let found, let format else { return nil }
         return (found, format)
+    }
+
+    /// An AIFF or AIFC file's first sample's offset (in `SSND`, after its offset field) and
+    /// its `COMM` chunk's format: 16-, 24- or 32-bit integers, big-endian (AIFF; AIFC `NONE`,
+    /// `twos`, `in24`, `in32`) or little-endian (AIFC `sowt`), or big-endian 32-bit floats
+    /// (AIFC `fl32`); nil for anything else, or where `COMM` does not come before `SSND`. The
+    /// walk stops at `SSND`: its length is what it cannot trust.
+    static func soundChunk(length: Int, read: (Int, Int) -> [UInt8]?) -> (Int, Format)? {
+        func u32(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3]) }
+        func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) << 8 | Int(b[at + 1]) }
+        func tag(_ b: [UInt8], _ at: Int) -> String { String(decoding: b[at..<(at + 4)], as: UTF8.self) }
+        guard length >= 12, let form = read(0, 12), form.count == 12, tag(form, 0) == "FORM", ["AIFF", "AIFC"].contains(tag(form, 8))
+        else { return nil }
+        let aifc = tag(form, 8) == "AIFC"
+        var at = 12
+        var format: Format?
+        for _ in 0..<4096 {
+            guard at + 8 <= length, let header = read(at, 8), header.count == 8 else { return nil }
+            let id = tag(header, 0), size = u32(header, 4), body = at + 8
+            if id == "COMM" {
+                guard size >= (aifc ? 22 : 18), size <= 1024, body + size <= length, let c = read(body, size), c.count == size else { return nil }
+                let channels = u16(c, 0), bits = u16(c, 6)
+                let kind = aifc ? tag(c, 18) : "NONE"
+                switch (kind, bits) {
+                case ("NONE", 16), ("NONE", 24), ("NONE", 32), ("twos", 16), ("in24", 24), ("in32", 32):
+                    format = Format(channels: channels, bits: bits, blockAlign: channels * bits / 8, bigEndian: true)
+                case ("sowt", 16), ("sowt", 24), ("sowt", 32):
+                    format = Format(channels: channels, bits: bits, blockAlign: channels * bits / 8)
+                case ("fl32", 32), ("FL32", 32):
+                    format = Format(channels: channels, bits: -32, blockAlign: channels * 4, bigEndian: true)
+                default: return nil
+                }
+            } else if id == "SSND" {
+                // Its offset field: bytes to skip before the first sample (0 in practice).
+                guard let format, body + 8 <= length, let fields = read(body, 8), fields.count == 8, case let first = body + 8 + u32(fields, 0),
+                      first <= length
+                else { return nil }
+                return (first, format)
+            }
+            at = body + size + (size & 1)
+        }
+        return nil
     }
 
     /// Reads and converts `count` frames from frame `start` on into `planar` (channel c at
@@ -144,6 +203,10 @@ final class PlainWave {
         let whole = got / blockAlign
         if whole < count { shrank = true }
         guard whole > 0 else { return 0 }
+        if bigEndian {
+            convertBigEndian(first, whole, planar, stride)
+            return whole
+        }
         switch bits {
         case 16:
             convert(first, whole, planar, stride, bytes: 2) { p in Float(Int16(littleEndian: p.loadUnaligned(as: Int16.self))) * (1 / 32768) }
@@ -159,6 +222,24 @@ final class PlainWave {
             convert(first, whole, planar, stride, bytes: 4) { p in Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) }
         }
         return whole
+    }
+
+    /// `count` big-endian frames (AIFF's), converted as `decode` converts little-endian ones:
+    /// the same values, one sample at a time (a rare file: one AIFF cannot read to its end).
+    private func convertBigEndian(_ frames: UnsafeRawPointer, _ count: Int, _ planar: UnsafeMutablePointer<Float>, _ stride: Int) {
+        switch bits {
+        case 16:
+            deinterleave(frames, count, planar, stride, channels: channels, bytes: 2) { p in Float(Int16(bigEndian: p.loadUnaligned(as: Int16.self))) * (1 / 32768) }
+        case 24:
+            // Three bytes at the top of an Int32 (the buffer has bytes to spare past the last frame).
+            deinterleave(frames, count, planar, stride, channels: channels, bytes: 3) { p in
+                Float(Int32(bitPattern: UInt32(bigEndian: p.loadUnaligned(as: UInt32.self)) & 0xFFFF_FF00)) * (1 / 2_147_483_648)
+            }
+        case 32:
+            deinterleave(frames, count, planar, stride, channels: channels, bytes: 4) { p in Float(Int32(bigEndian: p.loadUnaligned(as: Int32.self))) * (1 / 2_147_483_648) }
+        default:  // 32-bit float
+            deinterleave(frames, count, planar, stride, channels: channels, bytes: 4) { p in Float(bitPattern: UInt32(bigEndian: p.loadUnaligned(as: UInt32.self))) }
+        }
     }
 
     /// `count` frames from `frames`, each channel's sample (`bytes` long) through `sample`.

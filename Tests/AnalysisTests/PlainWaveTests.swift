@@ -171,39 +171,112 @@ final class PlainWaveTests: XCTestCase {
         }
     }
 
-    /// A WAV over 4 GiB written as RIFF, its lengths modulo 2³² (ffmpeg's, unless told
-    /// `-rf64 auto`): libsndfile reads the wrapped length (a 6 h file as 10 s); jackvu reads
-    /// to the end of the file, and says why (`Chunks`). The file is sparse: 4 GiB of
-    /// silence between two copies of the signal, the second at the file's end.
-    func testAWAVOver4GiBWhoseLengthWrappedIsReadToItsEnd() throws {
+    /// A WAV or AIFF over 4 GiB, its lengths modulo 2³² (ffmpeg's AIFF) or 0xFFFFFFFF
+    /// (ffmpeg's WAV): libsndfile reads the wrapped length (a 6 h file as 10 s); jackvu reads
+    /// to the end of the file, and says why (`Chunks`). Each file is sparse: 4 GiB of silence
+    /// between two copies of the signal, the second at the file's end.
+    func testAWAVOrAIFFOver4GiBIsReadToItsEnd() throws {
         let x = signal(channels: 2, frames: 1000)
-        let path = try write("big.wav", x, bits: 16, extensible: false, extra: false)
-        let small = try Data(contentsOf: URL(fileURLWithPath: path))
-        let audio = small.count - 44, size = small.count + (1 << 32)
-        // The header's lengths are unchanged: both grew by exactly 2³².
-        XCTAssertEqual(truncate(path, off_t(size)), 0)
-        let fd = open(path, O_WRONLY)
-        XCTAssertEqual(small.suffix(audio).withUnsafeBytes { pwrite(fd, $0.baseAddress, audio, off_t(size - audio)) }, audio)
-        close(fd)
-        let cut = try XCTUnwrap(try Chunks.check(path, size: size))
-        XCTAssertEqual(cut, CutAudio(chunk: "data", claimed: audio, there: audio + (1 << 32), over4GiB: true))
-        XCTAssertEqual("\(cut) (\(cut.why))", "its data chunk gives 4000 bytes, and 4294971296 follow it (a WAV over 4 GiB: its data length does not fit RIFF's 32 bits; programs that trust it read only the first part)")
-        XCTAssertFalse(cut.unfinished)
-        let file = try AudioFile(path: path)
-        XCTAssertEqual(file.frames, (audio + (1 << 32)) / 4)
-        let plain = try XCTUnwrap(file.plain)
+        let wav = try write("big.wav", x, bits: 16, extensible: false, extra: false)
+        let aiff = directory.appendingPathComponent("big.aiff").path
+        XCTAssertEqual(try Executables.run("sox", [wav, "-t", "aiff", aiff]).status, 0)
         let planar = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1000)
         defer { planar.deallocate() }
-        XCTAssertEqual(plain.decode(from: file.frames - 1000, count: 1000, into: planar, stride: 1000), 1000)
-        let original = read(try AudioFile(path: try write("small.wav", x, bits: 16, extensible: false, extra: false)), chunk: 1000)
-        XCTAssertEqual((0..<2).map { Array(UnsafeBufferPointer(start: planar + $0 * 1000, count: 1000)) }, original, "the last frames, 4 GiB on")
-        // ffmpeg's: both lengths 0xFFFFFFFF ("Filesize … invalid for wav, output file will be
-        // broken"); refused as damaged before (the walk went on into the audio 4 GiB on).
-        let ff = open(path, O_WRONLY)
-        for at in [4, 40] { XCTAssertEqual(withUnsafeBytes(of: UInt32.max) { pwrite(ff, $0.baseAddress, 4, off_t(at)) }, 4) }
-        close(ff)
-        XCTAssertEqual(try Chunks.check(path, size: size), CutAudio(chunk: "data", claimed: 0xFFFF_FFFF, there: audio + (1 << 32), over4GiB: true))
-        XCTAssertEqual(try AudioFile(path: path).frames, file.frames)
+        func poke(_ path: String, _ at: Int, _ value: UInt32) {
+            let fd = open(path, O_WRONLY)
+            XCTAssertEqual(withUnsafeBytes(of: value) { pwrite(fd, $0.baseAddress, 4, off_t(at)) }, 4)
+            close(fd)
+        }
+        for (path, id, skip, why) in [(wav, "data", 0, "a WAV over 4 GiB: its data length"), (aiff, "SSND", 8, "an AIFF over 4 GiB: its SSND length")] {
+            let original = read(try AudioFile(path: path), chunk: 1000)
+            let small = try Data(contentsOf: URL(fileURLWithPath: path))
+            let body = try XCTUnwrap(small.range(of: Data(id.utf8))).upperBound + 4
+            let audio = small.count - body - skip, size = small.count + (1 << 32)
+            XCTAssertEqual(original.map(\.count), [1000, 1000])
+            // The header's lengths are unchanged: they grew by exactly 2³². (AIFF's frame
+            // count grows by 2³⁰.)
+            if id == "SSND" {
+                let comm = try XCTUnwrap(small.range(of: Data("COMM".utf8))).upperBound + 4 + 2
+                poke(path, comm, UInt32(1000 + (1 << 30)).bigEndian)
+            }
+            XCTAssertEqual(truncate(path, off_t(size)), 0)
+            let fd = open(path, O_WRONLY)
+            XCTAssertEqual(small.suffix(audio).withUnsafeBytes { pwrite(fd, $0.baseAddress, audio, off_t(size - audio)) }, audio)
+            close(fd)
+            let cut = try XCTUnwrap(try Chunks.check(path, size: size))
+            XCTAssertEqual(cut, CutAudio(chunk: id, claimed: audio + skip, there: audio + skip + (1 << 32), kind: .over4GiB))
+            XCTAssertEqual("\(cut) (\(cut.why))", "its \(id) chunk gives \(audio + skip) bytes, and \(audio + skip + (1 << 32)) follow it (\(why) does not fit 32 bits; programs that trust it read only the first part)")
+            XCTAssertFalse(cut.unfinished)
+            let file = try AudioFile(path: path)
+            XCTAssertEqual(file.frames, (audio + (1 << 32)) / 4, path)
+            let plain = try XCTUnwrap(file.plain)
+            XCTAssertEqual(plain.decode(from: file.frames - 1000, count: 1000, into: planar, stride: 1000), 1000)
+            XCTAssertEqual((0..<2).map { Array(UnsafeBufferPointer(start: planar + $0 * 1000, count: 1000)) }, original, "\(path): the last frames, 4 GiB on")
+        }
+        // ffmpeg's WAV: both lengths 0xFFFFFFFF ("Filesize … invalid for wav, output file will
+        // be broken"); refused as damaged before (the walk went on into the audio 4 GiB on).
+        let frames = try AudioFile(path: wav).frames
+        for at in [4, 40] { poke(wav, at, UInt32.max) }
+        XCTAssertEqual(try Chunks.check(wav, size: 4000 + 44 + (1 << 32)), CutAudio(chunk: "data", claimed: 0xFFFF_FFFF, there: 4000 + (1 << 32), kind: .over4GiB))
+        XCTAssertEqual(try AudioFile(path: wav).frames, frames)
+    }
+
+    /// An AIFF whose header was never finished, as libsndfile leaves one until it closes it
+    /// (FORM 0xFFFFFFF8, COMM 0 frames, SSND only its 8 bytes of offset and block size; checked
+    /// with a program that wrote 1 s and aborted): libsndfile reads 0 frames; jackvu all of them.
+    func testAnUnfinishedAIFFIsReadToItsEnd() throws {
+        let path = directory.appendingPathComponent("u.aiff").path
+        XCTAssertEqual(try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "24", path, "synth", "0.5", "sine", "997", "vol", "0.5"]).status, 0)
+        let whole = read(try AudioFile(path: path), chunk: 4096)
+        var d = try Data(contentsOf: URL(fileURLWithPath: path))
+        func be(_ v: UInt32) -> Data { withUnsafeBytes(of: v.bigEndian) { Data($0) } }
+        let comm = try XCTUnwrap(d.range(of: Data("COMM".utf8))).upperBound + 4, ssnd = try XCTUnwrap(d.range(of: Data("SSND".utf8))).upperBound
+        d.replaceSubrange(4..<8, with: be(0xFFFF_FFF8))
+        d.replaceSubrange((comm + 2)..<(comm + 6), with: be(0))
+        d.replaceSubrange(ssnd..<(ssnd + 4), with: be(8))
+        try d.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try AudioFile(path: path, mapping: false), "libsndfile alone reads no frame of it")
+        let cut = try XCTUnwrap(try Chunks.check(path, size: d.count))
+        XCTAssertEqual(cut, CutAudio(chunk: "SSND", claimed: 8, there: 8 + 24000 * 6, kind: .unfinished))
+        let file = try AudioFile(path: path)
+        XCTAssertEqual(read(file, chunk: 4096).map { $0.map(\.bitPattern) }, whole.map { $0.map(\.bitPattern) })
+        XCTAssertEqual(whole[0].count, 24000)
+    }
+
+    /// AIFF and AIFC files — big-endian 16-, 24-, 32-bit integers and floats, little-endian
+    /// `sowt` — read by jackvu (only where libsndfile cannot read them to their end): the
+    /// same samples as libsndfile's, bit for bit. A whole AIFF stays libsndfile's.
+    func testAIFFSamplesAreLibsndfilesExactly() throws {
+        let d = directory.path
+        var files: [(String, Int)] = []
+        for (name, options, bits) in [("a16.aiff", ["-b", "16"], 16), ("a24.aiff", ["-b", "24"], 24), ("a32.aiff", ["-b", "32"], 32),
+                                      ("f.aifc", ["-e", "floating-point", "-b", "32"], -32), ("a16.aifc", ["-b", "16"], 16)]
+        {
+            let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "3"] + options + ["\(d)/\(name)", "synth", "0.1", "sine", "440", "vol", "0.9"])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            files.append(("\(d)/\(name)", bits))
+        }
+        // AIFC `sowt`: a16.aifc's samples byte-swapped, its compression type so named.
+        var sowt = try Data(contentsOf: URL(fileURLWithPath: "\(d)/a16.aifc"))
+        let comm = try XCTUnwrap(sowt.range(of: Data("COMM".utf8))).upperBound + 4
+        sowt.replaceSubrange((comm + 18)..<(comm + 22), with: Data("sowt".utf8))
+        let ssnd = try XCTUnwrap(sowt.range(of: Data("SSND".utf8))).upperBound + 12
+        for i in stride(from: ssnd, to: sowt.count - 1, by: 2) { sowt.swapAt(i, i + 1) }
+        try sowt.write(to: URL(fileURLWithPath: "\(d)/sowt.aifc"))
+        files.append(("\(d)/sowt.aifc", 16))
+        for (path, bits) in files {
+            let libsndfile = try AudioFile(path: path, mapping: false)
+            XCTAssertNil(try AudioFile(path: path).plain, "\(path): a whole AIFF is libsndfile's")
+            let plain = try XCTUnwrap(PlainWave(path: path, channels: 3, frames: nil, bits: bits, aiff: true), path)
+            XCTAssertEqual(plain.frames, libsndfile.frames)
+            let planar = UnsafeMutablePointer<Float>.allocate(capacity: 3 * plain.frames)
+            defer { planar.deallocate() }
+            XCTAssertEqual(plain.decode(from: 0, count: plain.frames, into: planar, stride: plain.frames), plain.frames)
+            let mine = (0..<3).map { UnsafeBufferPointer(start: planar + $0 * plain.frames, count: plain.frames).map(\.bitPattern) }
+            let theirs = read(libsndfile, chunk: 333).map { $0.map(\.bitPattern) }
+            XCTAssertEqual(mine, theirs, path)
+            XCTAssertGreaterThan(theirs[0].filter { $0 != 0 }.count, 4000, path)
+        }
     }
 
     /// The walk over a WAV's chunks takes at most 4096 of them: audio (here silence) after a
