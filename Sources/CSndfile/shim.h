@@ -30,11 +30,12 @@ static inline int jackvu_sf_plain_wav_bits(int format) {
     }
 }
 
-/// For an AIFF or AIFC file of PCM or float samples: the bits per sample (16, 24, 32) for
-/// integers, -32 for 32-bit floats; 0 for anything else. (Their byte order is the file's
-/// `COMM` chunk's to say: `PlainWave`.)
-static inline int jackvu_sf_plain_aiff_bits(int format) {
-    if ((format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF) {
+/// For an AIFF, AIFC or CAF file of PCM or float samples: the bits per sample (16, 24, 32)
+/// for integers, -32 for 32-bit floats; 0 for anything else. (Their byte order is the file's
+/// `COMM` or `desc` chunk's to say: `PlainWave`.)
+static inline int jackvu_sf_plain_aiff_caf_bits(int format) {
+    int major = format & SF_FORMAT_TYPEMASK;
+    if (major != SF_FORMAT_AIFF && major != SF_FORMAT_CAF) {
         return 0;
     }
     switch (format & SF_FORMAT_SUBMASK) {

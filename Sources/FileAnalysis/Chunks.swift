@@ -40,14 +40,15 @@ struct CutAudio: Equatable, CustomStringConvertible {
 
 /// A walk over a file's chunk headers before libsndfile opens it, for the containers whose
 /// audio is one chunk: RIFF/WAVE, RF64 (EBU Tech 3306: the sizes past 4 GB in a `ds64`
-/// chunk), Sony's Wave64 (GUIDs and 64-bit sizes) and AIFF/AIFC (big-endian, the audio in
-/// `SSND`).
+/// chunk), Sony's Wave64 (GUIDs and 64-bit sizes), AIFF/AIFC (big-endian, the audio in
+/// `SSND`) and Apple's CAF (big-endian 64-bit sizes).
 ///
 /// - A file whose audio chunk claims more bytes than the file holds (cut short, or still
 ///   being written) is read as far as it goes: libsndfile reads such a file to its end without
 ///   a word, so the walk returns what the chunk claims and what is there, for `analyze` to say
 ///   (unless the length is one a writer leaves in a header it cannot go back to: `placeholders`).
-/// - A file whose audio chunk gives 0 bytes (AIFF's SSND 8: its offset and block size) and is
+/// - A file whose audio chunk gives 0 bytes (AIFF's SSND 8: its offset and block size; CAF's
+///   `data` 4: its edit count) and is
 ///   followed by what is not a chunk (audio) has a header never finished: libsndfile writes
 ///   that until it closes the file. The walk returns
 ///   that too (claimed 0): `AudioFile` reads the audio to the end of the file where it is plain
@@ -115,6 +116,10 @@ enum Chunks {
             layout = Layout(start: 12)
         case ("FORM", "AIFF"), ("FORM", "AIFC"):
             layout = Layout(start: 12, bigEndian: true, audio: "SSND", emptyAudio: 8)
+        case ("caff", _):
+            // Apple's CAF: 64-bit sizes, no padding, `data` first its 4-byte edit count (a
+            // size of -1, "to the end of the file", ends the walk: libsndfile reads that).
+            layout = Layout(start: 8, sizeBytes: 8, bigEndian: true, align: 1, emptyAudio: 4)
         default:
             guard got == 40, Array(head[0..<16]) == wave64 else { return nil }
             layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)

@@ -71,7 +71,21 @@ final class AudioFile: @unchecked Sendable {
         mpeg = nil
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
-            throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(String(cString: sf_strerror(nil))))")
+            let reason = AudioFile.reason(String(cString: sf_strerror(nil)))
+            // A CAF file cut short: libsndfile calls it malformed. Where it is PCM or float,
+            // jackvu reads it as far as it goes, as it does a WAV file so cut.
+            if let cut = cutData, !cut.toTheEnd, mapping, let wave = PlainWave(path: path, channels: nil, frames: nil, bits: nil, container: .caf),
+               let rate = wave.sampleRate, wave.channels <= AudioFile.maxChannels
+            {
+                handle = nil
+                plain = wave
+                sampleRate = rate
+                channels = wave.channels
+                frames = wave.frames
+                formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_CAF)))
+                return
+            }
+            throw EngineError(.noInput, "cannot read '\(path)': \(reason)")
         }
         guard info.channels >= 1, info.channels <= AudioFile.maxChannels, info.samplerate > 0 else {
             sf_close(h)
@@ -80,21 +94,27 @@ final class AudioFile: @unchecked Sendable {
                 : "its header gives a sample rate of \(info.samplerate) Hz"
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
-        let aiff = jackvu_sf_plain_aiff_bits(info.format) != 0
-        let bits = Int(aiff ? jackvu_sf_plain_aiff_bits(info.format) : jackvu_sf_plain_wav_bits(info.format)), channels = Int(info.channels)
+        let container: PlainWave.Container = switch Int(info.format) & SF_FORMAT_TYPEMASK {
+        case SF_FORMAT_AIFF: .aiff
+        case SF_FORMAT_CAF: .caf
+        default: .wav
+        }
+        let bits = Int(container == .wav ? jackvu_sf_plain_wav_bits(info.format) : jackvu_sf_plain_aiff_caf_bits(info.format))
+        let channels = Int(info.channels)
         var frames = Int(info.frames)
         var wave: PlainWave?
         if let cut = cutData, cut.toTheEnd, cut.over4GiB || frames == 0 {
             // A header never finished: libsndfile reads no frame; a WAV or AIFF over 4 GiB:
             // libsndfile reads the length given. The audio after it is read to the end of the
             // file where jackvu reads it itself.
-            wave = mapping ? PlainWave(path: path, channels: channels, frames: nil, bits: bits, aiff: aiff) : nil
+            wave = mapping ? PlainWave(path: path, channels: channels, frames: nil, bits: bits, container: container) : nil
             guard let wave else {
                 sf_close(h)
-                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float \(aiff ? "AIFF" : "WAV")")
+                let name = switch container { case .wav: "WAV"; case .aiff: "AIFF"; case .caf: "CAF" }
+                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)), and jackvu reads such a file only as 16-, 24- or 32-bit PCM or 32-bit float \(name)")
             }
             frames = wave.frames
-        } else if mapping && !aiff {
+        } else if mapping && container == .wav {
             wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits)
         }
         handle = h

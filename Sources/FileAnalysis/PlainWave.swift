@@ -14,8 +14,9 @@ import DSP
 /// libsndfile.
 ///
 /// AIFF and AIFC files (big-endian integers or floats; AIFC's `sowt` little-endian integers)
-/// are read here only where libsndfile cannot read them to their end: an AIFF over 4 GiB,
-/// whose 32-bit lengths wrapped (ffmpeg's), or one whose header was never finished (`Chunks`).
+/// and CAF files (`lpcm`, either byte order) are read here only where libsndfile cannot read
+/// them to their end: an AIFF over 4 GiB, whose 32-bit lengths wrapped (ffmpeg's), one whose
+/// header was never finished, a CAF cut short (libsndfile refuses it) (`Chunks`).
 ///
 /// Not a memory map: a file that shrinks while it is read (another program truncating or
 /// rewriting it) would raise SIGBUS on a mapped page past its new end. A read just comes
@@ -38,24 +39,38 @@ final class PlainWave {
     private var capacity = 0
 
     /// How a file's samples are laid out: channels, bits per sample (negative for floats),
-    /// bytes a frame, and their byte order.
+    /// bytes a frame, and their byte order; the sample rate where it is an integer (CAF's).
     struct Format: Equatable {
         var channels: Int, bits: Int, blockAlign: Int
         var bigEndian = false
+        var sampleRate: Int?
     }
 
-    /// Opens `path` if its header (WAV's; AIFF's with `aiff`) describes `channels` channels of
-    /// `bits` (as libsndfile reported them) with at least `frames` frames of data, or with
-    /// `frames` nil as many as there are to the end of the file (at least one); nil otherwise.
-    init?(path: String, channels: Int, frames: Int?, bits: Int, aiff: Bool = false) {
+    /// The containers read here.
+    enum Container { case wav, aiff, caf }
+
+    /// The sample rate in the header, where the container's parser takes it (CAF's).
+    let sampleRate: Int?
+
+    /// Opens `path` if its header (the container's) describes `channels` channels of `bits`
+    /// (as libsndfile reported them; nil: as the header says) with at least `frames` frames of
+    /// data, or with `frames` nil as many as there are to the end of the file (at least one);
+    /// nil otherwise.
+    init?(path: String, channels: Int?, frames: Int?, bits: Int?, container: Container = .wav) {
         guard bits != 0, frames ?? 1 > 0 else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         var st = stat()
         let read: (Int, Int) -> [UInt8]? = { at, count in PlainWave.bytes(fd, at, count) }
+        let parse = switch container {
+        case .wav: PlainWave.dataChunk
+        case .aiff: PlainWave.soundChunk
+        case .caf: PlainWave.cafData
+        }
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 44,
-              let (offset, format) = aiff ? PlainWave.soundChunk(length: Int(st.st_size), read: read) : PlainWave.dataChunk(length: Int(st.st_size), read: read),
-              format.channels == channels, format.bits == bits, format.blockAlign == channels * abs(bits) / 8,
+              let (offset, format) = parse(Int(st.st_size), read),
+              format.channels == channels ?? format.channels, format.bits == bits ?? format.bits, format.bits != 0, format.channels > 0,
+              format.blockAlign == format.channels * abs(format.bits) / 8,
               case let frames = frames ?? (Int(st.st_size) - offset) / format.blockAlign, frames > 0,
               offset + frames * format.blockAlign <= Int(st.st_size)
         else {
@@ -67,9 +82,10 @@ final class PlainWave {
         data = offset
         blockAlign = format.blockAlign
         bigEndian = format.bigEndian
-        self.channels = channels
+        sampleRate = format.sampleRate
+        self.channels = format.channels
         self.frames = frames
-        self.bits = bits
+        self.bits = format.bits
     }
 
     deinit {
@@ -177,6 +193,38 @@ final class PlainWave {
                 return (first, format)
             }
             at = body + size + (size & 1)
+        }
+        return nil
+    }
+
+    /// A CAF file's first sample's offset (in `data`, after its edit count) and its `desc`
+    /// chunk's format: `lpcm`, one frame a packet, 16-, 24- or 32-bit integers or 32-bit
+    /// floats, big- or little-endian (its flags); nil for anything else, or where `desc` does
+    /// not come before `data`. The walk stops at `data`: its length is what it cannot trust.
+    static func cafData(length: Int, read: (Int, Int) -> [UInt8]?) -> (Int, Format)? {
+        func u64(_ b: [UInt8], _ at: Int) -> UInt64 { b[at..<(at + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
+        func u32(_ b: [UInt8], _ at: Int) -> Int { b[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        func tag(_ b: [UInt8], _ at: Int) -> String { String(decoding: b[at..<(at + 4)], as: UTF8.self) }
+        guard length >= 8, let head = read(0, 8), head.count == 8, tag(head, 0) == "caff" else { return nil }
+        var at = 8
+        var format: Format?
+        for _ in 0..<4096 {
+            guard at + 12 <= length, let header = read(at, 12), header.count == 12 else { return nil }
+            let id = tag(header, 0), body = at + 12
+            if id == "desc" {
+                guard let d = read(body, 32), d.count == 32, tag(d, 8) == "lpcm", u32(d, 20) == 1 else { return nil }
+                let rate = Double(bitPattern: u64(d, 0)), flags = u32(d, 12), channels = u32(d, 24)
+                let bits = u32(d, 28), float = flags & 1 != 0
+                guard [16, 24, 32].contains(bits), !float || bits == 32, u32(d, 16) == channels * bits / 8 else { return nil }
+                format = Format(channels: channels, bits: float ? -32 : bits, blockAlign: channels * bits / 8, bigEndian: flags & 2 == 0,
+                                sampleRate: rate.isFinite && rate >= 1 && rate < 1e9 ? Int(exactly: rate) : nil)
+            } else if id == "data" {
+                guard let format, body + 4 <= length else { return nil }
+                return (body + 4, format)
+            }
+            // A size beyond the file (or -1: "to the end", which only `data` may give) ends the walk.
+            guard let size = Int(exactly: u64(header, 4)), size <= length - body else { return nil }
+            at = body + size
         }
         return nil
     }

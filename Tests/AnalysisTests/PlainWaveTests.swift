@@ -243,6 +243,49 @@ final class PlainWaveTests: XCTestCase {
         XCTAssertEqual(whole[0].count, 24000)
     }
 
+    /// CAF files (`lpcm`: big-endian 16- and 24-bit, little-endian 24-bit, float) whose header
+    /// was never finished — libsndfile's until it closes the file: `data` only its 4-byte edit
+    /// count (read as 0 s) — or that are cut short (libsndfile refuses them as malformed) are
+    /// read by jackvu to the end of the file: the same samples as libsndfile's of the whole
+    /// file, bit for bit.
+    func testACAFUnfinishedOrCutShortIsReadAsFarAsItGoes() throws {
+        let d = directory.path
+        var files: [(String, Int)] = []
+        for (name, options, bytes) in [("s16.caf", ["-b", "16"], 2), ("s24.caf", ["-b", "24"], 3), ("f.caf", ["-e", "floating-point", "-b", "32"], 4)] {
+            let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2"] + options + ["\(d)/\(name)", "synth", "0.25", "sine", "440", "vol", "0.9"])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            files.append(("\(d)/\(name)", bytes))
+        }
+        // Little-endian 24-bit (desc's flags bit 2), by hand: each sample's bytes reversed.
+        var le = try Data(contentsOf: URL(fileURLWithPath: files[1].0))
+        let leDesc = try XCTUnwrap(le.range(of: Data("desc".utf8))).upperBound + 8
+        le[leDesc + 15] = 2
+        let leData = try XCTUnwrap(le.range(of: Data("data".utf8))).upperBound + 12
+        for i in stride(from: leData, to: le.count - 2, by: 3) { le.swapAt(i, i + 2) }
+        try le.write(to: URL(fileURLWithPath: "\(d)/le24.caf"))
+        files.append(("\(d)/le24.caf", 3))
+        for (path, bytes) in files {
+            let whole = read(try AudioFile(path: path), chunk: 4096).map { $0.map(\.bitPattern) }
+            XCTAssertEqual(whole[0].count, 12000, path)
+            let original = try Data(contentsOf: URL(fileURLWithPath: path))
+            let size = try XCTUnwrap(original.range(of: Data("data".utf8))).upperBound
+            // Unfinished: the data chunk's size only its edit count's 4 bytes.
+            var unfinished = original
+            unfinished.replaceSubrange(size..<(size + 8), with: Data([0, 0, 0, 0, 0, 0, 0, 4]))
+            try unfinished.write(to: URL(fileURLWithPath: path + ".u.caf"))
+            XCTAssertEqual(try Chunks.check(path + ".u.caf", size: unfinished.count),
+                           CutAudio(chunk: "data", claimed: 4, there: 4 + 12000 * 2 * bytes, kind: .unfinished))
+            XCTAssertEqual(read(try AudioFile(path: path + ".u.caf"), chunk: 4096).map { $0.map(\.bitPattern) }, whole, path + ": unfinished")
+            // Cut 5000 frames and a part of one into its audio.
+            try Data(original.prefix(size + 12 + 5000 * 2 * bytes + 1)).write(to: URL(fileURLWithPath: path + ".cut.caf"))
+            XCTAssertThrowsError(try AudioFile(path: path + ".cut.caf", mapping: false), "libsndfile refuses it")
+            let cut = try AudioFile(path: path + ".cut.caf")
+            XCTAssertEqual(cut.cutData, CutAudio(chunk: "data", claimed: 4 + 12000 * 2 * bytes, there: 4 + 5000 * 2 * bytes + 1))
+            XCTAssertEqual([String(cut.sampleRate), String(cut.channels), cut.formatName], ["48000", "2", "CAF (Apple Core Audio File)"])
+            XCTAssertEqual(read(cut, chunk: 4096).map { $0.map(\.bitPattern) }, whole.map { Array($0.prefix(5000)) }, path + ": cut")
+        }
+    }
+
     /// AIFF and AIFC files — big-endian 16-, 24-, 32-bit integers and floats, little-endian
     /// `sowt` — read by jackvu (only where libsndfile cannot read them to their end): the
     /// same samples as libsndfile's, bit for bit. A whole AIFF stays libsndfile's.
@@ -267,7 +310,7 @@ final class PlainWaveTests: XCTestCase {
         for (path, bits) in files {
             let libsndfile = try AudioFile(path: path, mapping: false)
             XCTAssertNil(try AudioFile(path: path).plain, "\(path): a whole AIFF is libsndfile's")
-            let plain = try XCTUnwrap(PlainWave(path: path, channels: 3, frames: nil, bits: bits, aiff: true), path)
+            let plain = try XCTUnwrap(PlainWave(path: path, channels: 3, frames: nil, bits: bits, container: .aiff), path)
             XCTAssertEqual(plain.frames, libsndfile.frames)
             let planar = UnsafeMutablePointer<Float>.allocate(capacity: 3 * plain.frames)
             defer { planar.deallocate() }
