@@ -71,7 +71,7 @@ final class AudioFile: @unchecked Sendable {
         mpeg = nil
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
-            let reason = AudioFile.reason(String(cString: sf_strerror(nil)))
+            let message = String(cString: sf_strerror(nil))
             // A CAF file cut short: libsndfile calls it malformed. Where it is PCM or float,
             // jackvu reads it as far as it goes, as it does a WAV file so cut.
             if let cut = cutData, !cut.toTheEnd, mapping, let wave = PlainWave(path: path, channels: nil, frames: nil, bits: nil, container: .caf),
@@ -85,7 +85,10 @@ final class AudioFile: @unchecked Sendable {
                 formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_CAF)))
                 return
             }
-            throw EngineError(.noInput, "cannot read '\(path)': \(reason)")
+            if let cut = cutData, !cut.toTheEnd {
+                throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)); libsndfile refuses it (\(message.trimmingCharacters(in: [" ", "."]))), and jackvu reads such a file itself only as 16-, 24- or 32-bit PCM or 32-bit float")
+            }
+            throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(message))")
         }
         guard info.channels >= 1, info.channels <= AudioFile.maxChannels, info.samplerate > 0 else {
             sf_close(h)

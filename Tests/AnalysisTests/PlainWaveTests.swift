@@ -284,6 +284,18 @@ final class PlainWaveTests: XCTestCase {
             XCTAssertEqual([String(cut.sampleRate), String(cut.channels), cut.formatName], ["48000", "2", "CAF (Apple Core Audio File)"])
             XCTAssertEqual(read(cut, chunk: 4096).map { $0.map(\.bitPattern) }, whole.map { Array($0.prefix(5000)) }, path + ": cut")
         }
+        // 8-bit, which jackvu does not read itself: cut short, refused in one line that says so.
+        let s8 = "\(d)/s8.caf"
+        XCTAssertEqual(try Executables.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "8", s8, "synth", "0.25", "sine", "440"]).status, 0)
+        let original = try Data(contentsOf: URL(fileURLWithPath: s8))
+        let data = try XCTUnwrap(original.range(of: Data("data".utf8))).upperBound + 12
+        try Data(original.prefix(data + 1000)).write(to: URL(fileURLWithPath: s8))
+        do {
+            _ = try AudioFile(path: s8)
+            XCTFail("a cut 8-bit CAF read")
+        } catch {
+            XCTAssertEqual(error.message, "cannot read '\(s8)': its data chunk claims 24004 bytes, the file holds 1004 (the file is cut short, or still being written); libsndfile refuses it (Supported file format but file is malformed), and jackvu reads such a file itself only as 16-, 24- or 32-bit PCM or 32-bit float")
+        }
     }
 
     /// AIFF and AIFC files — big-endian 16-, 24-, 32-bit integers and floats, little-endian
