@@ -59,7 +59,8 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   file, and `AudioFile` reads it there as it reads an unfinished one. (ffmpeg's WAV was
 ///   refused as damaged: the walk went on into the audio 4 GiB on; sox reads its first 4 GiB;
 ///   libsndfile reads a wrapped length: a 6 h file as 10 s, ffmpeg's 6 h AIFF as 30 s.)
-/// - A RIFF/WAVE file whose other chunks claim more bytes than it holds is refused: libsndfile
+/// - A RIFF/WAVE file whose other chunks (before its audio, or after it within the RIFF form's
+///   size) claim more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
 ///
@@ -125,8 +126,13 @@ enum Chunks {
             layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)
         }
         let headerBytes = layout.headerBytes
-        var offset = layout.start
+        // Where RIFF's form ends, by its size (where that is within the file): what follows it
+        // is not its chunks — an ID3v1 tag some taggers append to any file ("TAG" and 125
+        // bytes, which read as a chunk claiming half a gigabyte: refused as damaged once).
+        let riffSize = Int(integer(head[4..<8], bigEndian: false)), formEnd = layout.riff && riffSize <= size - 8 ? 8 + riffSize : size
+        var offset = layout.start, afterAudio = false
         for _ in 0..<4096 {
+            if afterAudio && offset >= formEnd { return nil }
             guard let (idBytes, given) = header(fd, at: offset, layout) else { return nil }
             let id = name(idBytes)
             var length = layout.sizeCountsHeader ? given - headerBytes : given
@@ -156,8 +162,10 @@ enum Chunks {
             {
                 return CutAudio(chunk: id, claimed: length, there: there, kind: .unfinished)
             }
-            // Only RIFF's chunks after the audio are looked at (for their claims).
+            // Only RIFF's chunks after the audio are looked at (for their claims), up to the
+            // form's end.
             if id == layout.audio && !layout.riff { return nil }
+            if id == layout.audio { afterAudio = true }
             if length > there {
                 guard layout.riff else { return nil }
                 throw EngineError(

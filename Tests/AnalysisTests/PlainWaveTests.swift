@@ -334,6 +334,30 @@ final class PlainWaveTests: XCTestCase {
         }
     }
 
+    /// An ID3v1 tag appended to a WAV file after its RIFF form ("TAG" and 125 bytes, as some
+    /// taggers append to any file) is not one of its chunks: the file reads as without it (it
+    /// was refused as damaged: "its 'TAGS' chunk … claims 543518063 bytes"). Within the form's
+    /// size, a chunk claiming more than the file holds is still refused.
+    func testAnID3v1TagAfterTheRIFFFormIsNotAChunk() throws {
+        let x = signal(channels: 2, frames: 1000)
+        let path = try write("tagged.wav", x, bits: 16, extensible: false, extra: true)
+        let untagged = read(try AudioFile(path: path), chunk: 256)
+        var d = try Data(contentsOf: URL(fileURLWithPath: path))
+        let form = d.count
+        d += Data("TAG".utf8) + Data("Some Title".utf8) + Data(count: 20) + Data("Artist".utf8) + Data(count: 24) + Data(count: 64) + Data([12])
+        XCTAssertEqual(d.count, form + 128)
+        try d.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(read(try AudioFile(path: path), chunk: 256), untagged)
+        d.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(d.count - 8).littleEndian) { Data($0) })
+        try d.write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try AudioFile(path: path)
+            XCTFail("a chunk within the form claiming more than the file holds was read")
+        } catch {
+            XCTAssertEqual(error.message, "cannot read '\(path)': its header is damaged: its 'TAGS' chunk at byte \(form) claims 543518063 bytes, the file has 120 after it")
+        }
+    }
+
     /// The walk over a WAV's chunks takes at most 4096 of them: audio (here silence) after a
     /// data chunk shorter than it reads as chunks of 0 bytes, 8 bytes a step, and a 4 GiB file
     /// of them took minutes.
