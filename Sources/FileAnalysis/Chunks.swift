@@ -172,7 +172,13 @@ enum Chunks {
                     .noInput,
                     "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(there) after it")
             }
-            offset += (headerBytes + length + layout.align - 1) / layout.align * layout.align
+            // The next chunk: after the pad byte an odd length takes, unless the writer left it
+            // out (a name of letters right after the chunk, none after the pad: a WAV whose
+            // 24-bit mono data had an odd length and a LIST chunk after it was refused as
+            // damaged, "its 'IST?' chunk … claims 1224736768 bytes"; sox and libsndfile read it).
+            let end = offset + headerBytes + length
+            offset = (end + layout.align - 1) / layout.align * layout.align
+            if offset > end && !named(fd, at: offset) && named(fd, at: end) { offset = end }
         }
         return nil
     }
@@ -181,9 +187,17 @@ enum Chunks {
     /// (as every chunk's), a length the file holds. (Audio passes for one rarely: random bytes
     /// about once in 270 names, then only with a length under what is left.)
     private static func plausible(_ fd: Int32, at offset: Int, _ layout: Layout, size: Int) -> Bool {
-        func letter(_ b: UInt8) -> Bool { b == 0x20 || (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
         guard let (id, length) = header(fd, at: offset, layout), id.allSatisfy(letter) else { return false }
         return length <= size - offset - (layout.sizeCountsHeader ? 0 : layout.headerBytes)
+    }
+
+    /// Whether a byte may be in a chunk's name: a letter, a digit or a space.
+    private static func letter(_ b: UInt8) -> Bool { b == 0x20 || (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+
+    /// Whether the 4 bytes at `offset` could name a chunk (letters, digits, spaces).
+    private static func named(_ fd: Int32, at offset: Int) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        return pread(fd, &bytes, 4, off_t(offset)) == 4 && bytes.allSatisfy(letter)
     }
 
     /// The chunk header at `offset`: its name's 4 bytes and the length it gives (as it is:

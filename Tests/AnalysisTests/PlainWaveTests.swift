@@ -358,6 +358,21 @@ final class PlainWaveTests: XCTestCase {
         }
     }
 
+    /// A chunk of odd length whose writer left out the pad byte after it: the next chunk is
+    /// found where it is (a LIST chunk after 24-bit mono data of odd length was refused as
+    /// damaged: "its 'IST?' chunk … claims 1224736768 bytes"; sox and libsndfile read it).
+    func testAnOddChunkWithoutItsPadByteIsNoDamage() throws {
+        let path = try write("odd.wav", signal(channels: 1, frames: 1001), bits: 24, extensible: false, extra: false)
+        let whole = read(try AudioFile(path: path), chunk: 256)
+        let list = Data("LIST".utf8) + Data([26, 0, 0, 0]) + Data("INFOISFT".utf8) + Data([14, 0, 0, 0]) + Data("Lavf58.76.100\0".utf8)
+        var d = try Data(contentsOf: URL(fileURLWithPath: path)) + list
+        d.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(d.count - 8).littleEndian) { Data($0) })
+        XCTAssertEqual(d.count % 2, 1, "no pad byte after the 3003 bytes of data")
+        try d.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(read(try AudioFile(path: path), chunk: 256), whole)
+        XCTAssertNil(try Chunks.check(path, size: d.count))
+    }
+
     /// The walk over a WAV's chunks takes at most 4096 of them: audio (here silence) after a
     /// data chunk shorter than it reads as chunks of 0 bytes, 8 bytes a step, and a 4 GiB file
     /// of them took minutes.
