@@ -3,6 +3,8 @@
 #define JACKVU_CSNDFILE_SHIM_H
 
 #include <sndfile.h>
+#include <stdio.h>
+#include <unistd.h>
 
 /// The name of a file's major format (e.g. "WAV (Microsoft)"), or "unknown".
 static inline const char *jackvu_sf_format_name(int format) {
@@ -45,6 +47,52 @@ static inline int jackvu_sf_plain_aiff_caf_bits(int format) {
     case SF_FORMAT_FLOAT: return -32;
     default: return 0;
     }
+}
+
+/// A file seen by libsndfile only up to `length` bytes: a WAV file whose chunk after its audio
+/// claims more than the file holds is opened as if it ended with its audio (libsndfile 1.2
+/// parses such a LIST chunk for minutes). Reads with `pread` on `fd`, which the caller owns.
+typedef struct {
+    int fd;
+    sf_count_t length, position;
+} jackvu_sf_view;
+
+static sf_count_t jackvu_sf_view_length(void *user) { return ((jackvu_sf_view *)user)->length; }
+
+static sf_count_t jackvu_sf_view_seek(sf_count_t offset, int whence, void *user) {
+    jackvu_sf_view *view = user;
+    sf_count_t to = whence == SEEK_SET ? offset : whence == SEEK_CUR ? view->position + offset : view->length + offset;
+    view->position = to < 0 ? 0 : to;
+    return view->position;
+}
+
+static sf_count_t jackvu_sf_view_read(void *into, sf_count_t count, void *user) {
+    jackvu_sf_view *view = user;
+    if (count <= 0 || view->position >= view->length) {
+        return 0;
+    }
+    if (count > view->length - view->position) {
+        count = view->length - view->position;
+    }
+    ssize_t got = pread(view->fd, into, (size_t)count, (off_t)view->position);
+    if (got <= 0) {
+        return 0;
+    }
+    view->position += got;
+    return got;
+}
+
+static sf_count_t jackvu_sf_view_write(const void *from, sf_count_t count, void *user) {
+    (void)from, (void)count, (void)user;
+    return 0;
+}
+
+static sf_count_t jackvu_sf_view_tell(void *user) { return ((jackvu_sf_view *)user)->position; }
+
+/// libsndfile's handle on `view` (read only), or NULL (`sf_strerror(NULL)` says why).
+static inline SNDFILE *jackvu_sf_open_view(jackvu_sf_view *view, SF_INFO *info) {
+    static SF_VIRTUAL_IO io = {jackvu_sf_view_length, jackvu_sf_view_seek, jackvu_sf_view_read, jackvu_sf_view_write, jackvu_sf_view_tell};
+    return sf_open_virtual(&io, SFM_READ, info, view);
 }
 
 #endif

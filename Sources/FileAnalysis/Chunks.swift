@@ -9,23 +9,40 @@ import Settings
 /// file is closed, so a recording still going, or one whose recorder died), or it is a WAV or
 /// AIFF over 4 GiB, whose length 32 bits cannot hold (`over4GiB`: it claims 0xFFFFFFFF, what
 /// ffmpeg writes in a WAV unless told `-rf64 auto`, or the audio's length less a multiple of
-/// 2³², ffmpeg's AIFF).
+/// 2³², ffmpeg's AIFF). Or a WAV's audio is whole, and a chunk after it claims more than
+/// the file holds (`afterAudio`: cut short after its audio, or damaged there): the file is
+/// read as if it ended with its audio (`audioEnd`).
 struct CutAudio: Equatable, CustomStringConvertible {
-    enum Kind { case cutShort, unfinished, over4GiB }
+    enum Kind { case cutShort, unfinished, over4GiB, afterAudio }
     var chunk: String
     var claimed: Int
     var there: Int
     var kind = Kind.cutShort
+    /// Where the audio chunk ends (`afterAudio`).
+    var audioEnd = 0
 
     /// Whether the audio is read to the end of the file (the length in the header is not its length).
-    var toTheEnd: Bool { kind != .cutShort }
+    var toTheEnd: Bool { kind == .unfinished || kind == .over4GiB }
     var unfinished: Bool { kind == .unfinished }
     var over4GiB: Bool { kind == .over4GiB }
 
     /// As `analyze` says it: "its data chunk claims 2880000 bytes, the file holds 1499920", or
     /// "its data chunk gives 0 bytes, and 288000 follow it".
     var description: String {
-        toTheEnd ? "its \(chunk) chunk gives \(claimed) bytes, and \(there) follow it" : "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
+        switch kind {
+        case .cutShort: "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
+        case .afterAudio: "its '\(chunk)' chunk after the audio claims \(claimed) bytes, the file holds \(there)"
+        case .unfinished, .over4GiB: "its \(chunk) chunk gives \(claimed) bytes, and \(there) follow it"
+        }
+    }
+
+    /// How much of the audio `analyze` reads.
+    var reach: String {
+        switch kind {
+        case .cutShort: "as far as it goes"
+        case .afterAudio: "all of its audio"
+        case .unfinished, .over4GiB: "to the end of the file"
+        }
     }
 
     /// "a WAV" or "an AIFF", by the audio chunk's name.
@@ -33,8 +50,12 @@ struct CutAudio: Equatable, CustomStringConvertible {
 
     /// Why, as the reader should take it.
     var why: String {
-        over4GiB ? "\(container) over 4 GiB: its \(chunk) length does not fit 32 bits; programs that trust it read only the first part"
-            : unfinished ? "its header was never finished: still being written, or its recorder stopped" : "the file is cut short, or still being written"
+        switch kind {
+        case .over4GiB: "\(container) over 4 GiB: its \(chunk) length does not fit 32 bits; programs that trust it read only the first part"
+        case .unfinished: "its header was never finished: still being written, or its recorder stopped"
+        case .cutShort: "the file is cut short, or still being written"
+        case .afterAudio: "the file is cut short after its audio, or damaged there; its audio is whole"
+        }
     }
 }
 
@@ -59,8 +80,11 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   file, and `AudioFile` reads it there as it reads an unfinished one. (ffmpeg's WAV was
 ///   refused as damaged: the walk went on into the audio 4 GiB on; sox reads its first 4 GiB;
 ///   libsndfile reads a wrapped length: a 6 h file as 10 s, ffmpeg's 6 h AIFF as 30 s.)
-/// - A RIFF/WAVE file whose other chunks (before its audio, or after it within the RIFF form's
-///   size) claim more bytes than it holds is refused: libsndfile
+/// - A RIFF/WAVE file whose chunk after its audio (within the RIFF form's size) claims more
+///   bytes than it holds is returned (`afterAudio`), for `AudioFile` to open as if it ended
+///   with its audio: libsndfile would parse such a chunk for minutes (below), and the audio is
+///   whole (a download cut short in the metadata after it).
+/// - A RIFF/WAVE file whose chunk before its audio claims more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
 ///
@@ -130,7 +154,7 @@ enum Chunks {
         // is not its chunks — an ID3v1 tag some taggers append to any file ("TAG" and 125
         // bytes, which read as a chunk claiming half a gigabyte: refused as damaged once).
         let riffSize = Int(integer(head[4..<8], bigEndian: false)), formEnd = layout.riff && riffSize <= size - 8 ? 8 + riffSize : size
-        var offset = layout.start, afterAudio = false
+        var offset = layout.start, afterAudio = false, audioEnd = 0
         for _ in 0..<4096 {
             if afterAudio && offset >= formEnd { return nil }
             guard let (idBytes, given) = header(fd, at: offset, layout) else { return nil }
@@ -168,6 +192,7 @@ enum Chunks {
             if id == layout.audio { afterAudio = true }
             if length > there {
                 guard layout.riff else { return nil }
+                if afterAudio { return CutAudio(chunk: id, claimed: length, there: there, kind: .afterAudio, audioEnd: audioEnd) }
                 throw EngineError(
                     .noInput,
                     "cannot read '\(path)': its header is damaged: its '\(id)' chunk at byte \(offset) claims \(length) bytes, the file has \(there) after it")
@@ -179,6 +204,7 @@ enum Chunks {
             let end = offset + headerBytes + length
             offset = (end + layout.align - 1) / layout.align * layout.align
             if offset > end && !named(fd, at: offset) && named(fd, at: end) { offset = end }
+            if id == layout.audio { audioEnd = min(offset, size) }
         }
         return nil
     }

@@ -36,6 +36,25 @@ final class AudioFile: @unchecked Sendable {
     /// finished, or a WAV over 4 GiB (its length did not fit), to the end of the file; `analyze`
     /// says so.
     let cutData: CutAudio?
+    /// The file as libsndfile sees it, where that is not the whole file (`Chunks`' `afterAudio`):
+    /// its descriptor and position, held as long as libsndfile's handle on it.
+    private final class View {
+        let state: UnsafeMutablePointer<jackvu_sf_view>
+
+        init?(path: String, length: Int) {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            state = .allocate(capacity: 1)
+            state.initialize(to: jackvu_sf_view(fd: fd, length: sf_count_t(length), position: 0))
+        }
+
+        deinit {
+            close(state.pointee.fd)
+            state.deallocate()
+        }
+    }
+    private let view: View?
+
     /// The frames `read` has returned so far (for a plain WAV file, the next frame of the
     /// mapping), and whether it has reached the end.
     private var position = 0, ended = false
@@ -60,6 +79,7 @@ final class AudioFile: @unchecked Sendable {
         if MPEGStream.looksLikeMPEG(path) {
             let stream = try MPEGStream(path: path)  // one or two channels, a rate from 8 to 48 kHz
             handle = nil
+            view = nil
             mpeg = stream
             plain = nil
             sampleRate = stream.sampleRate
@@ -70,11 +90,14 @@ final class AudioFile: @unchecked Sendable {
         }
         mpeg = nil
         var info = SF_INFO()
-        guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+        // A WAV whose chunk after its audio claims more than the file holds: libsndfile sees
+        // the file only up to the end of its audio (it parses such a LIST chunk for minutes).
+        view = cutData.flatMap { $0.kind == .afterAudio ? View(path: path, length: $0.audioEnd) : nil }
+        guard let h = view.map({ jackvu_sf_open_view($0.state, &info) }) ?? sf_open(path, Int32(SFM_READ), &info) else {
             let message = String(cString: sf_strerror(nil))
             // A CAF file cut short: libsndfile calls it malformed. Where it is PCM or float,
             // jackvu reads it as far as it goes, as it does a WAV file so cut.
-            if let cut = cutData, !cut.toTheEnd, mapping, let wave = PlainWave(path: path, channels: nil, frames: nil, bits: nil, container: .caf),
+            if let cut = cutData, cut.kind == .cutShort, mapping, let wave = PlainWave(path: path, channels: nil, frames: nil, bits: nil, container: .caf),
                let rate = wave.sampleRate, wave.channels <= AudioFile.maxChannels
             {
                 handle = nil
@@ -85,7 +108,7 @@ final class AudioFile: @unchecked Sendable {
                 formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_CAF)))
                 return
             }
-            if let cut = cutData, !cut.toTheEnd {
+            if let cut = cutData, cut.kind == .cutShort {
                 throw EngineError(.noInput, "cannot read '\(path)': \(cut) (\(cut.why)); libsndfile refuses it (\(message.trimmingCharacters(in: [" ", "."]))), and jackvu reads such a file itself only as 16-, 24- or 32-bit PCM or 32-bit float")
             }
             throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(message))")
@@ -596,7 +619,7 @@ public struct FileAnalysis {
             // Not refused: a recording still being written reads as far as it has gone. But a
             // file cut short (a download, a copy) is not summarised as if it were whole.
             let seconds = file.seconds(done)
-            printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.toTheEnd ? "to the end of the file" : "as far as it goes") (\(cut.why))")
+            printError("'\(path)': \(cut): \(seconds) s analysed, \(cut.reach) (\(cut.why))")
             // The log says it too, at the file's start: its blocks are of the audio there.
             logState.writer?.event("data_length", t: origin, detail: "'\(path)': \(cut) (\(cut.why))", value: seconds)
         }
@@ -633,8 +656,12 @@ public struct FileAnalysis {
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
         report.sourceNote = cut.map { cut in
-            let what = cut.over4GiB ? "The file is \(cut.container) over 4 GiB, whose \(cut.chunk) length does not fit 32 bits (programs that trust it read only the first part)"
-                : cut.unfinished ? "The file's header was never finished (still being written, or its recorder stopped)" : "The file is cut short, or was still being written"
+            let what = switch cut.kind {
+            case .over4GiB: "The file is \(cut.container) over 4 GiB, whose \(cut.chunk) length does not fit 32 bits (programs that trust it read only the first part)"
+            case .unfinished: "The file's header was never finished (still being written, or its recorder stopped)"
+            case .cutShort: "The file is cut short, or was still being written"
+            case .afterAudio: "The file is cut short after its audio, or damaged there (its audio is whole)"
+            }
             return "\(what): \(cut); this report covers the audio there."
         }
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
@@ -672,7 +699,11 @@ public struct FileAnalysis {
                 + "\"duration_s\": \(format3(seconds)), " + summary.fileJSON() + targetJSON(whole, 0)
                 + (named.isEmpty ? "" : "\"programmes\": [" + named.map { programmeJSON(summary, $0, c.programmes[$0]) }.joined(separator: ", ") + "], ")
                 + (alarms.map { "\"alarms\": [" + $0.map(\.json).joined(separator: ", ") + "], " } ?? "")
-                + (file.cutData.map { "\"data_length\": {\"claimed_bytes\": \($0.claimed), \"bytes_there\": \($0.there)}, " } ?? "")
+                + (file.cutData.map { cut in
+                    cut.kind == .afterAudio
+                        ? "\"after_audio\": {\"chunk\": \(jsonString(cut.chunk)), \"claimed_bytes\": \(cut.claimed), \"bytes_there\": \(cut.there)}, "
+                        : "\"data_length\": {\"claimed_bytes\": \(cut.claimed), \"bytes_there\": \(cut.there)}, "
+                } ?? "")
                 + "\"replaced_samples\": \(replaced), \"per_channel\": [\(perChannel)]}"
         }
         var text = "\(escapedForLine(file.path))\n"
@@ -688,7 +719,7 @@ public struct FileAnalysis {
             }
         }
         if let cut = file.cutData {
-            text += "  data length       \(cut) (\(cut.why))\n"
+            text += (cut.kind == .afterAudio ? "  after the audio   " : "  data length       ") + "\(cut) (\(cut.why))\n"
         }
         if replaced > 0 {
             text += "  replaced samples  \(replaced) (not finite, or beyond ±\(Int(Vector.sampleLimit)): set to 0, as live)\n"

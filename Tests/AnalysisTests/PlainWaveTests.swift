@@ -337,7 +337,8 @@ final class PlainWaveTests: XCTestCase {
     /// An ID3v1 tag appended to a WAV file after its RIFF form ("TAG" and 125 bytes, as some
     /// taggers append to any file) is not one of its chunks: the file reads as without it (it
     /// was refused as damaged: "its 'TAGS' chunk … claims 543518063 bytes"). Within the form's
-    /// size, a chunk claiming more than the file holds is still refused.
+    /// size, it is a chunk after the audio claiming more than the file holds: the file is read
+    /// as if it ended with its audio, and says so.
     func testAnID3v1TagAfterTheRIFFFormIsNotAChunk() throws {
         let x = signal(channels: 2, frames: 1000)
         let path = try write("tagged.wav", x, bits: 16, extensible: false, extra: true)
@@ -348,14 +349,12 @@ final class PlainWaveTests: XCTestCase {
         XCTAssertEqual(d.count, form + 128)
         try d.write(to: URL(fileURLWithPath: path))
         XCTAssertEqual(read(try AudioFile(path: path), chunk: 256), untagged)
+        XCTAssertNil(try Chunks.check(path, size: d.count))
         d.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(d.count - 8).littleEndian) { Data($0) })
         try d.write(to: URL(fileURLWithPath: path))
-        do {
-            _ = try AudioFile(path: path)
-            XCTFail("a chunk within the form claiming more than the file holds was read")
-        } catch {
-            XCTAssertEqual(error.message, "cannot read '\(path)': its header is damaged: its 'TAGS' chunk at byte \(form) claims 543518063 bytes, the file has 120 after it")
-        }
+        let within = try AudioFile(path: path)
+        XCTAssertEqual(within.cutData, CutAudio(chunk: "TAGS", claimed: 543518063, there: 120, kind: .afterAudio, audioEnd: form))
+        XCTAssertEqual(read(within, chunk: 256), untagged)
     }
 
     /// A chunk of odd length whose writer left out the pad byte after it: the next chunk is

@@ -526,6 +526,41 @@ final class AnalyzeTests: XCTestCase {
         XCTAssertEqual(report?["source_note"] as? String, note)
     }
 
+    /// A WAV whose audio is whole and whose chunk after it claims more than the file holds — cut
+    /// short after its audio, or the fuzzer's LIST chunk that libsndfile parses for minutes —
+    /// is analysed as if it ended with its audio (libsndfile sees it only so far), with one
+    /// line: PCM (jackvu's reader) and u-law (libsndfile's) read as the files without the
+    /// chunk. It was refused as damaged.
+    func testAChunkAfterTheAudioClaimingMoreThanTheFileHoldsLeavesTheAudioWhole() throws {
+        let d = directory.path
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let fuzzed = try Data(contentsOf: root.appendingPathComponent("Fuzz/corpus/wav/list-claims-4gb.wav"))
+        var files: [String] = [], expected: [String] = []
+        for (name, options) in [("pcm.wav", ["-b", "16"]), ("ulaw.wav", ["-e", "u-law"])] {
+            let made = try Executables.run("sox", ["-n", "-r", "48000", "-c", "2"] + options + ["\(d)/\(name)", "synth", "2", "sine", "997", "vol", "0.1"])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            var whole = try Data(contentsOf: URL(fileURLWithPath: "\(d)/\(name)"))
+            let audio = whole.count
+            whole += fuzzed[12...]  // the LIST chunk claiming 4 GB, and what followed it
+            whole.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(whole.count - 8).littleEndian) { Data($0) })
+            try whole.write(to: URL(fileURLWithPath: "\(d)/list-\(name)"))
+            files += ["\(d)/\(name)", "\(d)/list-\(name)"]
+            expected.append("jackvu: '\(d)/list-\(name)': its 'LIST' chunk after the audio claims 4278190085 bytes, the file holds \(fuzzed.count - 20): 2.0 s analysed, all of its audio (the file is cut short after its audio, or damaged there; its audio is whole)")
+            XCTAssertEqual(audio % 2, 0)
+        }
+        let r = try Executables.run(try Executables.product("jackvu"), ["analyze", "--format", "json"] + files, timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr.split(separator: "\n").map(String.init), expected)
+        let summaries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
+        func readings(_ s: [String: Any]) -> NSDictionary { NSDictionary(dictionary: s.filter { !["file", "after_audio"].contains($0.key) }) }
+        XCTAssertEqual(summaries.count, 4)
+        for i in [0, 2] where summaries.count == 4 {
+            XCTAssertEqual(readings(summaries[i]), readings(summaries[i + 1]), files[i + 1])
+            XCTAssertEqual(summaries[i]["duration_s"] as? Double, 2)
+            XCTAssertEqual(summaries[i + 1]["after_audio"] as? NSDictionary, ["chunk": "LIST", "claimed_bytes": 4278190085, "bytes_there": fuzzed.count - 20])
+        }
+    }
+
     /// What libsndfile refuses, said in plain words with libsndfile's own after them, and a
     /// limit named where a limit is the reason: FLAC whose frames are overwritten, a cut AIFF,
     /// a cut Ogg Vorbis, a WAV header with 0 Hz, one with 65 channels, text.
