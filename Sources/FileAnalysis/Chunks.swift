@@ -69,10 +69,9 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   a word, so the walk returns what the chunk claims and what is there, for `analyze` to say
 ///   (unless the length is one a writer leaves in a header it cannot go back to: `placeholders`).
 /// - A file whose audio chunk gives 0 bytes (AIFF's SSND 8: its offset and block size; CAF's
-///   `data` 4: its edit count) and is
-///   followed by what is not a chunk (audio) has a header never finished: libsndfile writes
-///   that until it closes the file. The walk returns
-///   that too (claimed 0): `AudioFile` reads the audio to the end of the file where it is plain
+///   `data` 4: its edit count) and is followed by what is not a chunk (audio) has a header
+///   never finished: libsndfile writes that until it closes the file. The walk returns that
+///   too (`unfinished`): `AudioFile` reads the audio to the end of the file where it is plain
 ///   PCM or float, and refuses it in one line otherwise (libsndfile reads no frame of it).
 /// - A RIFF/WAVE or AIFF file with more than 4 GiB after its audio chunk's header, whose
 ///   length is 0xFFFFFFFF (ffmpeg's WAV over 4 GiB) or what is there less a multiple of 2³²
@@ -104,8 +103,8 @@ enum Chunks {
         var align = 2
         /// The audio chunk, and its length when it holds no sample (SSND's offset and block size).
         var audio = "data", emptyAudio = 0
-        /// Whether an oversized chunk other than the audio is refused, and the chunks after the
-        /// audio looked at (RIFF/WAVE).
+        /// Whether the chunks after the audio are looked at, and an oversized chunk other than
+        /// the audio refused (before it) or said (after it) (RIFF/WAVE).
         var riff = false
 
         var headerBytes: Int { idBytes + sizeBytes }
