@@ -48,6 +48,17 @@ struct CutAudio: Equatable, CustomStringConvertible {
     /// "a WAV" or "an AIFF", by the audio chunk's name.
     var container: String { chunk == "SSND" ? "an AIFF" : "a WAV" }
 
+    /// As a compliance report says it, under its heading.
+    var reportNote: String {
+        let what = switch kind {
+        case .over4GiB: "The file is \(container) over 4 GiB, whose \(chunk) length does not fit 32 bits (programs that trust it read only the first part)"
+        case .unfinished: "The file's header was never finished (still being written, or its recorder stopped)"
+        case .cutShort: "The file is cut short, or was still being written"
+        case .afterAudio: "The file is cut short after its audio, or damaged there (its audio is whole)"
+        }
+        return "\(what): \(self); this report covers the audio there."
+    }
+
     /// Why, as the reader should take it.
     var why: String {
         switch kind {

@@ -33,8 +33,9 @@ final class AudioFile: @unchecked Sendable {
     /// An audio chunk (WAV's, RF64's, Wave64's `data`, AIFF's `SSND`) whose length is not the
     /// audio there (`Chunks`): one that claims more bytes than the file holds (a file cut
     /// short, or one still being written) is read as far as it goes; one whose header was never
-    /// finished, or a WAV over 4 GiB (its length did not fit), to the end of the file; `analyze`
-    /// says so.
+    /// finished, or a WAV or AIFF over 4 GiB (its length did not fit), to the end of the file;
+    /// a WAV whose chunk after its audio claims more than the file holds, as if it ended with
+    /// its audio (`view`). `analyze` says so.
     let cutData: CutAudio?
     /// The file as libsndfile sees it, where that is not the whole file (`Chunks`' `afterAudio`):
     /// its descriptor and position, held as long as libsndfile's handle on it.
@@ -655,15 +656,7 @@ public struct FileAnalysis {
         }
         var report = Report(source: path, from: 0, to: seconds, programmes: list, incidents: incidents, gating: configuration.gating)
         report.relativeTimes = true
-        report.sourceNote = cut.map { cut in
-            let what = switch cut.kind {
-            case .over4GiB: "The file is \(cut.container) over 4 GiB, whose \(cut.chunk) length does not fit 32 bits (programs that trust it read only the first part)"
-            case .unfinished: "The file's header was never finished (still being written, or its recorder stopped)"
-            case .cutShort: "The file is cut short, or was still being written"
-            case .afterAudio: "The file is cut short after its audio, or damaged there (its audio is whole)"
-            }
-            return "\(what): \(cut); this report covers the audio there."
-        }
+        report.sourceNote = cut?.reportNote
         let text = report.render(ReportFormat.forPath(out) ?? .html, generator: "jackvu analyze \(JackVUVersion.string)")
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.ioError, "--report: cannot write '\(out)': \(String(cString: strerror(errno)))") }
