@@ -16,13 +16,9 @@ static inline const char *jackvu_sf_format_name(int format) {
     return info.name;
 }
 
-/// For a WAV, WAVEX or RF64 file of little-endian PCM samples: the bits per sample (16, 24,
-/// 32) for integers, -32 for 32-bit floats; 0 for anything else (read those through libsndfile).
-static inline int jackvu_sf_plain_wav_bits(int format) {
-    int major = format & SF_FORMAT_TYPEMASK, endian = format & SF_FORMAT_ENDMASK;
-    if ((major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX && major != SF_FORMAT_RF64) || (endian != SF_ENDIAN_FILE && endian != SF_ENDIAN_LITTLE)) {
-        return 0;
-    }
+/// The bits per sample of a format's PCM or float samples (16, 24, 32) for integers, -32 for
+/// 32-bit floats; 0 for any other encoding.
+static inline int jackvu_sf_plain_bits(int format) {
     switch (format & SF_FORMAT_SUBMASK) {
     case SF_FORMAT_PCM_16: return 16;
     case SF_FORMAT_PCM_24: return 24;
@@ -32,21 +28,22 @@ static inline int jackvu_sf_plain_wav_bits(int format) {
     }
 }
 
-/// For an AIFF, AIFC or CAF file of PCM or float samples: the bits per sample (16, 24, 32)
-/// for integers, -32 for 32-bit floats; 0 for anything else. (Their byte order is the file's
-/// `COMM` or `desc` chunk's to say: `PlainWave`.)
-static inline int jackvu_sf_plain_aiff_caf_bits(int format) {
-    int major = format & SF_FORMAT_TYPEMASK;
-    if (major != SF_FORMAT_AIFF && major != SF_FORMAT_CAF) {
+/// For a WAV, WAVEX or RF64 file of little-endian PCM samples: the bits per sample (16, 24,
+/// 32) for integers, -32 for 32-bit floats; 0 for anything else (read those through libsndfile).
+static inline int jackvu_sf_plain_wav_bits(int format) {
+    int major = format & SF_FORMAT_TYPEMASK, endian = format & SF_FORMAT_ENDMASK;
+    if ((major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX && major != SF_FORMAT_RF64) || (endian != SF_ENDIAN_FILE && endian != SF_ENDIAN_LITTLE)) {
         return 0;
     }
-    switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_16: return 16;
-    case SF_FORMAT_PCM_24: return 24;
-    case SF_FORMAT_PCM_32: return 32;
-    case SF_FORMAT_FLOAT: return -32;
-    default: return 0;
-    }
+    return jackvu_sf_plain_bits(format);
+}
+
+/// For an AIFF, AIFC or CAF file of PCM or float samples: the bits per sample, as
+/// `jackvu_sf_plain_bits`; 0 for anything else. (Their byte order is the file's `COMM` or
+/// `desc` chunk's to say: `PlainWave`.)
+static inline int jackvu_sf_plain_aiff_caf_bits(int format) {
+    int major = format & SF_FORMAT_TYPEMASK;
+    return major == SF_FORMAT_AIFF || major == SF_FORMAT_CAF ? jackvu_sf_plain_bits(format) : 0;
 }
 
 /// A file seen by libsndfile only up to `length` bytes: a WAV file whose chunk after its audio
