@@ -62,8 +62,7 @@ final class AudioFile: @unchecked Sendable {
 
     /// Opens `path`; throws the one-line reason (libsndfile's) on failure. With `mapping`
     /// false, always reads through libsndfile.
-    init(path: String, mapping: Bool = true) throws(EngineError) {
-        self.path = path
+    convenience init(path: String, mapping: Bool = true) throws(EngineError) {
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw EngineError(.noInput, "cannot read '\(path)': \(String(cString: strerror(errno)))")
@@ -76,24 +75,17 @@ final class AudioFile: @unchecked Sendable {
         default:
             throw EngineError(.noInput, "cannot read '\(path)': it is a device, not a file")
         }
-        cutData = try Chunks.check(path, size: Int(st.st_size))
+        let cutData = try Chunks.check(path, size: Int(st.st_size))
         if MPEGStream.looksLikeMPEG(path) {
             let stream = try MPEGStream(path: path)  // one or two channels, a rate from 8 to 48 kHz
-            handle = nil
-            view = nil
-            mpeg = stream
-            plain = nil
-            sampleRate = stream.sampleRate
-            channels = stream.channels
-            frames = stream.frames
-            formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_MPEG)))
+            self.init(path: path, cutData: cutData, mpeg: stream, sampleRate: stream.sampleRate,
+                      channels: stream.channels, frames: stream.frames, format: Int32(SF_FORMAT_MPEG))
             return
         }
-        mpeg = nil
         var info = SF_INFO()
         // A WAV whose chunk after its audio claims more than the file holds: libsndfile sees
         // the file only up to the end of its audio (it parses such a LIST chunk for minutes).
-        view = cutData.flatMap { $0.kind == .afterAudio ? View(path: path, length: $0.audioEnd) : nil }
+        let view = cutData.flatMap { $0.kind == .afterAudio ? View(path: path, length: $0.audioEnd) : nil }
         guard let h = view.map({ jackvu_sf_open_view($0.state, &info) }) ?? sf_open(path, Int32(SFM_READ), &info) else {
             let message = String(cString: sf_strerror(nil))
             // A CAF file cut short: libsndfile calls it malformed. Where it is PCM or float,
@@ -101,12 +93,8 @@ final class AudioFile: @unchecked Sendable {
             if let cut = cutData, cut.kind == .cutShort, mapping, let wave = PlainWave(path: path, channels: nil, frames: nil, bits: nil, container: .caf),
                let rate = wave.sampleRate, wave.channels <= AudioFile.maxChannels
             {
-                handle = nil
-                plain = wave
-                sampleRate = rate
-                channels = wave.channels
-                frames = wave.frames
-                formatName = String(cString: jackvu_sf_format_name(Int32(SF_FORMAT_CAF)))
+                self.init(path: path, cutData: cut, plain: wave, sampleRate: rate, channels: wave.channels,
+                          frames: wave.frames, format: Int32(SF_FORMAT_CAF))
                 return
             }
             if let cut = cutData, cut.kind == .cutShort {
@@ -144,15 +132,29 @@ final class AudioFile: @unchecked Sendable {
         } else if mapping && container == .wav {
             wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits)
         }
-        handle = h
-        sampleRate = Int(info.samplerate)
-        self.channels = channels
-        formatName = String(cString: jackvu_sf_format_name(info.format))
-        self.frames = frames
-        plain = wave
+        self.init(path: path, cutData: cutData, handle: h, view: view, plain: wave, sampleRate: Int(info.samplerate),
+                  channels: channels, frames: frames, format: info.format)
     }
 
-    /// The most channels a file may have (the analysis' channel limit, as live).
+    /// The file as opened: libsndfile's handle (and the view it reads through), or a stream
+    /// of its own (`plain` without a handle: a cut CAF; `mpeg`), with what the header says.
+    private init(path: String, cutData: CutAudio?, handle: OpaquePointer? = nil, view: View? = nil, plain: PlainWave? = nil,
+                 mpeg: MPEGStream? = nil, sampleRate: Int, channels: Int, frames: Int, format: Int32)
+    {
+        self.path = path
+        self.cutData = cutData
+        self.handle = handle
+        self.view = view
+        self.plain = plain
+        self.mpeg = mpeg
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.frames = frames
+        formatName = String(cString: jackvu_sf_format_name(format))
+    }
+
+    /// The most channels a file may have: `analyze`'s limit since it began, when live metering's
+    /// was the same (live's is now `AnalysisSettings.maxChannels`, 1,024).
     static let maxChannels = 64
 
     /// libsndfile's reason for refusing a file, said as what is wrong with the file, with
