@@ -11,14 +11,16 @@ import Settings
 /// ffmpeg writes in a WAV unless told `-rf64 auto`, or the audio's length less a multiple of
 /// 2³², ffmpeg's AIFF). Or a WAV's audio is whole, and a chunk after it claims more than
 /// the file holds (`afterAudio`: cut short after its audio, or damaged there): the file is
-/// read as if it ended with its audio (`audioEnd`).
+/// read as if it ended with its audio (`audioEnd`). Or an ID3v1 tag ends a WAV whose audio
+/// runs to the end of the file by its header (a length a writer to a pipe leaves: `tagAfterAudio`):
+/// the file is read as if it ended before the tag — no damage, and not said.
 struct CutAudio: Equatable, CustomStringConvertible {
-    enum Kind { case cutShort, unfinished, over4GiB, afterAudio }
+    enum Kind { case cutShort, unfinished, over4GiB, afterAudio, tagAfterAudio }
     var chunk: String
     var claimed: Int
     var there: Int
     var kind = Kind.cutShort
-    /// Where the audio chunk ends (`afterAudio`).
+    /// Where the audio chunk ends (`afterAudio`), or the tag starts (`tagAfterAudio`).
     var audioEnd = 0
 
     /// Whether the audio is read to the end of the file (the length in the header is not its length).
@@ -32,6 +34,7 @@ struct CutAudio: Equatable, CustomStringConvertible {
         switch kind {
         case .cutShort: "its \(chunk) chunk claims \(claimed) bytes, the file holds \(there)"
         case .afterAudio: "its '\(chunk)' chunk after the audio claims \(claimed) bytes, the file holds \(there)"
+        case .tagAfterAudio: "an ID3v1 tag ends the file, after its \(chunk) chunk (which gives \(claimed) bytes: no length)"
         case .unfinished, .over4GiB: "its \(chunk) chunk gives \(claimed) bytes, and \(there) follow it"
         }
     }
@@ -41,6 +44,7 @@ struct CutAudio: Equatable, CustomStringConvertible {
         switch kind {
         case .cutShort: "as far as it goes"
         case .afterAudio: "all of its audio"
+        case .tagAfterAudio: "all of its audio, not the tag"
         case .unfinished, .over4GiB: "to the end of the file"
         }
     }
@@ -55,6 +59,7 @@ struct CutAudio: Equatable, CustomStringConvertible {
         case .unfinished: "The file's header was never finished (still being written, or its recorder stopped)"
         case .cutShort: "The file is cut short, or was still being written"
         case .afterAudio: "The file is cut short after its audio, or damaged there (its audio is whole)"
+        case .tagAfterAudio: "The file ends with an ID3v1 tag (not audio)"
         }
         return "\(what): \(self); this report covers the audio there."
     }
@@ -66,6 +71,7 @@ struct CutAudio: Equatable, CustomStringConvertible {
         case .unfinished: "its header was never finished: still being written, or its recorder stopped"
         case .cutShort: "the file is cut short, or still being written"
         case .afterAudio: "the file is cut short after its audio, or damaged there; its audio is whole"
+        case .tagAfterAudio: "a tag some taggers append to any file"
         }
     }
 }
@@ -94,6 +100,12 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   bytes than it holds is returned (`afterAudio`), for `AudioFile` to open as if it ended
 ///   with its audio: libsndfile would parse such a chunk for minutes (below), and the audio is
 ///   whole (a download cut short in the metadata after it).
+/// - A RIFF/WAVE file whose lengths are those a writer to a pipe leaves (`placeholders`) and
+///   which ends with an ID3v1 tag ("TAG" and 125 bytes): where the data chunk's length is one,
+///   libsndfile, sox and ffmpeg read the tag as 32 frames or so of audio (a 16-bit stereo
+///   sine's −6.0 dBFS peak read −5.8), so the walk returns it (`tagAfterAudio`) for `AudioFile`
+///   to open the file as if it ended before the tag; where only RIFF's is, the walk ends at the
+///   tag (libsndfile reads the data chunk's length).
 /// - A RIFF/WAVE file whose chunk before its audio claims more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
 ///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
@@ -164,9 +176,12 @@ enum Chunks {
         // is not its chunks — an ID3v1 tag some taggers append to any file ("TAG" and 125
         // bytes, which read as a chunk claiming half a gigabyte: refused as damaged once).
         let riffSize = Int(integer(head[4..<8], bigEndian: false)), formEnd = layout.riff && riffSize <= size - 8 ? 8 + riffSize : size
+        // An ID3v1 tag ending a RIFF/WAVE file whose header does not bound it.
+        let tagAt = size - 128
+        let tagged = layout.riff && tagAt >= layout.start && id3v1(fd, at: tagAt)
         var offset = layout.start, afterAudio = false, audioEnd = 0
         for _ in 0..<4096 {
-            if afterAudio && offset >= formEnd { return nil }
+            if afterAudio && (offset >= formEnd || (tagged && offset == tagAt && placeholders.contains(riffSize))) { return nil }
             guard let (idBytes, given) = header(fd, at: offset, layout) else { return nil }
             let id = name(idBytes)
             var length = layout.sizeCountsHeader ? given - headerBytes : given
@@ -177,7 +192,8 @@ enum Chunks {
             let there = size - offset - headerBytes
             // (A pad byte after odd audio may be missing from the end of the file.)
             if id == layout.audio && length > there {
-                return placeholders.contains(length) ? nil : CutAudio(chunk: id, claimed: length, there: there)
+                guard placeholders.contains(length) else { return CutAudio(chunk: id, claimed: length, there: there) }
+                return tagged && tagAt > offset + headerBytes ? CutAudio(chunk: id, claimed: length, there: there, kind: .tagAfterAudio, audioEnd: tagAt) : nil
             }
             // A WAV or AIFF over 4 GiB: its length 0xFFFFFFFF (ffmpeg's WAV: "Filesize …
             // invalid for wav, output file will be broken"), or taken modulo 2³² (ffmpeg's
@@ -225,6 +241,12 @@ enum Chunks {
     private static func plausible(_ fd: Int32, at offset: Int, _ layout: Layout, size: Int) -> Bool {
         guard let (id, length) = header(fd, at: offset, layout), id.allSatisfy(letter) else { return false }
         return length <= size - offset - (layout.sizeCountsHeader ? 0 : layout.headerBytes)
+    }
+
+    /// Whether an ID3v1 tag starts at `offset` ("TAG").
+    private static func id3v1(_ fd: Int32, at offset: Int) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 3)
+        return pread(fd, &bytes, 3, off_t(offset)) == 3 && bytes == Array("TAG".utf8)
     }
 
     /// Whether a byte may be in a chunk's name: a letter, a digit or a space.

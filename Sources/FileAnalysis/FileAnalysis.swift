@@ -84,8 +84,10 @@ final class AudioFile: @unchecked Sendable {
         }
         var info = SF_INFO()
         // A WAV whose chunk after its audio claims more than the file holds: libsndfile sees
-        // the file only up to the end of its audio (it parses such a LIST chunk for minutes).
-        let view = cutData.flatMap { $0.kind == .afterAudio ? View(path: path, length: $0.audioEnd) : nil }
+        // the file only up to the end of its audio (it parses such a LIST chunk for minutes);
+        // one whose audio runs to the end of the file by its header and an ID3v1 tag ends it,
+        // up to the tag.
+        let view = cutData.flatMap { [.afterAudio, .tagAfterAudio].contains($0.kind) ? View(path: path, length: $0.audioEnd) : nil }
         guard let h = view.map({ jackvu_sf_open_view($0.state, &info) }) ?? sf_open(path, Int32(SFM_READ), &info) else {
             let message = String(cString: sf_strerror(nil))
             // A CAF file cut short: libsndfile calls it malformed. Where it is PCM or float,
@@ -132,7 +134,8 @@ final class AudioFile: @unchecked Sendable {
         } else if mapping && container == .wav {
             wave = PlainWave(path: path, channels: channels, frames: frames, bits: bits)
         }
-        self.init(path: path, cutData: cutData, handle: h, view: view, plain: wave, sampleRate: Int(info.samplerate),
+        // (A tag after the audio is no damage: not said.)
+        self.init(path: path, cutData: cutData?.kind == .tagAfterAudio ? nil : cutData, handle: h, view: view, plain: wave, sampleRate: Int(info.samplerate),
                   channels: channels, frames: frames, format: info.format)
     }
 

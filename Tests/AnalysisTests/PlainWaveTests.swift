@@ -357,6 +357,33 @@ final class PlainWaveTests: XCTestCase {
         XCTAssertEqual(read(within, chunk: 256), untagged)
     }
 
+    /// An ID3v1 tag after a WAV written to a pipe (ffmpeg's: 0xFFFFFFFF as the RIFF and data
+    /// lengths) is not audio: libsndfile (and sox, ffmpeg) read its 128 bytes as 32 frames of
+    /// 16-bit stereo ("TA" a sample of 0.51: a −6 dBFS sine's peak read −5.8). Read as without
+    /// it, and nothing said (`cutData` nil: no damage); with RIFF's length alone a pipe's and the
+    /// data chunk's exact, the walk ends at the tag (it was "cut short after its audio").
+    func testAnID3v1TagAfterAPipedWAVIsNotAudio() throws {
+        let path = try write("piped.wav", signal(channels: 2, frames: 1000), bits: 16, extensible: false, extra: false)
+        let untagged = read(try AudioFile(path: path), chunk: 256)
+        let tag = Data("TAG".utf8) + Data("A Title".utf8) + Data(count: 118)
+        var d = try Data(contentsOf: URL(fileURLWithPath: path))
+        let data = try XCTUnwrap(d.range(of: Data("data".utf8))).lowerBound
+        d.replaceSubrange(4..<8, with: Data([0xFF, 0xFF, 0xFF, 0xFF]))
+        for (dataLength, kind) in [(Data([0xFF, 0xFF, 0xFF, 0xFF]), CutAudio.Kind?.some(.tagAfterAudio)), (d[(data + 4)..<(data + 8)], nil)] {
+            d.replaceSubrange((data + 4)..<(data + 8), with: dataLength)
+            try (d + tag).write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(try Chunks.check(path, size: d.count + 128)?.kind, kind)
+            let file = try AudioFile(path: path)
+            XCTAssertNil(file.cutData)
+            XCTAssertEqual(file.frames, 1000)
+            XCTAssertEqual(read(file, chunk: 256), untagged)
+            // Without the tag, a pipe's data length reads to the end of the file as before.
+            try d.write(to: URL(fileURLWithPath: path))
+            XCTAssertNil(try Chunks.check(path, size: d.count))
+            XCTAssertEqual(read(try AudioFile(path: path), chunk: 256), untagged)
+        }
+    }
+
     /// A chunk of odd length whose writer left out the pad byte after it: the next chunk is
     /// found where it is (a LIST chunk after 24-bit mono data of odd length was refused as
     /// damaged: "its 'IST?' chunk … claims 1224736768 bytes"; sox and libsndfile read it).
