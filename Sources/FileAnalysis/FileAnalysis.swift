@@ -35,8 +35,10 @@ final class AudioFile: @unchecked Sendable {
     /// short, or one still being written) is read as far as it goes; one whose header was never
     /// finished, or a WAV or AIFF over 4 GiB (its length did not fit), to the end of the file;
     /// a WAV whose chunk after its audio claims more than the file holds, as if it ended with
-    /// its audio (`view`). `analyze` says so.
-    let cutData: CutAudio?
+    /// its audio (`view`). `analyze` says so. For a WAV on standard input, one that ended before
+    /// its data chunk's length (known once it is read).
+    var cutData: CutAudio? { headerCut ?? plain?.streamCut }
+    private let headerCut: CutAudio?
     /// The file as libsndfile sees it, where that is not the whole file (`Chunks`' `afterAudio`):
     /// its descriptor and position, held as long as libsndfile's handle on it.
     private final class View {
@@ -60,9 +62,18 @@ final class AudioFile: @unchecked Sendable {
     /// mapping), and whether it has reached the end.
     private var position = 0, ended = false
 
-    /// Opens `path`; throws the one-line reason (libsndfile's) on failure. With `mapping`
-    /// false, always reads through libsndfile.
+    /// What `analyze` takes for standard input.
+    static let standardInput = "-"
+
+    /// Opens `path` (`-`: standard input, a WAV); throws the one-line reason (libsndfile's) on
+    /// failure. With `mapping` false, always reads through libsndfile.
     convenience init(path: String, mapping: Bool = true) throws(EngineError) {
+        if path == AudioFile.standardInput {
+            let wave = try AudioFile.standardInputWAV()
+            self.init(path: path, cutData: nil, plain: wave, sampleRate: wave.sampleRate ?? 0, channels: wave.channels,
+                      frames: wave.frames, format: Int32(SF_FORMAT_WAV))
+            return
+        }
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw EngineError(.noInput, "cannot read '\(path)': \(String(cString: strerror(errno)))")
@@ -145,7 +156,7 @@ final class AudioFile: @unchecked Sendable {
                  mpeg: MPEGStream? = nil, sampleRate: Int, channels: Int, frames: Int, format: Int32)
     {
         self.path = path
-        self.cutData = cutData
+        headerCut = cutData
         self.handle = handle
         self.view = view
         self.plain = plain
@@ -154,6 +165,26 @@ final class AudioFile: @unchecked Sendable {
         self.channels = channels
         self.frames = frames
         formatName = String(cString: jackvu_sf_format_name(format))
+    }
+
+    /// Standard input's WAV (read as it comes: a pipe, as `ffmpeg -i IN -f wav -` writes one),
+    /// or the one-line reason it cannot be read.
+    private static func standardInputWAV() throws(EngineError) -> PlainWave {
+        var st = stat()
+        guard fstat(STDIN_FILENO, &st) == 0 else {
+            throw EngineError(.noInput, "cannot read '-' (standard input): \(String(cString: strerror(errno)))")
+        }
+        if st.st_mode & S_IFMT == S_IFCHR && isatty(STDIN_FILENO) != 0 {
+            throw EngineError(.noInput, "cannot read '-': standard input is a terminal; send it a WAV (ffmpeg -i IN -f wav - | jackvu analyze -)")
+        }
+        guard let wave = PlainWave(stream: STDIN_FILENO) else {
+            throw EngineError(.noInput, "cannot read '-': standard input holds no WAV jackvu reads from a stream (16-, 24- or 32-bit PCM or 32-bit float, as ffmpeg -f wav and sox -t wav write it); save other formats to a file and name it")
+        }
+        guard wave.channels <= maxChannels, let rate = wave.sampleRate, rate > 0 else {
+            throw EngineError(.noInput, "cannot analyse '-': " + (wave.channels > maxChannels
+                ? "it has \(wave.channels) channels; jackvu analyses 1 to \(maxChannels)" : "its header gives a sample rate of 0 Hz"))
+        }
+        return wave
     }
 
     /// The most channels a file may have: `analyze`'s limit since it began, when live metering's
@@ -178,7 +209,7 @@ final class AudioFile: @unchecked Sendable {
         } else if lower.contains("unimplemented format") {
             plain = "its audio is in an encoding libsndfile cannot decode, or its header is damaged"
         } else if lower.contains("unknown format") || lower.contains("not recognised") || lower.contains("not recognized") {
-            plain = "it is not an audio file jackvu reads (WAV, RF64, W64, AIFF, CAF, FLAC, Ogg Vorbis or Opus, MP3, and the other formats of libsndfile)"
+            plain = "it is not an audio file jackvu reads (WAV, RF64, W64, AIFF, CAF, FLAC, Ogg Vorbis or Opus, MP3, and the other formats of libsndfile; another that ffmpeg reads as a WAV on standard input: ffmpeg -i FILE -f wav - | jackvu analyze -)"
         } else {
             return reason
         }
@@ -521,7 +552,8 @@ public struct FileAnalysis {
     /// stream as it grows; returns the frames read.
     private func feed(_ reader: ChunkReader, of file: AudioFile, to analyzer: Analyzer, hops: FileHops, stream: FileStreamOutput?, pieces step: Int?,
                       perHop: Bool, readerTruePeaks: Int, path: String) throws(EngineError) -> Int {
-        var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate, frames: file.frames, path: path)
+        // (Not for a stream of no given length: no share of it can be said.)
+        var progress = Progress(shown: self.progress && file.frames > 30 * file.sampleRate && file.frames < Int.max, frames: file.frames, path: path)
         var done = 0
         var writeError: OutputError?
         while let (planar, n) = reader.next() {

@@ -41,4 +41,33 @@ public enum Fuzzing {
         }
         return total
     }
+
+    /// `bytes` as standard input's WAV (`jackvu analyze -`): sent down a pipe (its first 64 KiB,
+    /// what a pipe holds unread), the header walked as it comes, the samples read to the end.
+    /// Returns the frames read, or −1 when the stream was refused.
+    public static func readAudioStream(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return -1 }
+        defer { close(ends[0]) }
+        let count = min(bytes.count, 1 << 16)
+        var written = 0
+        while written < count {
+            let n = write(ends[1], bytes.baseAddress! + written, count - written)
+            if n <= 0 { break }
+            written += n
+        }
+        close(ends[1])
+        guard let wave = PlainWave(stream: ends[0]), wave.channels <= AudioFile.maxChannels else { return -1 }
+        let chunk = 1024
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: chunk * wave.channels)
+        defer { planar.deallocate() }
+        var total = 0
+        while true {
+            let n = wave.decode(from: total, count: min(chunk, wave.frames - total), into: planar, stride: chunk)
+            guard n > 0 else { break }
+            total += n
+        }
+        _ = wave.streamCut
+        return total
+    }
 }

@@ -39,7 +39,7 @@ final class PlainWave {
     private var capacity = 0
 
     /// How a file's samples are laid out: channels, bits per sample (negative for floats),
-    /// bytes a frame, and their byte order; the sample rate where it is an integer (CAF's).
+    /// bytes a frame, and their byte order; the sample rate where it is an integer (WAV's, CAF's).
     struct Format: Equatable {
         var channels: Int, bits: Int, blockAlign: Int
         var bigEndian = false
@@ -49,8 +49,17 @@ final class PlainWave {
     /// The containers read here.
     enum Container { case wav, aiff, caf }
 
-    /// The sample rate in the header, where the container's parser takes it (CAF's).
+    /// The sample rate in the header, where the container's parser takes it (WAV's, CAF's).
     let sampleRate: Int?
+
+    /// Whether the samples come from a stream (`init(stream:)`): read in turn, to its end or
+    /// to the end of the data chunk's length where it gives one (`lengthGiven`).
+    private let streamed: Bool
+    /// A stream's data chunk's length, bytes, where its header gives one (not one of the
+    /// lengths a writer to a pipe leaves: `Chunks.placeholders`, 0); and the bytes of audio
+    /// read from it so far.
+    let lengthGiven: Int?
+    private(set) var bytesRead = 0
 
     /// Opens `path` if its header (the container's) describes `channels` channels of `bits`
     /// (as libsndfile reported them; nil: as the header says) with at least `frames` frames of
@@ -86,10 +95,80 @@ final class PlainWave {
         self.channels = format.channels
         self.frames = frames
         self.bits = format.bits
+        streamed = false
+        lengthGiven = nil
+    }
+
+    /// A WAV file arriving on `fd` (standard input: a pipe, as `ffmpeg -f wav -` and `sox -t
+    /// wav -` write one), read in turn — its header here, its samples by `decode` — to the
+    /// end of the data chunk's length, or where that is one a writer to a pipe leaves
+    /// (0xFFFFFFFF, 0x7FFFF000, 0x7FFFFFFF, 0; RF64's, whose length is in ds64), to the end
+    /// of the stream (libsndfile would stop a pipe's WAV after 4 GiB, at 0xFFFFFFFF bytes: 83
+    /// minutes of 24-bit 5.1). Nil for what is not a RIFF/RF64 WAV of 16-, 24- or 32-bit PCM
+    /// or 32-bit float. `fd` is the caller's, and stays open.
+    init?(stream fd: Int32) {
+        // The header, read forward only: the walk asks for its bytes in order, skipping the
+        // chunks it passes over (read and dropped); the last bytes it asked for are the data
+        // chunk's header, after which the samples start.
+        var consumed = 0
+        var last: [UInt8] = []
+        let read: (Int, Int) -> [UInt8]? = { at, count in
+            guard at >= consumed, count <= 1 << 16 else { return nil }
+            var out = [UInt8](repeating: 0, count: max(count, 1 << 12))
+            while consumed < at {
+                let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(at - consumed, $0.count)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                consumed += n
+            }
+            let got = PlainWave.readFully(fd, &out, count)
+            consumed += got
+            last = Array(out[0..<got])
+            return last
+        }
+        guard let (offset, format) = PlainWave.dataChunk(length: Int.max, read: read), offset == consumed,
+              last.count == 8, last.starts(with: Array("data".utf8)), format.channels > 0,
+              format.blockAlign == format.channels * abs(format.bits) / 8
+        else { return nil }
+        let length = last[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
+        lengthGiven = length == 0 || Chunks.placeholders.contains(length) ? nil : length
+        self.fd = fd
+        data = offset
+        blockAlign = format.blockAlign
+        bigEndian = false
+        sampleRate = format.sampleRate
+        channels = format.channels
+        frames = lengthGiven.map { $0 / format.blockAlign } ?? Int.max
+        bits = format.bits
+        streamed = true
+    }
+
+    /// A stream that ended before the length its data chunk gives (a writer that stopped, or
+    /// a file cut short sent down the pipe): said as a file cut short is. Once it is read.
+    var streamCut: CutAudio? {
+        guard let lengthGiven, bytesRead < lengthGiven - lengthGiven % blockAlign else { return nil }
+        return CutAudio(chunk: "data", claimed: lengthGiven, there: bytesRead)
+    }
+
+    /// Reads up to `count` bytes of `fd` in turn into `bytes`; returns how many (fewer only at
+    /// the end of the stream, or on an error).
+    private static func readFully(_ fd: Int32, _ bytes: inout [UInt8], _ count: Int) -> Int {
+        bytes.withUnsafeMutableBytes { readFully(fd, $0.baseAddress!, count) }
+    }
+
+    private static func readFully(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        var got = 0
+        while got < count {
+            let n = Glibc.read(fd, bytes + got, count - got)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            got += n
+        }
+        return got
     }
 
     deinit {
-        close(fd)
+        if !streamed { close(fd) }
         buffer?.deallocate()
     }
 
@@ -132,8 +211,8 @@ final class PlainWave {
                     code = u16(f, 24)
                 }
                 switch (code, bits) {
-                case (1, 16), (1, 24), (1, 32): format = Format(channels: u16(f, 2), bits: bits, blockAlign: u16(f, 12))
-                case (3, 32): format = Format(channels: u16(f, 2), bits: -32, blockAlign: u16(f, 12))
+                case (1, 16), (1, 24), (1, 32): format = Format(channels: u16(f, 2), bits: bits, blockAlign: u16(f, 12), sampleRate: u32(f, 4))
+                case (3, 32): format = Format(channels: u16(f, 2), bits: -32, blockAlign: u16(f, 12), sampleRate: u32(f, 4))
                 default: return nil
                 }
             } else if id == "data" {
@@ -242,14 +321,21 @@ final class PlainWave {
         }
         let first = buffer!
         var got = 0
-        while got < wanted {
-            let n = pread(fd, first + got, wanted - got, off_t(data + start * blockAlign + got))
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            got += n
+        if streamed {
+            // In turn, from where the previous call ended (`start` is that frame); the end of
+            // the stream is its end, not a file that shrank (a part frame there is dropped).
+            got = PlainWave.readFully(fd, first, wanted)
+            bytesRead += got
+        } else {
+            while got < wanted {
+                let n = pread(fd, first + got, wanted - got, off_t(data + start * blockAlign + got))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                got += n
+            }
         }
         let whole = got / blockAlign
-        if whole < count { shrank = true }
+        if whole < count && !streamed { shrank = true }
         guard whole > 0 else { return 0 }
         if bigEndian {
             convertBigEndian(first, whole, planar, stride)

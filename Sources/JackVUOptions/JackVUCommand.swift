@@ -309,11 +309,12 @@ public struct AnalyzeCommand: ParsableCommand {
     @Option(name: .customLong("log-start"), help: ArgumentHelp("With --log: when the first file's audio starts (2026-11-25T06:00:00Z, or Unix seconds; default: now); the files follow each other.", valueName: "time"))
     public var logStart: String?
 
-    @Argument(help: ArgumentHelp("Audio files to analyse.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Audio files to analyse; - reads a WAV from standard input (ffmpeg -i IN.mxf -f wav - | jackvu analyze -).", valueName: "file"))
     public var files: [String]
 
     public func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to analyse") }
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("'-' (standard input) can be read once: name it once") }
         if report != nil && files.count != 1 { throw ValidationError("--report makes the report of one file: give one") }
         if logStart != nil && log == nil { throw ValidationError("--log-start needs --log") }
     }

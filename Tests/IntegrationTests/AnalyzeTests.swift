@@ -602,6 +602,43 @@ final class AnalyzeTests: XCTestCase {
         }
     }
 
+    /// `jackvu analyze -` reads a WAV from standard input as it comes down a pipe (what `ffmpeg
+    /// -i IN -f wav -` sends): the file's own summary, every field, whether the stream gives its
+    /// length, pauses in its header, or gives a pipe's 0xFFFFFFFF (read to its end); one that
+    /// ends before its length is read as far as it goes, with one line; what is not a WAV gets
+    /// one line and 66; `-` twice, 64.
+    func testAWAVOnStandardInput() throws {
+        let path = try file("tone.wav", EBUSignals.tones([S(seconds: 2, dBFS: -20), S(seconds: 2, dBFS: -30)], channelGains: [0, -3]))
+        var piped = try Data(contentsOf: URL(fileURLWithPath: path))
+        let data = try XCTUnwrap(piped.range(of: Data("data".utf8))).lowerBound
+        for at in [4, data + 4] { piped.replaceSubrange(at..<(at + 4), with: Data([0xFF, 0xFF, 0xFF, 0xFF])) }
+        let pipedPath = directory.appendingPathComponent("piped.wav").path
+        try piped.write(to: URL(fileURLWithPath: pipedPath))
+        let jackvu = try Executables.product("jackvu")
+        func shell(_ command: String) throws -> CommandResult { try Executables.run("/bin/sh", ["-c", command], timeout: 60) }
+        var expected = try XCTUnwrap(summaries([path]).first)
+        expected["file"] = "-"
+        for source in ["cat '\(path)'", "(head -c 30 '\(path)'; sleep 0.3; tail -c +31 '\(path)')", "cat '\(pipedPath)'"] {
+            let r = try shell("\(source) | '\(jackvu)' --format json analyze -")
+            XCTAssertEqual(r.status, 0, "\(source): \(r.stderr)")
+            XCTAssertEqual(r.stderr, "", source)
+            let got = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
+            XCTAssertEqual(got.first.map { NSDictionary(dictionary: $0) }, NSDictionary(dictionary: expected), source)
+        }
+        let cut = try shell("head -c 200044 '\(path)' | '\(jackvu)' --format json analyze -")
+        XCTAssertEqual(cut.status, 0, cut.stderr)
+        XCTAssertEqual(cut.stderr, "jackvu: '-': its data chunk claims \(4 * 48000 * 2 * 4) bytes, the file holds 200000: 0.521 s analysed, as far as it goes (the file is cut short, or still being written)\n")
+        let seconds = (try JSONSerialization.jsonObject(with: Data(cut.stdout.utf8)) as? [[String: Any]])?.first?["duration_s"] as? Double
+        XCTAssertEqual(seconds ?? 0, 25000.0 / 48000, accuracy: 0.0005)
+        let text = try shell("printf 'RIFF\\377\\377\\377\\377WAVEfmt ' | '\(jackvu)' analyze -")
+        XCTAssertEqual(text.status, 66)
+        XCTAssertTrue(text.stderr.hasPrefix("jackvu: cannot read '-': standard input holds no WAV jackvu reads from a stream"), text.stderr)
+        XCTAssertEqual(text.stderr.split(separator: "\n").count, 1, text.stderr)
+        let twice = try shell("'\(jackvu)' analyze - - < '\(path)'")
+        XCTAssertEqual(twice.status, 64, twice.stderr)
+        XCTAssertTrue(twice.stderr.contains("'-' (standard input) can be read once"), twice.stderr)
+    }
+
     /// The damaged-file catalogue, as one batch with the bad files in the middle: samples of
     /// +Inf, NaN and 10^20 are replaced by silence and counted (the loudness is the clean
     /// tone's), a 2 kHz file, a header claiming 100 MHz and a FIFO each get one line at once;

@@ -3,7 +3,8 @@
 // Built with `-sanitize=fuzzer,address -DFUZZING` (Tools/test.sh: .build-fuzz), libFuzzer
 // supplies `main` and calls `LLVMFuzzerTestOneInput` with each input; JACKVU_FUZZ_TARGET
 // chooses the input path:
-//   wav      an audio file for `jackvu analyze` (libsndfile's parse, jackvu's WAV reader)
+//   wav      an audio file for `jackvu analyze` (libsndfile's parse, jackvu's WAV reader), and
+//            the same bytes as standard input's WAV (`jackvu analyze -`, down a pipe)
 //   control  a UDP packet for the OSC control input (`--listen`): liblo's decoding, then
 //            jackvu's command parsing
 //   options  a command line (arguments separated by NUL bytes): argument-parser's parse of
@@ -53,6 +54,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     switch target {
     case .wav:
         _ = Fuzzing.readAudioFile(bytes, path: scratch)
+        _ = Fuzzing.readAudioStream(bytes)
     case .control:
         guard size <= ControlCommand.maxPacketSize, let messages = try? OSCDecoder.messages(in: bytes) else { return 0 }
         for m in messages { _ = ControlCommand.parse(m, prefix: "/jackvu", sender: (host: "127.0.0.1", port: 9000)) }
