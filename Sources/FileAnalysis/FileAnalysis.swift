@@ -226,10 +226,14 @@ final class AudioFile: @unchecked Sendable {
     /// Why reading stopped before the end of the audio, if it did: a plain WAV file that
     /// shrank while it was read; an MPEG stream that could not be decoded further, or that
     /// changed its format; a file libsndfile decoded fewer frames of than its header gives (a
-    /// FLAC file damaged mid-stream: libsndfile's reader just ends there). Set by `read`, on
+    /// FLAC file damaged mid-stream: libsndfile's reader just ends there); standard input whose
+    /// reading failed (an error, not its end). Set by `read`, on
     /// the reader's thread, before the chunk that ends the file is handed over.
     var unreadable: String? {
         if shrank { return "it shrank while it was read (\(position) of \(frames) frames there)" }
+        if let error = plain?.streamError, error != 0 {
+            return "reading it failed after \(position) frames (\(seconds(position)) s): \(String(cString: strerror(error)))"
+        }
         if let fault = mpeg?.fault { return "\(fault) (after \(position) frames, \(seconds(position)) s)" }
         guard ended, handle != nil, frames > 0, frames < Int(Int64.max), position < frames else { return nil }
         // Every format libsndfile reads gives its exact length (checked on WAV, ADPCM, GSM,

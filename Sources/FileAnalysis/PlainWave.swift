@@ -60,6 +60,8 @@ final class PlainWave {
     /// read from it so far.
     let lengthGiven: Int?
     private(set) var bytesRead = 0
+    /// The error that ended a stream's reading (errno), if one did: not its end.
+    private(set) var streamError: Int32 = 0
 
     /// Opens `path` if its header (the container's) describes `channels` channels of `bits`
     /// (as libsndfile reported them; nil: as the header says) with at least `frames` frames of
@@ -121,7 +123,8 @@ final class PlainWave {
                 guard n > 0 else { return nil }
                 consumed += n
             }
-            let got = PlainWave.readFully(fd, &out, count)
+            var error: Int32 = 0
+            let got = out.withUnsafeMutableBytes { PlainWave.readFully(fd, $0.baseAddress!, count, error: &error) }
             consumed += got
             last = Array(out[0..<got])
             return last
@@ -150,17 +153,14 @@ final class PlainWave {
         return CutAudio(chunk: "data", claimed: lengthGiven, there: bytesRead)
     }
 
-    /// Reads up to `count` bytes of `fd` in turn into `bytes`; returns how many (fewer only at
-    /// the end of the stream, or on an error).
-    private static func readFully(_ fd: Int32, _ bytes: inout [UInt8], _ count: Int) -> Int {
-        bytes.withUnsafeMutableBytes { readFully(fd, $0.baseAddress!, count) }
-    }
-
-    private static func readFully(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    /// Reads up to `count` bytes of `fd` in turn into `bytes`; returns how many: fewer only at
+    /// the end of the stream, or on an error (`error`, errno; else left as it was).
+    private static func readFully(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int, error: inout Int32) -> Int {
         var got = 0
         while got < count {
             let n = Glibc.read(fd, bytes + got, count - got)
             if n < 0 && errno == EINTR { continue }
+            if n < 0 { error = errno }
             if n <= 0 { break }
             got += n
         }
@@ -324,7 +324,7 @@ final class PlainWave {
         if streamed {
             // In turn, from where the previous call ended (`start` is that frame); the end of
             // the stream is its end, not a file that shrank (a part frame there is dropped).
-            got = PlainWave.readFully(fd, first, wanted)
+            got = PlainWave.readFully(fd, first, wanted, error: &streamError)
             bytesRead += got
         } else {
             while got < wanted {
