@@ -82,7 +82,7 @@ final class AudioFile: @unchecked Sendable {
         case S_IFREG: break
         case S_IFDIR: throw EngineError(.noInput, "cannot read '\(path)': it is a directory")
         case S_IFIFO, S_IFSOCK:
-            throw EngineError(.noInput, "cannot read '\(path)': it is a pipe or socket; jackvu analyze reads files (save the stream to a file first)")
+            throw EngineError(.noInput, "cannot read '\(path)': it is a pipe or socket; jackvu analyze reads files, and a WAV stream as standard input: jackvu analyze - < '\(path)'")
         default:
             throw EngineError(.noInput, "cannot read '\(path)': it is a device, not a file")
         }
