@@ -605,8 +605,8 @@ final class AnalyzeTests: XCTestCase {
     /// `jackvu analyze -` reads a WAV from standard input as it comes down a pipe (what `ffmpeg
     /// -i IN -f wav -` sends): the file's own summary, every field, whether the stream gives its
     /// length, pauses in its header, or gives a pipe's 0xFFFFFFFF (read to its end); one that
-    /// ends before its length is read as far as it goes, with one line; what is not a WAV gets
-    /// one line and 66; `-` twice, 64.
+    /// ends before its length is read as far as it goes, with one line; what is not a WAV, and
+    /// a terminal, get one line and 66; `-` twice, 64.
     func testAWAVOnStandardInput() throws {
         let path = try file("tone.wav", EBUSignals.tones([S(seconds: 2, dBFS: -20), S(seconds: 2, dBFS: -30)], channelGains: [0, -3]))
         var piped = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -637,6 +637,10 @@ final class AnalyzeTests: XCTestCase {
         let twice = try shell("'\(jackvu)' analyze - - < '\(path)'")
         XCTAssertEqual(twice.status, 64, twice.stderr)
         XCTAssertTrue(twice.stderr.contains("'-' (standard input) can be read once"), twice.stderr)
+        // A terminal (script(1)'s pseudo-terminal): refused at once, not waited on.
+        let terminal = try shell("script -qec \"'\(jackvu)' analyze -\" /dev/null < /dev/null")
+        XCTAssertEqual(terminal.status, 66, terminal.stdout)
+        XCTAssertTrue(terminal.stdout.contains("jackvu: cannot read '-': standard input is a terminal"), terminal.stdout)
     }
 
     /// The damaged-file catalogue, as one batch with the bad files in the middle: samples of
