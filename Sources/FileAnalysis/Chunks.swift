@@ -108,7 +108,9 @@ struct CutAudio: Equatable, CustomStringConvertible {
 ///   tag (libsndfile reads the data chunk's length).
 /// - A RIFF/WAVE file whose chunk before its audio claims more bytes than it holds is refused: libsndfile
 ///   1.2 spends minutes parsing such a chunk (a 139-byte file whose LIST chunk claims 4 GB kept
-///   `jackvu analyze` busy for 60 s and more; found by FuzzTests).
+///   `jackvu analyze` busy for 60 s and more; found by FuzzTests). So is an RF64 file whose
+///   chunk before its audio, where libsndfile's walk finds it, has a printable name and claims
+///   more than the file holds: libsndfile starts after ds64's table length taken as bytes.
 ///
 /// Else nil: the walk ends at the end of the file, at a chunk it cannot read, or after 4096
 /// chunks; other formats are libsndfile's to check.
@@ -129,6 +131,9 @@ enum Chunks {
         /// Whether the chunks after the audio are looked at, and an oversized chunk other than
         /// the audio refused (before it) or said (after it) (RIFF/WAVE).
         var riff = false
+        /// Whether a chunk before the audio with a name of printable characters that claims more
+        /// than the file holds is refused (RF64: libsndfile parses such a LIST chunk for minutes).
+        var rf64 = false
 
         var headerBytes: Int { idBytes + sizeBytes }
     }
@@ -146,8 +151,8 @@ enum Chunks {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }  // sf_open says why
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 40)
-        let got = pread(fd, &head, 40, 0)
+        var head = [UInt8](repeating: 0, count: 48)
+        let got = pread(fd, &head, 48, 0)
         guard got >= 12 else { return nil }
         let form = (name(head[0..<4]), name(head[8..<12]))
         var layout: Layout
@@ -157,10 +162,14 @@ enum Chunks {
         case ("RIFF", "WAVE"):
             layout = Layout(start: 12, riff: true)
         case ("RF64", "WAVE"):
-            // ds64 first: RIFF size, data size, sample count (64-bit each).
-            guard got >= 36, name(head[12..<16]) == "ds64" else { return nil }
+            // ds64 first: RIFF size, data size, sample count (64-bit each), then its table's
+            // length, which libsndfile 1.2 skips as bytes from there, whatever the chunk's size
+            // says: the walk starts where libsndfile's next chunk is (a 936-byte file whose
+            // table length, 260, took libsndfile into the audio, to a LIST chunk claiming 4 GB,
+            // kept `jackvu analyze` at it for more than five minutes; found by the fuzzer).
+            guard got >= 48, name(head[12..<16]) == "ds64" else { return nil }
             dataSize64 = Int(exactly: integer(head[28..<36], bigEndian: false))
-            layout = Layout(start: 12)
+            layout = Layout(start: 48 + Int(integer(head[44..<48], bigEndian: false)), rf64: true)
         case ("FORM", "AIFF"), ("FORM", "AIFC"):
             layout = Layout(start: 12, bigEndian: true, audio: "SSND", emptyAudio: 8)
         case ("caff", _):
@@ -168,7 +177,7 @@ enum Chunks {
             // size of -1, "to the end of the file", ends the walk: libsndfile reads that).
             layout = Layout(start: 8, sizeBytes: 8, bigEndian: true, align: 1, emptyAudio: 4)
         default:
-            guard got == 40, Array(head[0..<16]) == wave64 else { return nil }
+            guard got >= 40, Array(head[0..<16]) == wave64 else { return nil }
             layout = Layout(start: 40, idBytes: 16, sizeBytes: 8, sizeCountsHeader: true, align: 8)
         }
         let headerBytes = layout.headerBytes
@@ -217,7 +226,11 @@ enum Chunks {
             if id == layout.audio && !layout.riff { return nil }
             if id == layout.audio { afterAudio = true }
             if length > there {
-                guard layout.riff else { return nil }
+                // Before the audio, refused: RIFF's any chunk, RF64's one whose name libsndfile
+                // takes for a chunk's (printable characters: it follows such a one, and others
+                // end its walk).
+                let refused = layout.riff || (layout.rf64 && idBytes.allSatisfy { (0x20...0x7E).contains($0) })
+                guard refused else { return nil }
                 if afterAudio { return CutAudio(chunk: id, claimed: length, there: there, kind: .afterAudio, audioEnd: audioEnd) }
                 throw EngineError(
                     .noInput,

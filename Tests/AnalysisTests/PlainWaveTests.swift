@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 @testable import FileAnalysis
+import Settings
 import TestSupport
 import XCTest
 
@@ -382,6 +383,24 @@ final class PlainWaveTests: XCTestCase {
             XCTAssertNil(try Chunks.check(path, size: d.count))
             XCTAssertEqual(read(try AudioFile(path: path), chunk: 256), untagged)
         }
+    }
+
+    /// An RF64 file whose ds64 table length (260) is not its table: libsndfile 1.2 skips that
+    /// many bytes, into the audio, where a LIST chunk claims 4 GB, and parsed it for more than
+    /// five minutes (the fuzzer's find, in its seed corpus). Refused at once, where libsndfile's
+    /// walk finds the chunk; the seed it grew from (table length 0) is read.
+    func testAnRF64WhoseTableLengthLeadsIntoItsAudioIsRefused() throws {
+        let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let d = try Data(contentsOf: seeds.appendingPathComponent("Fuzz/corpus/wav/rf64-table-length.wav"))
+        let path = directory.appendingPathComponent("table.wav").path
+        try d.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try AudioFile(path: path)) { error in
+            XCTAssertEqual((error as? EngineError)?.message,
+                           "cannot read '\(path)': its header is damaged: its 'LIST' chunk at byte 308 claims 4278190085 bytes, the file has 620 after it")
+        }
+        // The seed it grew from: table length 0, read.
+        let file = try AudioFile(path: seeds.appendingPathComponent("Fuzz/corpus/wav/rf64.wav").path)
+        XCTAssertEqual([file.channels, file.sampleRate, file.frames], [1, 8000, 400])
     }
 
     /// A chunk of odd length whose writer left out the pad byte after it: the next chunk is
