@@ -71,7 +71,7 @@ final class AudioFile: @unchecked Sendable {
         if path == AudioFile.standardInput {
             let wave = try AudioFile.standardInputWAV()
             self.init(path: path, cutData: nil, plain: wave, sampleRate: wave.sampleRate ?? 0, channels: wave.channels,
-                      frames: wave.frames, format: Int32(SF_FORMAT_WAV))
+                      frames: wave.frames, format: Int32(wave.rf64 ? SF_FORMAT_RF64 : SF_FORMAT_WAV))
             return
         }
         var st = stat()

@@ -59,6 +59,8 @@ final class PlainWave {
     /// lengths a writer to a pipe leaves: `Chunks.placeholders`, 0); and the bytes of audio
     /// read from it so far.
     let lengthGiven: Int?
+    /// Whether a stream is RF64 (its form "RF64", not "RIFF").
+    let rf64: Bool
     private(set) var bytesRead = 0
     /// The error that ended a stream's reading (errno), if one did: not its end.
     private(set) var streamError: Int32 = 0
@@ -99,6 +101,7 @@ final class PlainWave {
         self.bits = format.bits
         streamed = false
         lengthGiven = nil
+        rf64 = false
     }
 
     /// A WAV file arriving on `fd` (standard input: a pipe, as `ffmpeg -f wav -` and `sox -t
@@ -113,7 +116,7 @@ final class PlainWave {
         // chunks it passes over (read and dropped); the last bytes it asked for are the data
         // chunk's header, after which the samples start.
         var consumed = 0
-        var last: [UInt8] = []
+        var last: [UInt8] = [], form: [UInt8] = []
         let read: (Int, Int) -> [UInt8]? = { at, count in
             guard at >= consumed, count <= 1 << 16 else { return nil }
             var out = [UInt8](repeating: 0, count: max(count, 1 << 12))
@@ -127,6 +130,7 @@ final class PlainWave {
             let got = out.withUnsafeMutableBytes { PlainWave.readFully(fd, $0.baseAddress!, count, error: &error) }
             consumed += got
             last = Array(out[0..<got])
+            if at == 0 { form = last }
             return last
         }
         guard let (offset, format) = PlainWave.dataChunk(length: Int.max, read: read), offset == consumed,
@@ -144,6 +148,7 @@ final class PlainWave {
         frames = lengthGiven.map { $0 / format.blockAlign } ?? Int.max
         bits = format.bits
         streamed = true
+        rf64 = form.starts(with: Array("RF64".utf8))
     }
 
     /// A stream that ended before the length its data chunk gives (a writer that stopped, or

@@ -625,6 +625,12 @@ final class AnalyzeTests: XCTestCase {
             let got = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], r.stdout)
             XCTAssertEqual(got.first.map { NSDictionary(dictionary: $0) }, NSDictionary(dictionary: expected), source)
         }
+        // RF64 (its length in ds64, 0xFFFFFFFF in its data chunk), named as RF64.
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/wav/rf64.wav").path
+        let rf64 = try shell("cat '\(seed)' | '\(jackvu)' --format json analyze -")
+        let rf64Summary = (try JSONSerialization.jsonObject(with: Data(rf64.stdout.utf8)) as? [[String: Any]])?.first
+        XCTAssertEqual(rf64Summary?["format"] as? String, "RF64 (RIFF 64)", rf64.stderr)
+        XCTAssertEqual(rf64Summary?["duration_s"] as? Double, 0.05, rf64.stderr)
         let cut = try shell("head -c 200044 '\(path)' | '\(jackvu)' --format json analyze -")
         XCTAssertEqual(cut.status, 0, cut.stderr)
         XCTAssertEqual(cut.stderr, "jackvu: '-': its data chunk claims \(4 * 48000 * 2 * 4) bytes, the file holds 200000: 0.521 s analysed, as far as it goes (the file is cut short, or still being written)\n")
