@@ -185,12 +185,13 @@ enum Chunks {
         // is not its chunks — an ID3v1 tag some taggers append to any file ("TAG" and 125
         // bytes, which read as a chunk claiming half a gigabyte: refused as damaged once).
         let riffSize = Int(integer(head[4..<8], bigEndian: false)), formEnd = layout.riff && riffSize <= size - 8 ? 8 + riffSize : size
-        // An ID3v1 tag ending a RIFF/WAVE file whose header does not bound it.
+        // An ID3v1 tag ending a RIFF/WAVE file whose header does not bound it (looked for only
+        // where a length is a placeholder).
         let tagAt = size - 128
-        let tagged = layout.riff && tagAt >= layout.start && id3v1(fd, at: tagAt)
+        func tagged() -> Bool { layout.riff && tagAt >= layout.start && id3v1(fd, at: tagAt) }
         var offset = layout.start, afterAudio = false, audioEnd = 0
         for _ in 0..<4096 {
-            if afterAudio && (offset >= formEnd || (tagged && offset == tagAt && placeholders.contains(riffSize))) { return nil }
+            if afterAudio && (offset >= formEnd || (offset == tagAt && placeholders.contains(riffSize) && tagged())) { return nil }
             guard let (idBytes, given) = header(fd, at: offset, layout) else { return nil }
             let id = name(idBytes)
             var length = layout.sizeCountsHeader ? given - headerBytes : given
@@ -202,7 +203,7 @@ enum Chunks {
             // (A pad byte after odd audio may be missing from the end of the file.)
             if id == layout.audio && length > there {
                 guard placeholders.contains(length) else { return CutAudio(chunk: id, claimed: length, there: there) }
-                return tagged && tagAt > offset + headerBytes ? CutAudio(chunk: id, claimed: length, there: there, kind: .tagAfterAudio, audioEnd: tagAt) : nil
+                return tagAt > offset + headerBytes && tagged() ? CutAudio(chunk: id, claimed: length, there: there, kind: .tagAfterAudio, audioEnd: tagAt) : nil
             }
             // A WAV or AIFF over 4 GiB: its length 0xFFFFFFFF (ffmpeg's WAV: "Filesize …
             // invalid for wav, output file will be broken"), or taken modulo 2³² (ffmpeg's

@@ -115,11 +115,8 @@ final class AudioFile: @unchecked Sendable {
             }
             throw EngineError(.noInput, "cannot read '\(path)': \(AudioFile.reason(message))")
         }
-        guard info.channels >= 1, info.channels <= AudioFile.maxChannels, info.samplerate > 0 else {
+        if let why = AudioFile.outOfBounds(channels: Int(info.channels), sampleRate: Int(info.samplerate)) {
             sf_close(h)
-            let why = info.channels < 1 ? "its header gives \(info.channels) channels"
-                : info.channels > AudioFile.maxChannels ? "it has \(info.channels) channels; jackvu analyses 1 to \(AudioFile.maxChannels)"
-                : "its header gives a sample rate of \(info.samplerate) Hz"
             throw EngineError(.noInput, "cannot analyse '\(path)': \(why)")
         }
         let container: PlainWave.Container = switch Int(info.format) & SF_FORMAT_TYPEMASK {
@@ -180,11 +177,18 @@ final class AudioFile: @unchecked Sendable {
         guard let wave = PlainWave(stream: STDIN_FILENO) else {
             throw EngineError(.noInput, "cannot read '-': standard input holds no WAV jackvu reads from a stream (16-, 24- or 32-bit PCM or 32-bit float, as ffmpeg -f wav and sox -t wav write it); save other formats to a file and name it")
         }
-        guard wave.channels <= maxChannels, let rate = wave.sampleRate, rate > 0 else {
-            throw EngineError(.noInput, "cannot analyse '-': " + (wave.channels > maxChannels
-                ? "it has \(wave.channels) channels; jackvu analyses 1 to \(maxChannels)" : "its header gives a sample rate of 0 Hz"))
+        if let why = outOfBounds(channels: wave.channels, sampleRate: wave.sampleRate ?? 0) {
+            throw EngineError(.noInput, "cannot analyse '-': \(why)")
         }
         return wave
+    }
+
+    /// Why a header's channels or sample rate cannot be analysed (none, more than
+    /// `maxChannels`, 0 Hz), or nil.
+    private static func outOfBounds(channels: Int, sampleRate: Int) -> String? {
+        channels < 1 ? "its header gives \(channels) channels"
+            : channels > maxChannels ? "it has \(channels) channels; jackvu analyses 1 to \(maxChannels)"
+            : sampleRate > 0 ? nil : "its header gives a sample rate of \(sampleRate) Hz"
     }
 
     /// The most channels a file may have: `analyze`'s limit since it began, when live metering's

@@ -16,12 +16,7 @@ public enum Fuzzing {
     public static func readAudioFile(_ bytes: UnsafeRawBufferPointer, path: String) -> Int {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return -1 }
-        var written = 0
-        while written < bytes.count {
-            let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
-            if n <= 0 { break }
-            written += n
-        }
+        writeAll(fd, bytes)
         close(fd)
         let file: AudioFile
         do { file = try AudioFile(path: path) } catch { return -1 }
@@ -49,13 +44,7 @@ public enum Fuzzing {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return -1 }
         defer { close(ends[0]) }
-        let count = min(bytes.count, 1 << 16)
-        var written = 0
-        while written < count {
-            let n = write(ends[1], bytes.baseAddress! + written, count - written)
-            if n <= 0 { break }
-            written += n
-        }
+        writeAll(ends[1], UnsafeRawBufferPointer(rebasing: bytes.prefix(1 << 16)))
         close(ends[1])
         guard let wave = PlainWave(stream: ends[0]), wave.channels <= AudioFile.maxChannels else { return -1 }
         let chunk = 1024
@@ -69,5 +58,15 @@ public enum Fuzzing {
         }
         _ = wave.streamCut
         return total
+    }
+
+    /// Writes `bytes` to `fd` (as much as it takes).
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n <= 0 { break }
+            written += n
+        }
     }
 }

@@ -120,14 +120,13 @@ final class PlainWave {
         let read: (Int, Int) -> [UInt8]? = { at, count in
             guard at >= consumed, count <= 1 << 16 else { return nil }
             var out = [UInt8](repeating: 0, count: max(count, 1 << 12))
+            var error: Int32 = 0
             while consumed < at {
-                let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(at - consumed, $0.count)) }
-                if n < 0 && errno == EINTR { continue }
+                let n = out.withUnsafeMutableBytes { PlainWave.fill(fd, $0.baseAddress!, min(at - consumed, $0.count), error: &error) }
                 guard n > 0 else { return nil }
                 consumed += n
             }
-            var error: Int32 = 0
-            let got = out.withUnsafeMutableBytes { PlainWave.readFully(fd, $0.baseAddress!, count, error: &error) }
+            let got = out.withUnsafeMutableBytes { PlainWave.fill(fd, $0.baseAddress!, count, error: &error) }
             consumed += got
             last = Array(out[0..<got])
             if at == 0 { form = last }
@@ -158,12 +157,13 @@ final class PlainWave {
         return CutAudio(chunk: "data", claimed: lengthGiven, there: bytesRead)
     }
 
-    /// Reads up to `count` bytes of `fd` in turn into `bytes`; returns how many: fewer only at
-    /// the end of the stream, or on an error (`error`, errno; else left as it was).
-    private static func readFully(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int, error: inout Int32) -> Int {
+    /// Reads up to `count` bytes of `fd` into `bytes`, from `offset` (`pread`) or, nil, in turn
+    /// (a stream); returns how many: fewer only at the end of the file or stream, or on an error
+    /// (`error`, errno; else left as it was).
+    private static func fill(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int, at offset: Int? = nil, error: inout Int32) -> Int {
         var got = 0
         while got < count {
-            let n = Glibc.read(fd, bytes + got, count - got)
+            let n = offset.map { pread(fd, bytes + got, count - got, off_t($0 + got)) } ?? Glibc.read(fd, bytes + got, count - got)
             if n < 0 && errno == EINTR { continue }
             if n < 0 { error = errno }
             if n <= 0 { break }
@@ -325,19 +325,13 @@ final class PlainWave {
             buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         }
         let first = buffer!
-        var got = 0
+        // A stream in turn, from where the previous call ended (`start` is that frame): its end
+        // is its end, not a file that shrank (a part frame there is dropped); a file at the frame.
+        var error: Int32 = 0
+        let got = PlainWave.fill(fd, first, wanted, at: streamed ? nil : data + start * blockAlign, error: &error)
         if streamed {
-            // In turn, from where the previous call ended (`start` is that frame); the end of
-            // the stream is its end, not a file that shrank (a part frame there is dropped).
-            got = PlainWave.readFully(fd, first, wanted, error: &streamError)
             bytesRead += got
-        } else {
-            while got < wanted {
-                let n = pread(fd, first + got, wanted - got, off_t(data + start * blockAlign + got))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                got += n
-            }
+            if error != 0 { streamError = error }
         }
         let whole = got / blockAlign
         if whole < count && !streamed { shrank = true }
